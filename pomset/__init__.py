@@ -1,0 +1,44 @@
+"""pomset: the Dataflow Model in Python — what, where, when and how — on local and Spark runners.
+
+Everything a pipeline author imports is here: `import pomset as pm`.
+"""
+from .sdk.combinefn import CombineFn, Count, Max, Mean, Min, Sum, Top, ToList
+from .sdk.core import (CoGroupByKey, CombineGlobally, CombinePerKey, CombineValues, Create,
+                       Distinct, Filter, FlatMap, Flatten, GroupByKey, Keys, KvSwap, Map, ParDo,
+                       Partition, Source, Values, WindowInto, WithTimestamps)
+from .sdk.dofn import DeadLetter, DoFn, TaggedOutput
+from .sdk.errors import OptionsError, PipelineConstructionError, UserCodeError
+from .sdk.options import PipelineOptions
+from .sdk.pipeline import Pipeline
+from .sdk.ptransform import PTransform
+from .sdk.pvalue import AsDict, AsIter, AsList, AsSingleton, DoOutputsTuple, PCollection
+from .sdk.test_stream import TestStream
+from .triggers import (AccumulationMode, AfterAll, AfterAny, AfterCount, AfterEach,
+                       AfterProcessingTime, AfterWatermark, AtCount, AtPeriod, AtWatermark,
+                       DefaultTrigger, Never, OrFinally, Repeat, Repeatedly, RepeatUntil,
+                       SequenceOf, Trigger, TriggerContext, WindowingStrategy)
+from .windowing import (MAX_TIMESTAMP, MIN_TIMESTAMP, BoundedWindow, FixedWindows, GlobalWindow,
+                        GlobalWindows, IntervalWindow, PaneInfo, PaneTiming, Sessions,
+                        SlidingWindows, Timestamp, TimestampCombiner, TimestampedValue,
+                        WindowedValue, WindowFn)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CombineFn", "Count", "Max", "Mean", "Min", "Sum", "Top", "ToList",
+    "CoGroupByKey", "CombineGlobally", "CombinePerKey", "CombineValues", "Create", "Distinct",
+    "Filter", "FlatMap", "Flatten", "GroupByKey", "Keys", "KvSwap", "Map", "ParDo", "Partition",
+    "Source", "Values", "WindowInto", "WithTimestamps",
+    "DeadLetter", "DoFn", "TaggedOutput",
+    "OptionsError", "PipelineConstructionError", "UserCodeError",
+    "PipelineOptions", "Pipeline", "PTransform",
+    "AsDict", "AsIter", "AsList", "AsSingleton", "DoOutputsTuple", "PCollection",
+    "TestStream",
+    "AccumulationMode", "AfterAll", "AfterAny", "AfterCount", "AfterEach", "AfterProcessingTime",
+    "AfterWatermark", "AtCount", "AtPeriod", "AtWatermark", "DefaultTrigger", "Never", "OrFinally",
+    "Repeat", "Repeatedly", "RepeatUntil", "SequenceOf", "Trigger", "TriggerContext",
+    "WindowingStrategy",
+    "MAX_TIMESTAMP", "MIN_TIMESTAMP", "BoundedWindow", "FixedWindows", "GlobalWindow",
+    "GlobalWindows", "IntervalWindow", "PaneInfo", "PaneTiming", "Sessions", "SlidingWindows",
+    "Timestamp", "TimestampCombiner", "TimestampedValue", "WindowedValue", "WindowFn",
+]

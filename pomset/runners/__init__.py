@@ -1,0 +1,13 @@
+"""Runners: each executes a pipeline graph; chosen by `--runner`."""
+from __future__ import annotations
+
+from typing import Any
+
+
+def get_runner(name: str) -> Any:
+    """The runner called `name` (only imported when used)."""
+    if name == "local":
+        from .local.runner import LocalRunner
+        return LocalRunner()
+    from ..sdk.errors import OptionsError
+    raise OptionsError(f"unknown runner {name!r}")

@@ -1,0 +1,441 @@
+"""The local runner's stages: one per primitive transform, each with input watermarks, a hold
+and an output watermark; they receive bundles and push what they produce downstream."""
+from __future__ import annotations
+
+import heapq
+import itertools
+import traceback
+from typing import Any, Callable, Dict, List, Optional
+
+from ...sdk.core import Create, Flatten, GroupByKey, ParDo, Source, WindowInto
+from ...sdk.dofn import DeadLetter, TaggedOutput, make_invoker
+from ...sdk.errors import UserCodeError
+from ...sdk.pvalue import SideInput
+from ...triggers.definitions import EVENT_TIME, PROCESSING_TIME
+from ...triggers.kernel import GroupAlsoByWindow
+from ...triggers.reducers import Bag
+from ...windowing import GLOBAL_WINDOW as _GLOBAL
+from ...windowing import MAX_MICROS, MIN_MICROS, TimestampedValue, WindowedValue
+from ...windowing import NO_FIRING as _NO_FIRING
+
+raw = WindowedValue.raw
+
+
+class Stage:
+    """Base: watermark bookkeeping and output fan-out (through the executor)."""
+
+    def __init__(self, node: Any, executor: Any) -> None:
+        self.node = node
+        self.label = node.label
+        self.executor = executor
+        self.n_inputs = len(node.inputs) + len(node.side_inputs)
+        self.in_wms = [MIN_MICROS] * self.n_inputs
+        self.out_wm = MIN_MICROS
+        self.pt = 0
+        self.received = 0
+        self.emitted: Dict[Optional[str], int] = {tag: 0 for tag in node.outputs}
+
+    def emit(self, tag: Optional[str], bundle: list) -> None:
+        if bundle:
+            self.emitted[tag] += len(bundle)
+            self.executor.deliver(self, tag, bundle)
+
+    def receive(self, index: int, bundle: list) -> None:
+        raise NotImplementedError
+
+    def advance(self) -> None:
+        """The input watermarks moved: fire what is due."""
+
+    def on_processing_time(self) -> None:
+        """The processing clock moved: fire what is due."""
+
+    def hold(self) -> int:
+        return MAX_MICROS
+
+    def start(self) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+    def metrics(self) -> Dict[str, int]:
+        out = {"received": self.received}
+        for tag, n in self.emitted.items():
+            out["emitted" if tag is None else f"emitted[{tag}]"] = n
+        return out
+
+    def fail(self, element: Any, exc: BaseException) -> UserCodeError:
+        tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        return UserCodeError(f"transform {self.label!r} failed on element {element!r}: "
+                             f"{type(exc).__name__}: {exc}\n\nOriginal traceback:\n{tb}")
+
+
+class SourceStage(Stage):
+    """A bounded source or TestStream; the driver moves its watermark."""
+
+    def __init__(self, node: Any, executor: Any) -> None:
+        super().__init__(node, executor)
+        self.read_count = 0
+        self.dead_letters = 0
+
+    def bundles(self, size: int):
+        """Bundles of WindowedValues read from the source."""
+        t = self.node.transform
+        if isinstance(t, Create):
+            elements = t.elements()
+            for i in range(0, len(elements), size):
+                yield elements[i:i + size]
+            return
+        dead_tag = getattr(t, "dead_letter_tag", None)
+        dead: list = []
+
+        def on_bad(letter: DeadLetter) -> None:
+            if dead_tag is None:
+                raise UserCodeError(f"{self.label}: {letter.error}")
+            dead.append(raw(letter, MIN_MICROS, _GLOBAL, _NO_FIRING, 1))
+        batch: list = []
+        for wv in t.read(on_bad):
+            batch.append(wv)
+            if len(batch) >= size:
+                yield batch
+                batch = []
+            if dead:
+                self.dead_letters += len(dead)
+                self.emit(dead_tag, dead)
+                dead = []
+        if batch:
+            yield batch
+        if dead:
+            self.dead_letters += len(dead)
+            self.emit(dead_tag, dead)
+
+    def push(self, bundle: list) -> None:
+        self.read_count += len(bundle)
+        self.emit(None, bundle)
+
+    def metrics(self) -> Dict[str, int]:
+        out = super().metrics()
+        out["read"] = self.read_count
+        if self.dead_letters:
+            out["dead_lettered"] = self.dead_letters
+        return out
+
+
+class AssignWindowsStage(Stage):
+    """WindowInto: re-assigns each element to its windows (or passes through, for a re-trigger)."""
+
+    def __init__(self, node: Any, executor: Any) -> None:
+        super().__init__(node, executor)
+        t: WindowInto = node.transform
+        self.fn = t.window_fn
+        self.check = self.fn is not None and not self.fn.is_builtin()
+
+    def receive(self, index: int, bundle: list) -> None:
+        self.received += len(bundle)
+        if self.fn is None:
+            self.emit(None, bundle)
+            return
+        assign = self.fn._assign
+        out = []
+        for wv in bundle:
+            try:
+                windows = assign(wv.ts, wv.value)
+            except Exception as e:
+                raise self.fail(wv.value, e) from e
+            for w in windows:
+                if self.check and w.max_ts < wv.ts:
+                    raise UserCodeError(
+                        f"transform {self.label!r}: {self.fn!r} assigned {w!r} to an element at "
+                        f"{wv.timestamp!r}, after that window ends (element {wv.value!r})")
+                out.append(raw(wv.value, wv.ts, w, wv.pane, wv.diff))
+        self.emit(None, out)
+
+
+class FlattenStage(Stage):
+    def receive(self, index: int, bundle: list) -> None:
+        self.received += len(bundle)
+        self.emit(None, bundle)
+
+
+class ParDoStage(Stage):
+    """ParDo and its shorthands, with side inputs (elements wait until their side windows are
+    ready), tagged outputs and optional dead-lettering of failing elements."""
+
+    def __init__(self, node: Any, executor: Any) -> None:
+        super().__init__(node, executor)
+        t: ParDo = node.transform
+        self.t = t
+        self.call = t.call
+        self.sides: List[SideInput] = node.side_inputs
+        self.side_data: List[Dict[Any, Bag]] = [{} for _ in self.sides]
+        self.pushed_back: List[WindowedValue] = []
+        self.dead_tag = t.dead_letter_tag
+        self.dead_count = 0
+        fn = t.fn.process if self.call == "dofn" else t.fn
+        self.invoke = make_invoker(fn, bool(t.args or t.kwargs))
+        self.dofn = t.fn if self.call == "dofn" else None
+
+    def start(self) -> None:
+        if self.dofn is not None:
+            self.dofn.setup()
+
+    def finish(self) -> None:
+        if self.dofn is not None:
+            self.dofn.teardown()
+
+    # --- side inputs ------------------------------------------------------------------------
+    def receive(self, index: int, bundle: list) -> None:
+        if index == 0:
+            self.received += len(bundle)
+            if self.sides:
+                bundle = self._ready(bundle)
+            if bundle:
+                self._process(bundle)
+            return
+        data = self.side_data[index - 1]
+        for wv in bundle:
+            bag = data.get(wv.window)
+            if bag is None:
+                bag = data[wv.window] = Bag()
+            bag.add(wv.value, wv.diff)
+
+    def _side_window(self, j: int, window: Any) -> Any:
+        return self.sides[j].pcoll.windowing.window_fn.side_input_window(window)
+
+    def _is_ready(self, window: Any) -> bool:
+        for j in range(len(self.sides)):
+            if self.in_wms[1 + j] <= self._side_window(j, window).max_ts:
+                return False
+        return True
+
+    def _ready(self, bundle: list) -> list:
+        ready = []
+        for wv in bundle:
+            (ready if self._is_ready(wv.window) else self.pushed_back).append(wv)
+        return ready
+
+    def advance(self) -> None:
+        if self.pushed_back:
+            waiting, self.pushed_back = self.pushed_back, []
+            ready = self._ready(waiting)
+            if ready:
+                self._process(ready)
+
+    def hold(self) -> int:
+        return min((wv.ts for wv in self.pushed_back), default=MAX_MICROS)
+
+    def _side_args(self, window: Any):
+        args = []
+        views = {}
+        for j, side in enumerate(self.sides):
+            bag = self.side_data[j].get(self._side_window(j, window))
+            views[id(side)] = side.view(bag.pos if bag else [])
+        args = tuple(views[id(a)] if isinstance(a, SideInput) else a for a in self.t.args)
+        kwargs = {k: views[id(v)] if isinstance(v, SideInput) else v for k, v in self.t.kwargs.items()}
+        return args, kwargs
+
+    # --- processing -------------------------------------------------------------------------
+    def _process(self, bundle: list) -> None:
+        outs: Dict[Optional[str], list] = {tag: [] for tag in self.node.outputs}
+        main = outs[None]
+        invoke, call = self.invoke, self.call
+        args, kwargs = self.t.args, self.t.kwargs
+        static_args = not self.sides
+        if self.dofn is not None:
+            self.dofn.start_bundle()
+        for wv in bundle:
+            if not static_args:
+                args, kwargs = self._side_args(wv.window)
+            try:
+                r = invoke(wv.value, wv, args, kwargs)
+                if call == "map":
+                    if type(r) is TimestampedValue:
+                        main.append(raw(r.value, r.ts, wv.window, wv.pane, wv.diff))
+                    elif type(r) is TaggedOutput:
+                        self._out(r, wv, outs)
+                    else:
+                        main.append(raw(r, wv.ts, wv.window, wv.pane, wv.diff))
+                elif call == "filter":
+                    if r:
+                        main.append(wv)
+                elif r is not None:
+                    if isinstance(r, (str, bytes, dict)):
+                        raise TypeError(f"{self.label} must return an iterable of outputs, got a "
+                                        f"{type(r).__name__} (wrap a single output in a list)")
+                    for item in r:
+                        self._out(item, wv, outs)
+            except Exception as e:
+                if self.dead_tag is None:
+                    raise self.fail(wv.value, e) from e
+                self.dead_count += 1
+                letter = DeadLetter(wv.value, self.label, f"{type(e).__name__}: {e}",
+                                    traceback.format_exc())
+                outs[self.dead_tag].append(raw(letter, wv.ts, wv.window, wv.pane, 1))
+        if self.dofn is not None:
+            try:
+                finished = self.dofn.finish_bundle()
+                for item in finished or ():
+                    self._out(item, None, outs)
+            except Exception as e:
+                raise self.fail("<finish_bundle>", e) from e
+        for tag, items in outs.items():
+            self.emit(tag, items)
+
+    def _out(self, item: Any, wv: Optional[WindowedValue], outs: Dict[Optional[str], list]) -> None:
+        tag = None
+        if type(item) is TaggedOutput:
+            tag, item = item.tag, item.value
+            if tag not in outs:
+                raise ValueError(f"output tag {tag!r} was not declared; declare it with "
+                                 f".with_outputs({tag!r})")
+        target = outs[tag]
+        if type(item) is WindowedValue:
+            target.append(item)
+        elif wv is None:
+            if type(item) is TimestampedValue:
+                target.append(raw(item.value, item.ts, _GLOBAL, _NO_FIRING, 1))
+            else:
+                raise TypeError("finish_bundle must yield WindowedValue or TimestampedValue")
+        elif type(item) is TimestampedValue:
+            target.append(raw(item.value, item.ts, wv.window, wv.pane, wv.diff))
+        else:
+            target.append(raw(item, wv.ts, wv.window, wv.pane, wv.diff))
+
+    def metrics(self) -> Dict[str, int]:
+        out = super().metrics()
+        if self.dead_tag is not None:
+            out["dead_lettered"] = self.dead_count
+        return out
+
+
+class GroupStage(Stage):
+    """GroupByKey/CombinePerKey: hosts the GroupAlsoByWindow kernel, owning its per-key state,
+    its timers (heaps of requested wake-ups, checked lazily) and its watermark holds."""
+
+    def __init__(self, node: Any, executor: Any) -> None:
+        super().__init__(node, executor)
+        t: GroupByKey = node.transform
+        self.kernel = GroupAlsoByWindow(node.inputs[0].windowing, t.reducer())
+        self.store: Dict[Any, dict] = {}
+        self.et_heap: list = []
+        self.pt_heap: list = []
+        self.holds: list = []
+        self.seq = itertools.count()
+
+    def receive(self, index: int, bundle: list) -> None:
+        self.received += len(bundle)
+        kernel, store, out = self.kernel, self.store, []
+        kernel.k.pt = self.pt
+        process = kernel.process
+        for wv in bundle:
+            kv = wv.value
+            if type(kv) is not tuple or len(kv) != 2:
+                raise UserCodeError(f"transform {self.label!r} needs (key, value) pairs, got {kv!r}")
+            key = kv[0]
+            try:
+                ks = store.get(key)
+            except TypeError:
+                raise UserCodeError(f"transform {self.label!r}: key {key!r} is not hashable "
+                                    f"(use a tuple or str key)") from None
+            if ks is None:
+                ks = store[key] = {}
+            try:
+                process(ks, key, kv[1], wv.ts, wv.window, wv.diff, out)
+            except Exception as e:
+                raise self.fail(kv, e) from e
+        self._drain()
+        self.emit(None, out)
+
+    def _drain(self) -> None:
+        k = self.kernel
+        if k.timer_requests:
+            for domain, time, key, window in k.timer_requests:
+                heap = self.et_heap if domain == EVENT_TIME else self.pt_heap
+                heapq.heappush(heap, (time, next(self.seq), key, window))
+            k.timer_requests.clear()
+        if k.hold_requests:
+            for hold, key, window in k.hold_requests:
+                heapq.heappush(self.holds, (hold, next(self.seq), key, window))
+            k.hold_requests.clear()
+
+    def _fire_due(self, heap: list, domain: str, now: int) -> None:
+        kernel, store, out = self.kernel, self.store, []
+        while heap and heap[0][0] <= now:
+            time, _, key, window = heapq.heappop(heap)
+            ks = store.get(key)
+            if not kernel.is_current_timer(ks, domain, time, window):
+                continue
+            try:
+                kernel.on_timer(ks, key, window, domain, out)
+            except Exception as e:
+                raise self.fail(key, e) from e
+            if not ks:
+                del store[key]
+            self._drain()
+        self.emit(None, out)
+
+    def advance(self) -> None:
+        self.kernel.k.wm = min(self.in_wms)
+        self.kernel.k.pt = self.pt
+        self._fire_due(self.et_heap, EVENT_TIME, self.kernel.k.wm)
+
+    def on_processing_time(self) -> None:
+        self.kernel.k.pt = self.pt
+        self._fire_due(self.pt_heap, PROCESSING_TIME, self.pt)
+
+    def next_processing_timer(self) -> Optional[int]:
+        return self.pt_heap[0][0] if self.pt_heap else None
+
+    def hold(self) -> int:
+        holds, kernel, store = self.holds, self.kernel, self.store
+        while holds:
+            hold, _, key, window = holds[0]
+            if kernel.is_current_hold(store.get(key), hold, window):
+                return hold
+            heapq.heappop(holds)
+        return MAX_MICROS
+
+    def set_out_wm(self, wm: int) -> None:
+        self.kernel.k.out_wm = wm
+
+    def metrics(self) -> Dict[str, int]:
+        out = super().metrics()
+        c = self.kernel.counters
+        out.update(late=c.late, dropped=c.dropped_expired + c.dropped_closed)
+        return out
+
+
+class SinkStage(Stage):
+    """A file sink: writes what it receives, closes at the end of the run."""
+
+    def __init__(self, node: Any, executor: Any) -> None:
+        super().__init__(node, executor)
+        self.writer = node.transform.writer(node.inputs[0])
+
+    def receive(self, index: int, bundle: list) -> None:
+        self.received += len(bundle)
+        self.writer.write(bundle)
+
+    def finish(self) -> None:
+        self.writer.close()
+
+    def metrics(self) -> Dict[str, int]:
+        return {"received": self.received, "written": self.received}
+
+
+def stage_for(node: Any, executor: Any) -> Stage:
+    """The stage class that runs this node's primitive."""
+    t = node.transform
+    if isinstance(t, Source):
+        return SourceStage(node, executor)
+    if isinstance(t, ParDo):
+        return ParDoStage(node, executor)
+    if isinstance(t, WindowInto):
+        return AssignWindowsStage(node, executor)
+    if isinstance(t, GroupByKey):
+        return GroupStage(node, executor)
+    if isinstance(t, Flatten):
+        return FlattenStage(node, executor)
+    if hasattr(t, "writer"):
+        return SinkStage(node, executor)
+    raise TypeError(f"the local runner cannot run {type(t).__name__} ({node.label})")

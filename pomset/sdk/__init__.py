@@ -1,0 +1,1 @@
+"""The pipeline author's toolkit: Pipeline, PCollection, transforms, DoFn, CombineFn, options."""

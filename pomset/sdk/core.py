@@ -1,0 +1,497 @@
+"""The core transforms: in-memory sources, element-wise ParDo and its shorthands, windowing,
+grouping and combining, and the composites built from them."""
+from __future__ import annotations
+
+import copy
+import datetime as _dt
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
+
+from ..triggers import AccumulationMode, Trigger
+from ..triggers.reducers import BufferReducer, CombineReducer
+from ..windowing import (BoundedWindow, GlobalWindows, MIN_MICROS, Timestamp, TimestampCombiner,
+                         TimestampedValue, WindowedValue, WindowFn, AssignedWindows,
+                         duration_micros)
+from ..triggers.strategy import WindowingStrategy
+from .combinefn import CombineFn, as_combine_fn
+from .dofn import DoFn
+from .errors import PipelineConstructionError
+from .kinds import KV, NOT_KV, UNKNOWN, element_kind, kind_of_return, kind_of_values
+from .ptransform import Primitive, PTransform
+from .pvalue import DoOutputsTuple, PCollection, SideInput
+
+
+def _default_strategy() -> WindowingStrategy:
+    return WindowingStrategy()
+
+
+def _single_input(node: Any, what: str) -> PCollection:
+    if len(node.inputs) != 1:
+        raise PipelineConstructionError(f"{what} {node.label!r} takes one PCollection, got {len(node.inputs)}")
+    return node.inputs[0]
+
+
+# --- sources ------------------------------------------------------------------------------------
+
+class Source(Primitive):
+    """A root transform producing elements; bounded sources end with the watermark at MAX."""
+
+    bounded = True
+
+    def kind(self) -> Optional[str]:
+        return UNKNOWN
+
+    def validate(self, node: Any) -> None:
+        if node.inputs:
+            raise PipelineConstructionError(f"source {node.label!r} must be applied to the pipeline, "
+                                            f"not to a PCollection")
+
+    def outputs(self, node: Any) -> Dict[Optional[str], PCollection]:
+        return {None: PCollection(None, None, None, _default_strategy(), self.bounded, self.kind())}
+
+
+class Create(Source):
+    """A bounded PCollection of the given values; `TimestampedValue`s carry their event time,
+    other values get the minimum timestamp, all in the global window."""
+
+    def __init__(self, values: Iterable[Any], label: Optional[str] = None) -> None:
+        super().__init__(label)
+        if isinstance(values, (str, bytes, dict)):
+            raise TypeError(f"Create takes an iterable of elements, not a {type(values).__name__}")
+        self.values = list(values)
+
+    def kind(self) -> Optional[str]:
+        return kind_of_values(v.value if isinstance(v, (TimestampedValue, WindowedValue)) else v
+                              for v in self.values)
+
+    def elements(self) -> List[WindowedValue]:
+        out = []
+        for v in self.values:
+            if isinstance(v, WindowedValue):
+                out.append(v)
+            elif isinstance(v, TimestampedValue):
+                out.append(WindowedValue(v.value, Timestamp.from_micros(v.ts)))
+            else:
+                out.append(WindowedValue(v, Timestamp.from_micros(MIN_MICROS)))
+        return out
+
+
+# --- ParDo ---------------------------------------------------------------------------------------
+
+class ParDo(Primitive):
+    """Applies a DoFn to every element. Extra arguments that are side-input views
+    (`AsList`, `AsDict`, `AsSingleton`, `AsIter`) are filled in per window."""
+
+    call = "dofn"
+
+    def __init__(self, fn: Any, *args: Any, label: Optional[str] = None, **kwargs: Any) -> None:
+        super().__init__(label)
+        if self.call == "dofn" and not isinstance(fn, DoFn):
+            raise TypeError(f"ParDo takes a DoFn instance, got {fn!r} (use Map/FlatMap for functions)")
+        if self.call != "dofn" and not callable(fn):
+            raise TypeError(f"{type(self).__name__} takes a callable, got {fn!r}")
+        self.fn = fn
+        self.args = args
+        self.kwargs = kwargs
+        self.tags: tuple = ()
+        self.main_tag = "main"
+        self.dead_letter_tag: Optional[str] = None
+        self.output_kind = self._infer_kind()
+
+    def _infer_kind(self) -> Optional[str]:
+        if self.call == "map":
+            return kind_of_return(self.fn)
+        if self.call == "flat_map":
+            return element_kind(self.fn)
+        if self.call == "dofn":
+            return element_kind(self.fn.process)
+        return UNKNOWN
+
+    def default_label(self) -> str:
+        if self.call == "dofn":
+            return f"ParDo({self.fn.default_label()})"
+        name = getattr(self.fn, "__name__", type(self.fn).__name__)
+        return f"{type(self).__name__}({name})"
+
+    def with_outputs(self, *tags: str, main: str = "main") -> "ParDo":
+        """Also produce the side outputs `tags` (DoFns emit to them with `TaggedOutput`)."""
+        out = copy.copy(self)
+        out.tags = tuple(tags)
+        out.main_tag = main
+        return out
+
+    def with_exception_handling(self, main_tag: str = "good", dead_letter_tag: str = "bad") -> "ParDo":
+        """Send elements whose processing raises to a dead-letter output (as `DeadLetter`s)
+        instead of failing the run; returns (good, bad) outputs."""
+        out = copy.copy(self)
+        out.main_tag = main_tag
+        out.dead_letter_tag = dead_letter_tag
+        return out
+
+    def side_inputs(self) -> List[SideInput]:
+        return [a for a in list(self.args) + list(self.kwargs.values()) if isinstance(a, SideInput)]
+
+    def validate(self, node: Any) -> None:
+        _single_input(node, type(self).__name__)
+
+    def outputs(self, node: Any) -> Dict[Optional[str], PCollection]:
+        main = node.inputs[0]
+        kind = main.kind if self.call == "filter" else self.output_kind
+        outs = {None: main.derive(kind=kind)}
+        for tag in self.tags:
+            outs[tag] = main.derive(kind=UNKNOWN)
+        if self.dead_letter_tag is not None:
+            outs[self.dead_letter_tag] = main.derive(kind=NOT_KV)
+        return outs
+
+    def result(self, node: Any) -> Any:
+        if self.tags or self.dead_letter_tag is not None:
+            return DoOutputsTuple(self.main_tag, node.outputs)
+        return node.outputs[None]
+
+
+class Map(ParDo):
+    """One output per element: `fn(element, *args, **kwargs)`."""
+
+    call = "map"
+
+
+class FlatMap(ParDo):
+    """Zero or more outputs per element: the items of the iterable `fn(element, ...)` returns."""
+
+    call = "flat_map"
+
+
+class Filter(ParDo):
+    """The elements for which `fn(element, ...)` is true."""
+
+    call = "filter"
+
+
+def WithTimestamps(fn: Callable[[Any], Any]) -> Map:
+    """Sets each element's event time to `fn(element)` (seconds, datetime or Timestamp)."""
+    out = Map(lambda v: TimestampedValue(v, fn(v)))
+    out.output_kind = UNKNOWN
+    out.label = f"WithTimestamps({getattr(fn, '__name__', 'fn')})"
+    return out
+
+
+# --- windowing -----------------------------------------------------------------------------------
+
+def _probe_window_fn(fn: WindowFn, label: str) -> None:
+    """Reject a custom WindowFn whose windows do not contain their timestamps or whose window
+    ends go backwards as time goes forward (it would break watermarks). Functions that need a
+    real element to assign are checked per element at run time instead."""
+    if fn.is_builtin():
+        return
+    prev_end = None
+    for seconds in (0, 1, 59.5, 60, 61, 3599, 3600, 86_400.25, 1_000_000, 1_700_000_000):
+        t = duration_micros(seconds)
+        try:
+            windows = list(fn.assign_windows(Timestamp.from_micros(t), None))
+        except Exception:
+            return
+        for w in windows:
+            if not isinstance(w, BoundedWindow):
+                raise PipelineConstructionError(
+                    f"{label}: {fn!r}.assign_windows must return windows, got {w!r}")
+            if not (getattr(w, "start_us", MIN_MICROS) <= t <= w.max_ts):
+                raise PipelineConstructionError(
+                    f"{label}: {fn!r} assigned {w!r} to timestamp {Timestamp.from_micros(t)!r}, "
+                    f"which that window does not contain")
+        if windows:
+            end = max(w.max_ts for w in windows)
+            if prev_end is not None and end < prev_end:
+                raise PipelineConstructionError(
+                    f"{label}: {fn!r} is not monotonic: a later timestamp "
+                    f"({Timestamp.from_micros(t)!r}) got a window ending before an earlier one's")
+            prev_end = end
+
+
+class WindowInto(Primitive):
+    """Sets where (WindowFn) and when/how (trigger, accumulation mode, allowed lateness,
+    timestamp combiner) the next grouping works. `window_fn=None` keeps the current windows."""
+
+    def __init__(self, window_fn: Optional[WindowFn] = None, trigger: Optional[Trigger] = None,
+                 accumulation_mode: Optional[AccumulationMode] = None,
+                 allowed_lateness: Union[float, _dt.timedelta, None] = None,
+                 timestamp_combiner: Optional[TimestampCombiner] = None,
+                 label: Optional[str] = None) -> None:
+        super().__init__(label)
+        if window_fn is not None and not isinstance(window_fn, WindowFn):
+            raise TypeError(f"WindowInto takes a WindowFn, got {window_fn!r}")
+        if trigger is not None and not isinstance(trigger, Trigger):
+            raise TypeError(f"trigger must be a Trigger, got {trigger!r}")
+        if accumulation_mode is not None and not isinstance(accumulation_mode, AccumulationMode):
+            raise TypeError(f"accumulation_mode must be a pm.AccumulationMode, got {accumulation_mode!r}")
+        if timestamp_combiner is not None and not isinstance(timestamp_combiner, TimestampCombiner):
+            raise TypeError(f"timestamp_combiner must be a pm.TimestampCombiner, got {timestamp_combiner!r}")
+        self.window_fn = window_fn
+        self.changes: Dict[str, Any] = {}
+        if window_fn is not None:
+            self.changes["window_fn"] = window_fn
+        if trigger is not None:
+            self.changes["trigger"] = trigger
+        if accumulation_mode is not None:
+            self.changes["accumulation_mode"] = accumulation_mode
+        if allowed_lateness is not None:
+            lateness = duration_micros(allowed_lateness)
+            if lateness < 0:
+                raise ValueError(f"allowed_lateness must be >= 0, got {allowed_lateness!r}")
+            self.changes["allowed_lateness_us"] = lateness
+        if timestamp_combiner is not None:
+            self.changes["timestamp_combiner"] = timestamp_combiner
+
+    def default_label(self) -> str:
+        return f"WindowInto({self.window_fn!r})" if self.window_fn is not None else "Configure"
+
+    def validate(self, node: Any) -> None:
+        main = _single_input(node, "WindowInto")
+        if self.window_fn is not None:
+            _probe_window_fn(self.window_fn, node.label)
+        strategy = main.windowing.with_(**self.changes)
+        _check_mergeable(strategy, node.label, None)
+
+    def outputs(self, node: Any) -> Dict[Optional[str], PCollection]:
+        main = node.inputs[0]
+        return {None: main.derive(windowing=main.windowing.with_(**self.changes))}
+
+
+def _check_mergeable(strategy: WindowingStrategy, label: str, combine_fn: Optional[CombineFn]) -> None:
+    if not strategy.window_fn.is_merging():
+        return
+    if not strategy.trigger.can_merge():
+        raise PipelineConstructionError(
+            f"{label}: {strategy.window_fn!r} merges windows, but the trigger {strategy.trigger!r} "
+            f"cannot merge its state (a custom Trigger must implement on_merge)")
+    if combine_fn is not None and not combine_fn.can_merge():
+        raise PipelineConstructionError(
+            f"{label}: {strategy.window_fn!r} merges windows, but {combine_fn!r} cannot merge "
+            f"accumulators (implement merge_accumulators)")
+
+
+# --- grouping -----------------------------------------------------------------------------------
+
+class GroupByKey(Primitive):
+    """GroupByKeyAndWindow: per key and window, the values as panes the trigger says when to emit."""
+
+    combine_fn: Optional[CombineFn] = None
+
+    def reducer(self) -> Any:
+        return BufferReducer() if self.combine_fn is None else CombineReducer(self.combine_fn)
+
+    def validate(self, node: Any) -> None:
+        main = _single_input(node, type(self).__name__)
+        label = node.label
+        if main.kind == NOT_KV:
+            raise PipelineConstructionError(
+                f"{label}: {type(self).__name__} needs (key, value) pairs, but {main.label} holds "
+                f"elements that are not 2-tuples (map them to (key, value) first)")
+        strategy = main.windowing
+        if (not main.bounded and isinstance(strategy.window_fn, GlobalWindows)
+                and not strategy.trigger.fires_before_end_of_window()):
+            raise PipelineConstructionError(
+                f"{label}: {type(self).__name__} of unbounded {main.label} in the global window with "
+                f"trigger {strategy.trigger!r} would never emit: window it into finite windows "
+                f"(e.g. pm.FixedWindows(60)) or use a trigger that fires before the end of the "
+                f"window (e.g. pm.Repeatedly(pm.AfterCount(100)))")
+        _check_mergeable(strategy, label, self.combine_fn)
+        if self.combine_fn is not None and not self.combine_fn.can_retract():
+            if strategy.accumulation_mode is AccumulationMode.RETRACTING:
+                raise PipelineConstructionError(
+                    f"{label}: retracting mode needs a CombineFn with retract_input, and "
+                    f"{self.combine_fn!r} has none")
+            if main.may_retract:
+                raise PipelineConstructionError(
+                    f"{label}: {main.label} carries retractions (it is downstream of a retracting "
+                    f"grouping), so {self.combine_fn!r} needs retract_input")
+
+    def outputs(self, node: Any) -> Dict[Optional[str], PCollection]:
+        main = node.inputs[0]
+        s = main.windowing
+        out_fn = AssignedWindows() if s.window_fn.is_merging() else s.window_fn
+        strategy = s.with_(window_fn=out_fn, trigger=s.trigger.continuation())
+        retracting = main.may_retract or s.accumulation_mode is AccumulationMode.RETRACTING
+        return {None: main.derive(windowing=strategy, kind=KV, may_retract=retracting)}
+
+
+class CombinePerKey(GroupByKey):
+    """Per key and window, the values combined by a CombineFn (or a function of an iterable)."""
+
+    def __init__(self, fn: Any, label: Optional[str] = None) -> None:
+        super().__init__(label)
+        self.combine_fn = as_combine_fn(fn)
+
+    def default_label(self) -> str:
+        return f"CombinePerKey({self.combine_fn.default_label()})"
+
+
+class CombineGlobally(PTransform):
+    """Per window, all values combined by a CombineFn (or a function of an iterable)."""
+
+    def __init__(self, fn: Any, label: Optional[str] = None) -> None:
+        super().__init__(label)
+        self.combine_fn = as_combine_fn(fn)
+
+    def default_label(self) -> str:
+        return f"CombineGlobally({self.combine_fn.default_label()})"
+
+    def expand(self, pcoll: PCollection) -> PCollection:
+        keyed = pcoll | "KeyByNone" >> Map(_key_by_none)
+        keyed.kind = KV
+        return keyed | CombinePerKey(self.combine_fn) | Values()
+
+
+def _key_by_none(v: Any) -> Any:
+    return (None, v)
+
+
+class CombineValues(PTransform):
+    """For (key, iterable) elements, (key, the iterable combined)."""
+
+    def __init__(self, fn: Any, label: Optional[str] = None) -> None:
+        super().__init__(label)
+        self.combine_fn = as_combine_fn(fn)
+
+    def expand(self, pcoll: PCollection) -> PCollection:
+        fn = self.combine_fn
+
+        def combine(kv: Any) -> Any:
+            acc = fn.create_accumulator()
+            for v in kv[1]:
+                acc = fn.add_input(acc, v)
+            return (kv[0], fn.extract_output(acc))
+        out = pcoll | Map(combine)
+        out.kind = KV
+        return out
+
+
+class Flatten(Primitive):
+    """The union of several PCollections with the same windowing."""
+
+    def validate(self, node: Any) -> None:
+        if not node.inputs:
+            raise PipelineConstructionError(f"{node.label}: Flatten needs at least one PCollection")
+        fns = {repr(pc.windowing.window_fn) for pc in node.inputs}
+        if len(fns) > 1:
+            raise PipelineConstructionError(
+                f"{node.label}: Flatten of PCollections with different windowing {sorted(fns)}; "
+                f"window them the same way first")
+
+    def outputs(self, node: Any) -> Dict[Optional[str], PCollection]:
+        first = node.inputs[0]
+        kinds = {pc.kind for pc in node.inputs}
+        return {None: first.derive(bounded=all(pc.bounded for pc in node.inputs),
+                                   kind=kinds.pop() if len(kinds) == 1 else UNKNOWN,
+                                   may_retract=any(pc.may_retract for pc in node.inputs))}
+
+
+class CoGroupByKey(PTransform):
+    """Joins keyed PCollections: a dict {tag: pcoll} gives (key, {tag: [values]}), a tuple or
+    list gives (key, ([values], [values], ...))."""
+
+    def expand(self, inputs: Any) -> PCollection:
+        named = isinstance(inputs, dict)
+        items = list(inputs.items()) if named else list(enumerate(inputs))
+        tags = [t for t, _ in items]
+        tagged = []
+        for tag, pc in items:
+            out = pc | f"Tag[{tag}]" >> Map(_tagger(tag))
+            out.kind = KV
+            tagged.append(out)
+        grouped = tagged | Flatten() | GroupByKey()
+
+        def regroup(kv: Any) -> Any:
+            buckets: Dict[Any, list] = {t: [] for t in tags}
+            for tag, value in kv[1]:
+                buckets[tag].append(value)
+            return (kv[0], buckets if named else tuple(buckets[t] for t in tags))
+        out = grouped | "Regroup" >> Map(regroup)
+        out.kind = KV
+        return out
+
+
+def _tagger(tag: Any) -> Callable[[Any], Any]:
+    return lambda kv: (kv[0], (tag, kv[1]))
+
+
+class Partition(PTransform):
+    """Splits a PCollection into `n` by `fn(element, n, *args) -> index`; returns a tuple."""
+
+    def __init__(self, fn: Callable[..., int], n: int, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+        self.fn, self.n, self.args, self.kwargs = fn, n, args, kwargs
+
+    def expand(self, pcoll: PCollection) -> tuple:
+        from .dofn import TaggedOutput
+        fn, n = self.fn, self.n
+
+        class _PartitionFn(DoFn):
+            def process(self, element: Any, *args: Any, **kwargs: Any) -> Iterable[Any]:
+                index = fn(element, n, *args, **kwargs)
+                if not isinstance(index, int) or not 0 <= index < n:
+                    raise ValueError(f"partition function returned {index!r}, not an int in [0, {n})")
+                yield TaggedOutput(str(index), element)
+        outs = pcoll | ParDo(_PartitionFn(), *self.args, **self.kwargs).with_outputs(
+            *(str(i) for i in range(n)))
+        result = tuple(outs[str(i)] for i in range(n))
+        for pc in result:
+            pc.kind = pcoll.kind
+        return result
+
+
+class _AnyCount(CombineFn):
+    """Counts presences so a distinct value disappears once all its copies are retracted."""
+
+    def create_accumulator(self) -> int:
+        return 0
+
+    def add_input(self, acc: int, value: Any) -> int:
+        return acc + 1
+
+    def retract_input(self, acc: int, value: Any) -> int:
+        return acc - 1
+
+    def merge_accumulators(self, accs: Iterable[int]) -> int:
+        return sum(accs)
+
+
+class Distinct(PTransform):
+    """Each distinct element once per window (and pane)."""
+
+    def expand(self, pcoll: PCollection) -> PCollection:
+        keyed = pcoll | "KeyByElement" >> Map(lambda v: (v, None))
+        keyed.kind = KV
+        counted = keyed | CombinePerKey(_AnyCount())
+        present = counted | "Present" >> Filter(lambda kv: kv[1] > 0)
+        out = present | Keys()
+        out.kind = pcoll.kind
+        return out
+
+
+def Keys() -> Map:
+    """The keys of (key, value) elements."""
+    return Map(_key, label="Keys")
+
+
+def Values() -> Map:
+    """The values of (key, value) elements."""
+    return Map(_value, label="Values")
+
+
+def KvSwap() -> Map:
+    """(key, value) -> (value, key)."""
+    out = Map(_swap, label="KvSwap")
+    out.output_kind = KV
+    return out
+
+
+def _key(kv: Any) -> Any:
+    return kv[0]
+
+
+def _value(kv: Any) -> Any:
+    return kv[1]
+
+
+def _swap(kv: Any) -> Any:
+    return (kv[1], kv[0])

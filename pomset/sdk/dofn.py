@@ -1,0 +1,115 @@
+"""DoFn, its parameters and outputs, and how the runner calls user functions.
+
+`make_invoker` inspects a function once and returns a fast closure
+`(value, wv, side_args, side_kwargs) -> result`, so per-element calls pay only for what the
+function asked for (its timestamp, window or pane).
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Iterable, Optional
+
+
+class _Param:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"DoFn.{self.name}"
+
+
+class DoFn:
+    """Per-element processing with a lifecycle: setup, start_bundle, process, finish_bundle,
+    teardown. `process(self, element, ...)` returns or yields outputs: plain values (keeping
+    the input's timestamp, window, pane and diff), `TimestampedValue`s, or `TaggedOutput`s.
+    It may ask for `timestamp=DoFn.TimestampParam`, `window=DoFn.WindowParam`,
+    `pane=DoFn.PaneInfoParam`, and receives side inputs as the extra arguments of `ParDo`."""
+
+    TimestampParam = _Param("TimestampParam")
+    WindowParam = _Param("WindowParam")
+    PaneInfoParam = _Param("PaneInfoParam")
+
+    def setup(self) -> None:
+        pass
+
+    def start_bundle(self) -> None:
+        pass
+
+    def process(self, element: Any, *args: Any, **kwargs: Any) -> Optional[Iterable[Any]]:
+        raise NotImplementedError(f"{type(self).__name__} must implement process(element, ...)")
+
+    def finish_bundle(self) -> Optional[Iterable[Any]]:
+        return None
+
+    def teardown(self) -> None:
+        pass
+
+    def default_label(self) -> str:
+        return type(self).__name__
+
+
+class TaggedOutput:
+    """An output of a DoFn to the side output named `tag` (see `ParDo.with_outputs`)."""
+
+    __slots__ = ("tag", "value")
+
+    def __init__(self, tag: str, value: Any) -> None:
+        if not isinstance(tag, str):
+            raise TypeError(f"a TaggedOutput tag must be a str, got {tag!r}")
+        self.tag, self.value = tag, value
+
+    def __repr__(self) -> str:
+        return f"TaggedOutput({self.tag!r}, {self.value!r})"
+
+
+class DeadLetter:
+    """What a transform with `.with_exception_handling()` emits for an element that failed."""
+
+    __slots__ = ("element", "transform", "error", "traceback")
+
+    def __init__(self, element: Any, transform: str, error: str, traceback: str) -> None:
+        self.element, self.transform, self.error, self.traceback = element, transform, error, traceback
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DeadLetter) and (self.element, self.transform, self.error) == (
+            other.element, other.transform, other.error)
+
+    def __hash__(self) -> int:
+        return hash((self.transform, self.error))
+
+    def __repr__(self) -> str:
+        return f"DeadLetter({self.element!r}, transform={self.transform!r}, error={self.error!r})"
+
+
+_TIME_PARAMS = {
+    id(DoFn.TimestampParam): lambda wv: wv.timestamp,
+    id(DoFn.WindowParam): lambda wv: wv.window,
+    id(DoFn.PaneInfoParam): lambda wv: wv.pane,
+}
+
+
+def context_params(fn: Callable) -> dict:
+    """Parameters of `fn` whose default is one of the DoFn.*Param markers: name -> getter."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return {}
+    return {name: _TIME_PARAMS[id(p.default)] for name, p in sig.parameters.items()
+            if id(p.default) in _TIME_PARAMS}
+
+
+def make_invoker(fn: Callable, has_side: bool) -> Callable[[Any, Any, tuple, dict], Any]:
+    """A closure calling `fn(value, *side_args, <context params>, **side_kwargs)`."""
+    params = context_params(fn)
+    if not params and not has_side:
+        return lambda value, wv, args, kwargs: fn(value)
+    if not params:
+        return lambda value, wv, args, kwargs: fn(value, *args, **kwargs)
+    items = tuple(params.items())
+
+    def invoke(value, wv, args, kwargs):
+        extra = {name: get(wv) for name, get in items}
+        if kwargs:
+            extra.update(kwargs)
+        return fn(value, *args, **extra)
+    return invoke

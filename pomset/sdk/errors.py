@@ -1,0 +1,14 @@
+"""Errors a pipeline author sees."""
+from __future__ import annotations
+
+
+class PipelineConstructionError(ValueError):
+    """The pipeline cannot run as written; raised while it is being built."""
+
+
+class UserCodeError(RuntimeError):
+    """A user function raised while processing an element; the run failed."""
+
+
+class OptionsError(ValueError):
+    """A command-line flag or pipeline option is unknown or invalid."""

@@ -1,0 +1,73 @@
+"""PipelineOptions: flags parsed from argv (`--runner=local`), unknown flags rejected."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, List, Optional, Sequence
+
+from .errors import OptionsError
+
+RUNNERS = ("local",)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse would print usage and exit
+        raise OptionsError(message)
+
+
+class PipelineOptions:
+    """Options for running a pipeline. Subclass and override `add_arguments(parser)` to add
+    your own flags; unknown flags raise `OptionsError` naming them."""
+
+    def __init__(self, flags: Optional[Sequence[str]] = None, **kwargs: Any) -> None:
+        parser = _Parser(prog="pipeline", add_help=False, allow_abbrev=False)
+        self._add_core(parser)
+        for cls in reversed(type(self).__mro__):
+            if "add_arguments" in cls.__dict__:
+                cls.__dict__["add_arguments"].__func__(cls, parser)
+        argv: List[str] = list(flags) if flags is not None else []
+        namespace, unknown = parser.parse_known_args(argv)
+        if unknown:
+            known = sorted(a.option_strings[0] for a in parser._actions if a.option_strings)
+            raise OptionsError(f"unknown option(s) {' '.join(unknown)}; known options: {', '.join(known)}")
+        for key, value in kwargs.items():
+            if not hasattr(namespace, key):
+                raise OptionsError(f"unknown option {key!r}")
+            setattr(namespace, key, value)
+        self._values = vars(namespace)
+        self.set_runner(self._values["runner"])
+
+    def set_runner(self, runner: str) -> None:
+        """Choose the runner; an unknown name is an error listing the available ones."""
+        if runner not in RUNNERS:
+            raise OptionsError(f"unknown runner {runner!r}; available runners: {', '.join(RUNNERS)}")
+        self._values["runner"] = runner
+
+    @staticmethod
+    def _add_core(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--runner", default="local", help="where to run: " + ", ".join(RUNNERS))
+        parser.add_argument("--quiet", action="store_true", help="no progress or summary on stderr")
+        parser.add_argument("--collect", default="all", choices=("all", "leaves"),
+                            help="which PCollections result.collect() can return")
+        parser.add_argument("--bundle_size", type=int, default=1000,
+                            help="elements per bundle read from a bounded source")
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        """Override to add pipeline-specific flags."""
+
+    @classmethod
+    def from_argv(cls) -> "PipelineOptions":
+        return cls(sys.argv[1:])
+
+    def __getattr__(self, name: str) -> Any:
+        values = self.__dict__.get("_values", {})
+        if name in values:
+            return values[name]
+        raise AttributeError(f"no pipeline option {name!r}")
+
+    def get_all_options(self) -> dict:
+        return dict(self._values)
+
+    def __repr__(self) -> str:
+        return f"PipelineOptions({self._values})"

@@ -1,0 +1,123 @@
+"""Pipeline: builds the graph of primitive transforms and hands it to a runner."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence
+
+from .errors import PipelineConstructionError
+from .options import PipelineOptions
+from .ptransform import Primitive, PTransform
+from .pvalue import PBegin, PCollection
+
+
+class Node:
+    """One applied primitive transform: its label, inputs, side inputs and outputs."""
+
+    def __init__(self, label: str, transform: Primitive, inputs: List[PCollection]) -> None:
+        self.label = label
+        self.transform = transform
+        self.inputs = inputs
+        self.side_inputs = transform.side_inputs()
+        self.outputs: Dict[Optional[str], PCollection] = {}
+
+    def __repr__(self) -> str:
+        return f"<Node {self.label}: {type(self.transform).__name__}>"
+
+
+def pipeline_of(pvalue: Any) -> "Pipeline":
+    if isinstance(pvalue, (PCollection, PBegin)):
+        return pvalue.pipeline
+    if isinstance(pvalue, dict):
+        pvalue = list(pvalue.values())
+    if isinstance(pvalue, (list, tuple)) and pvalue and all(isinstance(p, PCollection) for p in pvalue):
+        pipelines = {id(p.pipeline) for p in pvalue}
+        if len(pipelines) > 1:
+            raise PipelineConstructionError("PCollections from different pipelines cannot be combined")
+        return pvalue[0].pipeline
+    raise TypeError(f"a transform must be applied to a Pipeline or PCollection(s), not {pvalue!r}")
+
+
+class Pipeline:
+    """A graph of transforms. Use as a context manager (it runs on exit) or call `run()`."""
+
+    def __init__(self, runner: Optional[str] = None, options: Optional[PipelineOptions] = None,
+                 argv: Optional[Sequence[str]] = None) -> None:
+        if options is None:
+            options = PipelineOptions(argv or [])
+        if runner is not None:
+            options.set_runner(runner)
+        self.options = options
+        self.nodes: List[Node] = []
+        self._labels: set = set()
+        self._scope: List[str] = []
+        self._result: Any = None
+
+    # --- construction -----------------------------------------------------------------------
+    def apply(self, transform: Any, pvalue: Any = None, label: Optional[str] = None) -> Any:
+        if pvalue is None:
+            pvalue = PBegin(self)
+        if not isinstance(transform, PTransform):
+            raise TypeError(f"expected a PTransform, got {transform!r}")
+        name = label or transform.label or transform.default_label()
+        full = self._unique("/".join(self._scope + [name]))
+        if isinstance(transform, Primitive):
+            inputs = _as_inputs(pvalue)
+            node = Node(full, transform, inputs)
+            transform.validate(node)
+            node.outputs = transform.outputs(node)
+            for tag, out in node.outputs.items():
+                out.producer, out.tag, out.pipeline = node, tag, self
+            for pc in inputs + [s.pcoll for s in node.side_inputs]:
+                pc.consumers.append(node)
+            self.nodes.append(node)
+            return transform.result(node)
+        self._scope.append(full.rsplit("/", 1)[-1])
+        try:
+            return transform.expand(pvalue)
+        finally:
+            self._scope.pop()
+
+    def __or__(self, transform: PTransform) -> Any:
+        return self.apply(transform, PBegin(self))
+
+    def create(self, values: Any, **kwargs: Any) -> PCollection:
+        """Fluent start: `p.create([...])` is `p | Create([...])`."""
+        from .core import Create
+        return self | Create(values, **kwargs)
+
+    def _unique(self, label: str) -> str:
+        out, n = label, 1
+        while out in self._labels:
+            n += 1
+            out = f"{label}_{n}"
+        self._labels.add(out)
+        return out
+
+    # --- running ----------------------------------------------------------------------------
+    def run(self) -> Any:
+        """Run the pipeline to completion on the runner its options name; returns the result."""
+        from ..runners import get_runner
+        self._result = get_runner(self.options.runner).run(self)
+        return self._result
+
+    @property
+    def result(self) -> Any:
+        return self._result
+
+    def __enter__(self) -> "Pipeline":
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.run()
+
+
+def _as_inputs(pvalue: Any) -> List[PCollection]:
+    if isinstance(pvalue, PBegin):
+        return []
+    if isinstance(pvalue, PCollection):
+        return [pvalue]
+    if isinstance(pvalue, dict):
+        pvalue = list(pvalue.values())
+    if isinstance(pvalue, (list, tuple)) and all(isinstance(p, PCollection) for p in pvalue):
+        return list(pvalue)
+    raise TypeError(f"expected PCollection(s), got {pvalue!r}")

@@ -1,0 +1,50 @@
+"""PTransform: the unit of pipeline construction; primitives become graph nodes."""
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict, List, Optional
+
+
+class PTransform:
+    """A transform from PCollections to PCollections. Composites implement `expand`;
+    apply with `pcoll | t`, `pcoll.apply(t)`, or label it with `"Name" >> t`."""
+
+    def __init__(self, label: Optional[str] = None) -> None:
+        self.label = label
+
+    def default_label(self) -> str:
+        return type(self).__name__
+
+    def expand(self, pvalue: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must implement expand(pvalue)")
+
+    def __ror__(self, left: Any) -> Any:
+        from .pipeline import Pipeline, pipeline_of
+        if isinstance(left, Pipeline):
+            from .pvalue import PBegin
+            return left.apply(self, PBegin(left))
+        return pipeline_of(left).apply(self, left)
+
+    def __rrshift__(self, label: str) -> "PTransform":
+        if not isinstance(label, str):
+            return NotImplemented
+        labeled = copy.copy(self)
+        labeled.label = label
+        return labeled
+
+
+class Primitive(PTransform):
+    """A transform a runner executes directly. `outputs(node)` builds its output PCollections
+    (tag None is the main output) after `validate(node)` checked its inputs."""
+
+    def validate(self, node: Any) -> None:
+        pass
+
+    def outputs(self, node: Any) -> Dict[Optional[str], Any]:
+        raise NotImplementedError
+
+    def result(self, node: Any) -> Any:
+        return node.outputs[None]
+
+    def side_inputs(self) -> List[Any]:
+        return []

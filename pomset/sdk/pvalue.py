@@ -1,0 +1,140 @@
+"""PCollections, the multi-output tuple of ParDo, and side-input views."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Dict, Iterator, Optional
+
+from ..triggers.strategy import WindowingStrategy
+from .fluent import FluentMethods
+
+if TYPE_CHECKING:
+    from .pipeline import Node, Pipeline
+
+
+class PBegin:
+    """The input of a root transform (a source): `pipeline | Create(...)`."""
+
+    def __init__(self, pipeline: "Pipeline") -> None:
+        self.pipeline = pipeline
+
+
+class PCollection(FluentMethods):
+    """A (possibly unbounded) collection of elements, each with a timestamp, window, pane and diff."""
+
+    def __init__(self, pipeline: "Pipeline", producer: Optional["Node"], tag: Optional[str],
+                 windowing: WindowingStrategy, bounded: bool, kind: Optional[str],
+                 may_retract: bool = False) -> None:
+        self.pipeline = pipeline
+        self.producer = producer
+        self.tag = tag
+        self.windowing = windowing
+        self.bounded = bounded
+        self.kind = kind
+        self.may_retract = may_retract
+        self.consumers: list = []
+
+    def derive(self, **changes: Any) -> "PCollection":
+        """A new PCollection like this one, with some properties changed (set on the node)."""
+        fields = dict(windowing=self.windowing, bounded=self.bounded, kind=self.kind,
+                      may_retract=self.may_retract)
+        fields.update(changes)
+        return PCollection(self.pipeline, None, None, **fields)
+
+    def apply(self, transform: Any, label: Optional[str] = None) -> Any:
+        """Apply a transform to this PCollection (the same as `self | transform`)."""
+        return self.pipeline.apply(transform, self, label)
+
+    def __or__(self, transform: Any) -> Any:
+        return self.pipeline.apply(transform, self)
+
+    @property
+    def label(self) -> str:
+        base = self.producer.label if self.producer else "?"
+        return base if self.tag is None else f"{base}.{self.tag}"
+
+    def __repr__(self) -> str:
+        return f"<PCollection {self.label}>"
+
+
+class DoOutputsTuple:
+    """The outputs of a multi-output ParDo: `out.main`, `out.tagname`, `out['tagname']`, or
+    unpacked in order (main first, then tags as declared)."""
+
+    def __init__(self, main_tag: str, outputs: Dict[Optional[str], PCollection]) -> None:
+        self._main_tag = main_tag
+        self._outputs = outputs
+
+    def __getitem__(self, tag: Optional[str]) -> PCollection:
+        if tag == self._main_tag:
+            tag = None
+        try:
+            return self._outputs[tag]
+        except KeyError:
+            known = [self._main_tag] + [t for t in self._outputs if t is not None]
+            raise KeyError(f"no output tagged {tag!r}; outputs are {known}") from None
+
+    def __getattr__(self, tag: str) -> PCollection:
+        if tag.startswith("_"):
+            raise AttributeError(tag)
+        try:
+            return self[tag]
+        except KeyError as e:
+            raise AttributeError(str(e)) from None
+
+    def __iter__(self) -> Iterator[PCollection]:
+        return iter(self._outputs.values())
+
+    def __len__(self) -> int:
+        return len(self._outputs)
+
+
+class SideInput:
+    """A view of a PCollection passed as an extra argument to ParDo/Map/FlatMap/Filter.
+
+    A main-input element in window W reads the side input's window that the side input's
+    WindowFn maps W to (the global window for globally windowed side inputs); it waits until
+    the side input's watermark has passed that window."""
+
+    def __init__(self, pcoll: PCollection) -> None:
+        if not isinstance(pcoll, PCollection):
+            raise TypeError(f"{type(self).__name__} takes a PCollection, got {pcoll!r}")
+        self.pcoll = pcoll
+
+    def view(self, values: list) -> Any:
+        raise NotImplementedError
+
+
+class AsList(SideInput):
+    """The side input's values as a list."""
+
+    def view(self, values: list) -> Any:
+        return list(values)
+
+
+class AsIter(AsList):
+    """The side input's values as an iterable."""
+
+
+class AsDict(SideInput):
+    """The side input's (key, value) pairs as a dict."""
+
+    def view(self, values: list) -> Any:
+        return dict(values)
+
+
+_NO_DEFAULT = object()
+
+
+class AsSingleton(SideInput):
+    """The side input's single value (or `default` when it has none)."""
+
+    def __init__(self, pcoll: PCollection, default: Any = _NO_DEFAULT) -> None:
+        super().__init__(pcoll)
+        self.default = default
+
+    def view(self, values: list) -> Any:
+        if len(values) == 1:
+            return values[0]
+        if not values and self.default is not _NO_DEFAULT:
+            return self.default
+        raise ValueError(f"AsSingleton({self.pcoll.label}) expects exactly one value in the "
+                         f"window, found {len(values)}")

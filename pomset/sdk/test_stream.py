@@ -1,0 +1,71 @@
+"""TestStream: a source whose elements, watermark and processing clock move only by its steps.
+
+Its processing clock starts at 0. When the steps run out the run ends; windows still open stay
+unfired, so a transcript that wants every window closed ends with
+`advance_watermark_to_infinity()`. A TestStream whose watermark never reaches infinity is an
+unbounded source.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, List, Optional, Tuple
+
+from ..windowing import MAX_MICROS, MIN_MICROS, TimestampedValue, duration_micros, to_micros
+from ..windowing.time import TimeLike
+from .core import Source
+from .kinds import kind_of_values
+
+ELEMENTS, WATERMARK, PROCESSING_TIME = "elements", "watermark", "processing_time"
+
+
+class TestStream(Source):
+    """A scripted stream: `add_elements`, `advance_watermark_to`, `advance_processing_time`."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, label: Optional[str] = None) -> None:
+        super().__init__(label)
+        self.steps: List[Tuple[str, Any]] = []
+        self._wm = MIN_MICROS
+
+    def add_elements(self, elements: Iterable[Any]) -> "TestStream":
+        """Deliver elements (plain values get the current watermark as timestamp, like Beam)
+        as one bundle at the current processing time."""
+        batch = []
+        for e in elements:
+            if isinstance(e, TimestampedValue):
+                batch.append((e.value, e.ts))
+            else:
+                batch.append((e, self._wm))
+        self.steps.append((ELEMENTS, batch))
+        return self
+
+    def advance_watermark_to(self, timestamp: TimeLike) -> "TestStream":
+        """Move the watermark forward to `timestamp` (never backward)."""
+        t = to_micros(timestamp)
+        if t < self._wm:
+            raise ValueError(f"TestStream watermark must not go back: {timestamp!r} is before the "
+                             f"current watermark")
+        self._wm = t
+        self.steps.append((WATERMARK, t))
+        return self
+
+    def advance_watermark_to_infinity(self) -> "TestStream":
+        """Move the watermark to the end of time: every window closes."""
+        self._wm = MAX_MICROS
+        self.steps.append((WATERMARK, MAX_MICROS))
+        return self
+
+    def advance_processing_time(self, advance_by: float) -> "TestStream":
+        """Move the processing clock forward by `advance_by` seconds."""
+        d = duration_micros(advance_by)
+        if d <= 0:
+            raise ValueError(f"advance_processing_time needs a positive duration, got {advance_by!r}")
+        self.steps.append((PROCESSING_TIME, d))
+        return self
+
+    @property
+    def bounded(self) -> bool:  # type: ignore[override]
+        return self._wm >= MAX_MICROS
+
+    def kind(self) -> Optional[str]:
+        return kind_of_values(v for kind, batch in self.steps if kind == ELEMENTS for v, _ in batch)

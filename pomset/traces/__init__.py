@@ -1,0 +1,1 @@
+"""Typed data-trace annotations (a later issue)."""

@@ -1,0 +1,568 @@
+"""Triggers: when in processing time a window's pane is emitted.
+
+Triggers are immutable values that compose to any depth. Their per-window state lives outside
+them, in the kernel's window record: a list with one slot per node of the trigger tree (`w.ts`)
+and a list of finished flags (`w.fin`), so the state is plain data that pickles and merges.
+Node `i`'s children sit at fixed slot offsets computed once from subtree sizes.
+
+Built-in triggers implement the slot protocol (`_on_element`, `_should_fire`, `_on_fire`,
+`_reset`, `_on_merge`, `_wake`). A custom, data-driven trigger subclasses `Trigger` and
+implements the public protocol documented on it; the base class adapts one to the other.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence
+
+from ..windowing.time import Timestamp, TimeLike, duration_micros, to_micros
+
+EVENT_TIME = "event"
+PROCESSING_TIME = "processing"
+
+
+class TriggerContext:
+    """What a custom trigger sees of one window: its own `state` dict, the window, the clocks."""
+
+    __slots__ = ("_k", "_w", "_i")
+
+    def __init__(self, k: Any, w: Any, i: int) -> None:
+        self._k, self._w, self._i = k, w, i
+
+    @property
+    def state(self) -> dict:
+        st = self._w.ts[self._i]
+        if st is None:
+            st = self._w.ts[self._i] = {}
+        return st
+
+    @property
+    def window(self):
+        return self._w.window
+
+    @property
+    def watermark(self) -> Timestamp:
+        return Timestamp.from_micros(self._k.wm)
+
+    @property
+    def processing_time(self) -> Timestamp:
+        return Timestamp.from_micros(self._k.pt)
+
+    def set_timer(self, when: TimeLike, time_domain: str = EVENT_TIME) -> None:
+        """Ask to be evaluated again once the watermark (or the processing clock) reaches `when`."""
+        if time_domain not in (EVENT_TIME, PROCESSING_TIME):
+            raise ValueError(f"time_domain must be {EVENT_TIME!r} or {PROCESSING_TIME!r}, not {time_domain!r}")
+        self.state["__timer_" + time_domain] = to_micros(when)
+
+
+class Trigger:
+    """Base class of every trigger. Subclass it for a custom (e.g. data-driven) trigger:
+
+    - ``on_element(ctx, value, timestamp)``: an element arrived in ``ctx.window``; update ``ctx.state``.
+    - ``should_fire(ctx) -> bool``: whether the window should emit a pane now (required).
+    - ``on_fire(ctx) -> bool``: the window fired; return True when this trigger is finished
+      (a finished root trigger closes the window: its pane is the last).
+    - ``reset(ctx)``: start over (``Repeatedly`` calls it after each finish); clears the state.
+    - ``on_merge(ctx, source_states)``: merging windows (sessions) combine their states into
+      ``ctx.state``; a trigger that does not override it cannot be used with merging windows.
+    - ``ctx.set_timer(t, "event" | "processing")`` asks for a re-evaluation at time ``t``.
+
+    ``ctx.state`` is a dict of plain data (it is checkpointed with the window).
+    """
+
+    # --- public protocol for custom triggers --------------------------------------------------
+    def on_element(self, ctx: TriggerContext, value: Any, timestamp: Timestamp) -> None:
+        pass
+
+    def should_fire(self, ctx: TriggerContext) -> bool:
+        raise NotImplementedError(f"{type(self).__name__} must implement should_fire(ctx)")
+
+    def on_fire(self, ctx: TriggerContext) -> bool:
+        return True
+
+    def reset(self, ctx: TriggerContext) -> None:
+        ctx.state.clear()
+
+    def on_merge(self, ctx: TriggerContext, source_states: List[dict]) -> None:
+        raise NotImplementedError
+
+    # --- composition metadata -----------------------------------------------------------------
+    @property
+    def children(self) -> Sequence["Trigger"]:
+        return ()
+
+    def _size(self) -> int:
+        return 1 + sum(c._size() for c in self.children)
+
+    def can_merge(self) -> bool:
+        """Whether this trigger's state can merge (needed by merging WindowFns)."""
+        if _is_custom(self):
+            return type(self).on_merge is not Trigger.on_merge
+        return all(c.can_merge() for c in self.children)
+
+    def fires_before_end_of_window(self) -> bool:
+        """Whether it can fire before the watermark passes the window (else a global window
+        over unbounded data would never emit)."""
+        return _is_custom(self) or any(c.fires_before_end_of_window() for c in self.children)
+
+    def continuation(self) -> "Trigger":
+        """The trigger a downstream grouping uses: it fires when this one's output arrives."""
+        return self
+
+    # --- slot protocol: adapt a custom trigger ---------------------------------------------------
+    def _on_element(self, k, w, i: int, value: Any, ts: int) -> None:
+        self.on_element(TriggerContext(k, w, i), value, Timestamp.from_micros(ts))
+
+    def _should_fire(self, k, w, i: int) -> bool:
+        return bool(self.should_fire(TriggerContext(k, w, i)))
+
+    def _on_fire(self, k, w, i: int) -> bool:
+        return bool(self.on_fire(TriggerContext(k, w, i)))
+
+    def _reset(self, k, w, i: int) -> None:
+        self.reset(TriggerContext(k, w, i))
+        w.fin[i] = False
+
+    def _on_merge(self, k, w, i: int, sources: list) -> None:
+        self.on_merge(TriggerContext(k, w, i), [s.ts[i] or {} for s in sources])
+
+    def _wake(self, k, w, i: int, domain: str) -> Optional[int]:
+        st = w.ts[i]
+        return st.get("__timer_" + domain) if st else None
+
+    # --- values -------------------------------------------------------------------------------
+    def _key(self) -> tuple:
+        return tuple(sorted(self.__dict__.items()))
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, repr(self)))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def _is_custom(t: Trigger) -> bool:
+    return type(t)._should_fire is Trigger._should_fire
+
+
+def _min(a: Optional[int], b: Optional[int]) -> Optional[int]:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a if a < b else b
+
+
+class _Composite(Trigger):
+    """A trigger over sub-triggers, each at a fixed slot offset."""
+
+    def __init__(self, *subs: Trigger) -> None:
+        for t in subs:
+            if not isinstance(t, Trigger):
+                raise TypeError(f"{type(self).__name__} takes triggers, got {t!r}")
+        self._subs = tuple(subs)
+        offsets, at = [], 1
+        for t in subs:
+            offsets.append(at)
+            at += t._size()
+        self._offsets = tuple(offsets)
+        self._n = at
+
+    @property
+    def children(self) -> Sequence[Trigger]:
+        return self._subs
+
+    def _size(self) -> int:
+        return self._n
+
+    def _key(self) -> tuple:
+        return self._subs
+
+    def _on_merge(self, k, w, i, sources) -> None:
+        for t, o in zip(self._subs, self._offsets):
+            _merge_child(t, k, w, i + o, sources)
+
+    def _reset(self, k, w, i) -> None:
+        w.ts[i] = None
+        w.fin[i] = False
+        for t, o in zip(self._subs, self._offsets):
+            t._reset(k, w, i + o)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(map(repr, self._subs))})"
+
+
+def _merge_child(t: Trigger, k, w, j: int, sources: list) -> None:
+    """A child is finished in the merged window only if finished in every source (Beam)."""
+    w.fin[j] = all(s.fin[j] for s in sources)
+    t._on_merge(k, w, j, sources)
+
+
+class _Leaf(Trigger):
+    def _reset(self, k, w, i) -> None:
+        w.ts[i] = None
+        w.fin[i] = False
+
+    def _wake(self, k, w, i, domain) -> Optional[int]:
+        return None
+
+    def fires_before_end_of_window(self) -> bool:
+        return True
+
+    def can_merge(self) -> bool:
+        return True
+
+
+class AfterWatermark(Trigger):
+    """Fires when the watermark passes the end of the window; optionally `early` firings
+    before (repeated) and `late` firings after (repeated)."""
+
+    def __init__(self, early: Optional[Trigger] = None, late: Optional[Trigger] = None) -> None:
+        for t in (early, late):
+            if t is not None and not isinstance(t, Trigger):
+                raise TypeError(f"AfterWatermark early/late must be triggers, got {t!r}")
+        self.early, self.late = early, late
+        self._eo = 1
+        self._lo = 1 + (early._size() if early else 0)
+        self._n = self._lo + (late._size() if late else 0)
+
+    @property
+    def children(self) -> Sequence[Trigger]:
+        return tuple(t for t in (self.early, self.late) if t is not None)
+
+    def _size(self) -> int:
+        return self._n
+
+    def _key(self) -> tuple:
+        return (self.early, self.late)
+
+    def fires_before_end_of_window(self) -> bool:
+        return self.early is not None and self.early.fires_before_end_of_window()
+
+    def continuation(self) -> Trigger:
+        return AfterWatermark(self.early.continuation() if self.early else None,
+                              self.late.continuation() if self.late else None)
+
+    # state: None = reset and unarmed, 1 = armed before the watermark, 2 = on-time pane fired
+    def _on_element(self, k, w, i, value, ts) -> None:
+        st = w.ts[i]
+        if st is None:
+            w.ts[i] = st = 1
+        if st == 1:
+            if self.early is not None:
+                self.early._on_element(k, w, i + self._eo, value, ts)
+        elif self.late is not None:
+            self.late._on_element(k, w, i + self._lo, value, ts)
+
+    def _should_fire(self, k, w, i) -> bool:
+        st = w.ts[i]
+        if st == 1:
+            if k.wm > w.window.max_ts:
+                return True
+            return self.early is not None and self.early._should_fire(k, w, i + self._eo)
+        if st == 2 and self.late is not None:
+            return self.late._should_fire(k, w, i + self._lo)
+        return False
+
+    def _on_fire(self, k, w, i) -> bool:
+        st = w.ts[i]
+        if st == 1:
+            if k.wm > w.window.max_ts:
+                w.ts[i] = 2
+                return self.late is None
+            if self.early._on_fire(k, w, i + self._eo):
+                self.early._reset(k, w, i + self._eo)
+            return False
+        if self.late._on_fire(k, w, i + self._lo):
+            self.late._reset(k, w, i + self._lo)
+        return False
+
+    def _reset(self, k, w, i) -> None:
+        w.ts[i] = None
+        w.fin[i] = False
+        for t in self.children:
+            t._reset(k, w, i + (self._eo if t is self.early else self._lo))
+
+    def _on_merge(self, k, w, i, sources) -> None:
+        states = [s.ts[i] for s in sources]
+        if all(st == 2 for st in states) and k.wm > w.window.max_ts:
+            w.ts[i] = 2
+            if self.late is not None:
+                _merge_child(self.late, k, w, i + self._lo, sources)
+        else:
+            w.ts[i] = 1 if any(st is not None for st in states) else None
+            if self.early is not None:
+                _merge_child(self.early, k, w, i + self._eo, sources)
+            if self.late is not None:
+                self.late._reset(k, w, i + self._lo)
+
+    def _wake(self, k, w, i, domain) -> Optional[int]:
+        st = w.ts[i]
+        if st == 1:
+            own = w.window.max_ts + 1 if domain == EVENT_TIME else None
+            return _min(own, self.early._wake(k, w, i + self._eo, domain) if self.early else None)
+        if st == 2 and self.late is not None:
+            return self.late._wake(k, w, i + self._lo, domain)
+        return None
+
+    def __repr__(self) -> str:
+        args = [f"{n}={t!r}" for n, t in (("early", self.early), ("late", self.late)) if t is not None]
+        return f"AfterWatermark({', '.join(args)})"
+
+
+class AfterProcessingTime(_Leaf):
+    """Fires once the processing clock is `delay` seconds past the first element of the pane;
+    with `align_to`, at the next processing-time boundary of that period instead."""
+
+    def __init__(self, delay: float = 0, align_to: Optional[float] = None, offset: float = 0) -> None:
+        self.delay_us = duration_micros(delay)
+        if self.delay_us < 0:
+            raise ValueError(f"AfterProcessingTime delay must be >= 0, got {delay!r}")
+        self.period_us = duration_micros(align_to) if align_to is not None else 0
+        if align_to is not None and self.period_us <= 0:
+            raise ValueError(f"an aligned period must be positive, got {align_to!r}")
+        self.offset_us = duration_micros(offset)
+
+    def continuation(self) -> Trigger:
+        return AfterProcessingTime(0)
+
+    def _on_element(self, k, w, i, value, ts) -> None:
+        if w.ts[i] is None:
+            t = k.pt + self.delay_us
+            if self.period_us:
+                t += (self.offset_us - t) % self.period_us
+            w.ts[i] = t
+
+    def _should_fire(self, k, w, i) -> bool:
+        t = w.ts[i]
+        return t is not None and k.pt >= t
+
+    def _on_fire(self, k, w, i) -> bool:
+        return True
+
+    def _on_merge(self, k, w, i, sources) -> None:
+        times = [s.ts[i] for s in sources if s.ts[i] is not None]
+        w.ts[i] = min(times) if times else None
+
+    def _wake(self, k, w, i, domain) -> Optional[int]:
+        return w.ts[i] if domain == PROCESSING_TIME else None
+
+    def __repr__(self) -> str:
+        if self.period_us:
+            return f"AtPeriod({self.period_us / 1e6:g})"
+        return f"AfterProcessingTime({self.delay_us / 1e6:g})"
+
+
+def AtPeriod(period: float, offset: float = 0) -> AfterProcessingTime:
+    """The paper's aligned processing-time trigger: fires at the next boundary of `period`
+    (seconds since the epoch of the processing clock, plus `offset`) after the first element."""
+    return AfterProcessingTime(0, align_to=period, offset=offset)
+
+
+class AfterCount(_Leaf):
+    """Fires once at least `n` elements have arrived in the pane."""
+
+    def __init__(self, n: int) -> None:
+        if not isinstance(n, int) or n < 1:
+            raise ValueError(f"AfterCount needs a positive integer, got {n!r}")
+        self.n = n
+
+    def continuation(self) -> Trigger:
+        return AfterCount(1)
+
+    def _on_element(self, k, w, i, value, ts) -> None:
+        w.ts[i] = (w.ts[i] or 0) + 1
+
+    def _should_fire(self, k, w, i) -> bool:
+        return (w.ts[i] or 0) >= self.n
+
+    def _on_fire(self, k, w, i) -> bool:
+        return True
+
+    def _on_merge(self, k, w, i, sources) -> None:
+        w.ts[i] = sum(s.ts[i] or 0 for s in sources)
+
+    def __repr__(self) -> str:
+        return f"AfterCount({self.n})"
+
+
+class Never(_Leaf):
+    """Never fires; the window emits only its final pane when it is garbage-collected."""
+
+    def _should_fire(self, k, w, i) -> bool:
+        return False
+
+    def fires_before_end_of_window(self) -> bool:
+        return False
+
+
+class Repeatedly(_Composite):
+    """Fires whenever its sub-trigger does, restarting it each time; never finishes."""
+
+    def __init__(self, trigger: Trigger) -> None:
+        super().__init__(trigger)
+
+    def continuation(self) -> Trigger:
+        return Repeatedly(self._subs[0].continuation())
+
+    def _on_element(self, k, w, i, value, ts) -> None:
+        self._subs[0]._on_element(k, w, i + 1, value, ts)
+
+    def _should_fire(self, k, w, i) -> bool:
+        return self._subs[0]._should_fire(k, w, i + 1)
+
+    def _on_fire(self, k, w, i) -> bool:
+        if self._subs[0]._on_fire(k, w, i + 1):
+            self._subs[0]._reset(k, w, i + 1)
+        return False
+
+    def _wake(self, k, w, i, domain) -> Optional[int]:
+        return self._subs[0]._wake(k, w, i + 1, domain)
+
+
+class DefaultTrigger(Repeatedly):
+    """Fires when the watermark passes the window, then once per late element (Beam's default)."""
+
+    def __init__(self) -> None:
+        super().__init__(AfterWatermark())
+
+    def continuation(self) -> Trigger:
+        return DefaultTrigger()
+
+    def __repr__(self) -> str:
+        return "DefaultTrigger()"
+
+
+class AfterAny(_Composite):
+    """Fires when any sub-trigger fires; finishes when any finishes."""
+
+    def _on_element(self, k, w, i, value, ts) -> None:
+        for t, o in zip(self._subs, self._offsets):
+            if not w.fin[i + o]:
+                t._on_element(k, w, i + o, value, ts)
+
+    def _should_fire(self, k, w, i) -> bool:
+        return any(not w.fin[i + o] and t._should_fire(k, w, i + o)
+                   for t, o in zip(self._subs, self._offsets))
+
+    def _on_fire(self, k, w, i) -> bool:
+        ready = [(t, o) for t, o in zip(self._subs, self._offsets)
+                 if not w.fin[i + o] and t._should_fire(k, w, i + o)]
+        finished = False
+        for t, o in ready:
+            if t._on_fire(k, w, i + o):
+                w.fin[i + o] = True
+                finished = True
+        return finished
+
+    def _wake(self, k, w, i, domain) -> Optional[int]:
+        out = None
+        for t, o in zip(self._subs, self._offsets):
+            if not w.fin[i + o]:
+                out = _min(out, t._wake(k, w, i + o, domain))
+        return out
+
+    def continuation(self) -> Trigger:
+        return type(self)(*(t.continuation() for t in self._subs))
+
+
+class AfterAll(AfterAny):
+    """Fires once every sub-trigger is ready to fire; finishes when all have finished."""
+
+    def fires_before_end_of_window(self) -> bool:
+        return all(c.fires_before_end_of_window() for c in self.children)
+
+    def _should_fire(self, k, w, i) -> bool:
+        return all(w.fin[i + o] or t._should_fire(k, w, i + o)
+                   for t, o in zip(self._subs, self._offsets))
+
+    def _on_fire(self, k, w, i) -> bool:
+        for t, o in zip(self._subs, self._offsets):
+            if not w.fin[i + o] and t._on_fire(k, w, i + o):
+                w.fin[i + o] = True
+        return all(w.fin[i + o] for o in self._offsets)
+
+
+class AfterEach(_Composite):
+    """Runs its sub-triggers in sequence: each fires until it finishes, then the next takes over."""
+
+    def _current(self, w, i) -> int:
+        return w.ts[i] or 0
+
+    def fires_before_end_of_window(self) -> bool:
+        return bool(self._subs) and self._subs[0].fires_before_end_of_window()
+
+    def _on_element(self, k, w, i, value, ts) -> None:
+        c = self._current(w, i)
+        if c < len(self._subs):
+            self._subs[c]._on_element(k, w, i + self._offsets[c], value, ts)
+
+    def _should_fire(self, k, w, i) -> bool:
+        c = self._current(w, i)
+        return c < len(self._subs) and self._subs[c]._should_fire(k, w, i + self._offsets[c])
+
+    def _on_fire(self, k, w, i) -> bool:
+        c = self._current(w, i)
+        if self._subs[c]._on_fire(k, w, i + self._offsets[c]):
+            w.fin[i + self._offsets[c]] = True
+            c += 1
+            w.ts[i] = c
+        return c >= len(self._subs)
+
+    def _on_merge(self, k, w, i, sources) -> None:
+        super()._on_merge(k, w, i, sources)
+        w.ts[i] = min(self._current(s, i) for s in sources)
+
+    def _wake(self, k, w, i, domain) -> Optional[int]:
+        c = self._current(w, i)
+        if c >= len(self._subs):
+            return None
+        return self._subs[c]._wake(k, w, i + self._offsets[c], domain)
+
+    def continuation(self) -> Trigger:
+        return AfterEach(*(t.continuation() for t in self._subs))
+
+
+class OrFinally(_Composite):
+    """Fires as `trigger` does until `until` fires; then fires a last time and finishes."""
+
+    def __init__(self, trigger: Trigger, until: Trigger) -> None:
+        super().__init__(trigger, until)
+
+    def fires_before_end_of_window(self) -> bool:
+        return any(c.fires_before_end_of_window() for c in self.children)
+
+    def _on_element(self, k, w, i, value, ts) -> None:
+        self._subs[0]._on_element(k, w, i + self._offsets[0], value, ts)
+        self._subs[1]._on_element(k, w, i + self._offsets[1], value, ts)
+
+    def _should_fire(self, k, w, i) -> bool:
+        return (self._subs[0]._should_fire(k, w, i + self._offsets[0])
+                or self._subs[1]._should_fire(k, w, i + self._offsets[1]))
+
+    def _on_fire(self, k, w, i) -> bool:
+        until, uo = self._subs[1], i + self._offsets[1]
+        if until._should_fire(k, w, uo):
+            until._on_fire(k, w, uo)
+            return True
+        return self._subs[0]._on_fire(k, w, i + self._offsets[0])
+
+    def _wake(self, k, w, i, domain) -> Optional[int]:
+        return _min(self._subs[0]._wake(k, w, i + self._offsets[0], domain),
+                    self._subs[1]._wake(k, w, i + self._offsets[1], domain))
+
+    def continuation(self) -> Trigger:
+        return OrFinally(self._subs[0].continuation(), self._subs[1].continuation())
+
+
+def RepeatUntil(trigger: Trigger, until: Trigger) -> OrFinally:
+    """The paper's RepeatUntil: fire repeatedly as `trigger` does until `until` fires."""
+    return OrFinally(Repeatedly(trigger), until)
+
+
+# The paper's names.
+AtWatermark = AfterWatermark
+AtCount = AfterCount
+Repeat = Repeatedly
+SequenceOf = AfterEach

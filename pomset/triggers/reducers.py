@@ -1,0 +1,104 @@
+"""What a window holds between panes: a bag of values (GroupByKey) or a CombineFn accumulator.
+
+Both take values with a diff (+1 datum, -1 retraction) and give a pane's outputs as
+(value, diff) pairs, so retractions flow through groupings as DESIGN.md specifies.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, List, Tuple
+
+
+class Bag:
+    """A multiset of values kept in arrival order; retractions cancel a held equal value, or are
+    kept as negatives when none is held (they then come out as a retraction pane)."""
+
+    __slots__ = ("pos", "neg")
+
+    def __init__(self) -> None:
+        self.pos: List[Any] = []
+        self.neg: List[Any] = []
+
+    def add(self, value: Any, diff: int) -> None:
+        if diff > 0:
+            for _ in range(diff):
+                if self.neg and _remove(self.neg, value):
+                    continue
+                self.pos.append(value)
+        else:
+            for _ in range(-diff):
+                if not _remove(self.pos, value):
+                    self.neg.append(value)
+
+    def absorb(self, other: "Bag") -> None:
+        for v in other.pos:
+            self.add(v, 1)
+        for v in other.neg:
+            self.add(v, -1)
+
+    def __getstate__(self):
+        return (self.pos, self.neg)
+
+    def __setstate__(self, state) -> None:
+        self.pos, self.neg = state
+
+
+def _remove(values: List[Any], value: Any) -> bool:
+    for i in range(len(values) - 1, -1, -1):
+        if values[i] == value:
+            del values[i]
+            return True
+    return False
+
+
+class BufferReducer:
+    """GroupByKey: a pane is the list of values held; retracted values held negatively come
+    out as a second output with diff -1."""
+
+    needs_retract = False
+
+    def create(self) -> Bag:
+        return Bag()
+
+    def add(self, acc: Bag, value: Any, diff: int) -> Bag:
+        if diff == 1 and not acc.neg:
+            acc.pos.append(value)
+        else:
+            acc.add(value, diff)
+        return acc
+
+    def merge(self, accs: Iterable[Bag]) -> Bag:
+        out = Bag()
+        for a in accs:
+            out.absorb(a)
+        return out
+
+    def outputs(self, acc: Bag) -> List[Tuple[Any, int]]:
+        out = [(list(acc.pos), 1)]
+        if acc.neg:
+            out.append((list(acc.neg), -1))
+        return out
+
+
+class CombineReducer:
+    """Combine: an accumulator per window; retractions call `retract_input`."""
+
+    def __init__(self, combine_fn: Any) -> None:
+        self.fn = combine_fn
+        self._add = combine_fn.add_input
+        self._retract = combine_fn.retract_input
+
+    def create(self) -> Any:
+        return self.fn.create_accumulator()
+
+    def add(self, acc: Any, value: Any, diff: int) -> Any:
+        if diff == 1:
+            return self._add(acc, value)
+        for _ in range(abs(diff)):
+            acc = self._add(acc, value) if diff > 0 else self._retract(acc, value)
+        return acc
+
+    def merge(self, accs: Iterable[Any]) -> Any:
+        return self.fn.merge_accumulators(list(accs))
+
+    def outputs(self, acc: Any) -> List[Tuple[Any, int]]:
+        return [(self.fn.extract_output(acc), 1)]

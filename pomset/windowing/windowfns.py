@@ -1,0 +1,149 @@
+"""WindowFns: `assign_windows` puts an element in windows; merging ones also `merge_windows`.
+
+The two halves are the paper's AssignWindows and MergeWindows. Built-ins override `_assign`
+(µs in, windows out) so the hot path never builds a `Timestamp`; a user subclass overrides the
+public `assign_windows(timestamp, element)` and, to merge, `merge_windows(windows)`.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, List, Sequence, Tuple
+
+from .time import MICROS_PER_SECOND, Timestamp, duration_micros
+from .windows import GLOBAL_WINDOW, BoundedWindow, IntervalWindow
+
+MergeResult = List[Tuple[List[BoundedWindow], BoundedWindow]]
+
+
+class WindowFn:
+    """Base class for windowing functions; subclass it for custom windowing."""
+
+    def assign_windows(self, timestamp: Timestamp, element: Any) -> Iterable[BoundedWindow]:
+        raise NotImplementedError(f"{type(self).__name__} must implement assign_windows(timestamp, element)")
+
+    def merge_windows(self, windows: Sequence[BoundedWindow]) -> MergeResult:
+        """Group the active windows of one key: [(windows_to_merge, merged_window), ...]."""
+        raise NotImplementedError(f"{type(self).__name__} is not a merging WindowFn")
+
+    def is_merging(self) -> bool:
+        return type(self).merge_windows is not WindowFn.merge_windows
+
+    def is_builtin(self) -> bool:
+        return type(self)._assign is not WindowFn._assign
+
+    def _assign(self, ts: int, value: Any) -> List[BoundedWindow]:
+        return list(self.assign_windows(Timestamp.from_micros(ts), value))
+
+    def side_input_window(self, main_window: BoundedWindow) -> BoundedWindow:
+        """The window of this (side input's) windowing that a main-input window reads."""
+        windows = self._assign(main_window.max_ts, None)
+        return windows[-1] if windows else GLOBAL_WINDOW
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    def __hash__(self) -> int:
+        return hash(type(self))
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.__dict__.items())
+        return f"{type(self).__name__}({args})"
+
+
+class GlobalWindows(WindowFn):
+    """Every element in the single global window (the default)."""
+
+    _ONE = [GLOBAL_WINDOW]
+
+    def _assign(self, ts: int, value: Any) -> List[BoundedWindow]:
+        return self._ONE
+
+    def side_input_window(self, main_window: BoundedWindow) -> BoundedWindow:
+        return GLOBAL_WINDOW
+
+
+class FixedWindows(WindowFn):
+    """Tumbling windows of `size` seconds, aligned to `offset`."""
+
+    def __init__(self, size: float, offset: float = 0) -> None:
+        self.size_us = duration_micros(size)
+        if self.size_us <= 0:
+            raise ValueError(f"FixedWindows size must be positive, got {size!r}")
+        self.offset_us = duration_micros(offset) % self.size_us
+
+    def _assign(self, ts: int, value: Any) -> List[BoundedWindow]:
+        start = ts - (ts - self.offset_us) % self.size_us
+        return [IntervalWindow.from_micros(start, start + self.size_us)]
+
+    def __repr__(self) -> str:
+        return f"FixedWindows({self.size_us / MICROS_PER_SECOND:g})"
+
+
+class SlidingWindows(WindowFn):
+    """Windows of `size` seconds starting every `period` seconds; an element is in size/period of them."""
+
+    def __init__(self, size: float, period: float, offset: float = 0) -> None:
+        self.size_us = duration_micros(size)
+        self.period_us = duration_micros(period)
+        if self.size_us <= 0 or self.period_us <= 0:
+            raise ValueError(f"SlidingWindows size and period must be positive, got {size!r}, {period!r}")
+        self.offset_us = duration_micros(offset) % self.period_us
+
+    def _assign(self, ts: int, value: Any) -> List[BoundedWindow]:
+        size, period = self.size_us, self.period_us
+        start = ts - (ts - self.offset_us) % period
+        out = []
+        while start > ts - size:
+            out.append(IntervalWindow.from_micros(start, start + size))
+            start -= period
+        return out
+
+    def __repr__(self) -> str:
+        return f"SlidingWindows({self.size_us / MICROS_PER_SECOND:g}, {self.period_us / MICROS_PER_SECOND:g})"
+
+
+def merge_overlapping(windows: Sequence[IntervalWindow]) -> MergeResult:
+    """Merge intersecting interval windows into their span (what Sessions does)."""
+    result: MergeResult = []
+    group: List[BoundedWindow] = []
+    span = None
+    for w in sorted(windows):
+        if span is not None and w.start_us <= span.max_ts:
+            group.append(w)
+            if w.max_ts > span.max_ts:
+                span = IntervalWindow.from_micros(span.start_us, w.max_ts + 1)
+        else:
+            if len(group) > 1:
+                result.append((group, span))
+            group, span = [w], w
+    if len(group) > 1:
+        result.append((group, span))
+    return result
+
+
+class Sessions(WindowFn):
+    """Per-key sessions: each element opens [t, t + gap); overlapping windows merge."""
+
+    def __init__(self, gap: float) -> None:
+        self.gap_us = duration_micros(gap)
+        if self.gap_us <= 0:
+            raise ValueError(f"Sessions gap must be positive, got {gap!r}")
+
+    def _assign(self, ts: int, value: Any) -> List[BoundedWindow]:
+        return [IntervalWindow.from_micros(ts, ts + self.gap_us)]
+
+    def merge_windows(self, windows: Sequence[BoundedWindow]) -> MergeResult:
+        return merge_overlapping(windows)
+
+    def __repr__(self) -> str:
+        return f"Sessions({self.gap_us / MICROS_PER_SECOND:g})"
+
+
+class AssignedWindows(WindowFn):
+    """Keeps the windows elements already carry: what a grouping's output is windowed by
+    after a merging WindowFn, whose windows cannot be re-assigned from timestamps."""
+
+    def _assign(self, ts: int, value: Any) -> List[BoundedWindow]:
+        raise TypeError("AssignedWindows cannot assign windows from timestamps")
+
+    def side_input_window(self, main_window: BoundedWindow) -> BoundedWindow:
+        return main_window
