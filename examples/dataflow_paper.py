@@ -1,0 +1,278 @@
+"""The Dataflow Model paper's running example (Akidau et al., VLDB 2015, Figures 6-14).
+
+Ten integers for one key, summed per window. Each figure runs the same data through a
+different where/when/how. The dataset is the paper's Figure 5 as its text pins it down (the
+figures themselves did not survive text extraction): batch sum 51; Figure 7's 12/22/33/51;
+Figure 9's pairs 12/7/11/12/9; Figure 10's windows 14/22/3/12; Figure 14's sessions 5, 7,
+10 -> 25 -> 39 and 3 -> 12. Times are seconds since midnight, shown as HH:MM:SS.
+
+Run: python examples/dataflow_paper.py [--out figures] [--runner=local]
+It prints every figure's panes and draws each as the paper does (event time on x, processing
+time on y, panes as rectangles) into PNG files under --out.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Dict, List, NamedTuple, Optional, Sequence
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import pomset as pm  # noqa: E402
+
+
+def hms(h: int, m: int, s: int = 0) -> int:
+    return h * 3600 + m * 60 + s
+
+
+class Event(NamedTuple):
+    value: int
+    event_time: int      # when it happened
+    arrival_time: int    # when the pipeline observes it (processing time)
+
+
+# Figure 5: arrival order 5 7 3 4 3 8 3 9 8 1 (Figure 9's pairs); one-minute arrival groups
+# {5,7} {3,4,3} {8,3} {9,8,1} (Figures 7 and 8); the 9 is late (Figure 12).
+EVENTS: List[Event] = [
+    Event(5, hms(12, 0, 50), hms(12, 5, 10)),
+    Event(7, hms(12, 2, 10), hms(12, 5, 30)),
+    Event(3, hms(12, 3, 30), hms(12, 6, 10)),
+    Event(4, hms(12, 3, 50), hms(12, 6, 30)),
+    Event(3, hms(12, 4, 20), hms(12, 6, 50)),
+    Event(8, hms(12, 2, 50), hms(12, 7, 10)),
+    Event(3, hms(12, 6, 10), hms(12, 7, 20)),
+    Event(9, hms(12, 1, 30), hms(12, 8, 10)),
+    Event(8, hms(12, 6, 40), hms(12, 8, 30)),
+    Event(1, hms(12, 7, 20), hms(12, 8, 50)),
+]
+# The heuristic watermark: (processing time, watermark). It passes 12:02 after the 5 is seen
+# but before the 9 arrives, which makes the 9 late.
+WATERMARK: List[tuple] = [
+    (hms(12, 5, 50), hms(12, 2, 0)),
+    (hms(12, 7, 30), hms(12, 6, 0)),
+    (hms(12, 8, 55), hms(12, 8, 30)),
+]
+END_OF_STREAM = hms(12, 9, 0)
+KEY = "key"
+
+
+def transcript(until: Optional[int] = None) -> pm.TestStream:
+    """The streaming input: elements and watermark moves at their processing times, up to `until`."""
+    steps = [(e.arrival_time, "element", e) for e in EVENTS]
+    steps += [(pt, "watermark", wm) for pt, wm in WATERMARK]
+    steps += [(t, "tick", None) for t in range(hms(12, 6), END_OF_STREAM + 1, 60)]
+    stream, clock = pm.TestStream(), 0
+    for pt, kind, arg in sorted(steps, key=lambda s: s[0]):
+        if until is not None and pt > until:
+            break
+        if pt > clock:
+            stream.advance_processing_time(pt - clock)
+            clock = pt
+        if kind == "element":
+            stream.add_elements([pm.TimestampedValue((KEY, arg.value), arg.event_time)])
+        elif kind == "watermark":
+            stream.advance_watermark_to(arg)
+    return stream
+
+
+def step_times() -> List[int]:
+    ticks = set(range(hms(12, 6), END_OF_STREAM + 1, 60))
+    return sorted({e.arrival_time for e in EVENTS} | {pt for pt, _ in WATERMARK} | ticks)
+
+
+def batch_input(p: pm.Pipeline, events: Sequence[Event] = EVENTS) -> pm.PCollection:
+    return p | pm.Create([pm.TimestampedValue((KEY, e.value), e.event_time) for e in events])
+
+
+LATENESS = 600
+EARLY_LATE = pm.SequenceOf(pm.RepeatUntil(pm.AtPeriod(60), pm.AtWatermark()),
+                           pm.Repeat(pm.AtWatermark()))
+
+
+def _sum_per_key(pcoll: pm.PCollection, window_fn: Optional[pm.WindowFn] = None,
+                 trigger: Optional[pm.Trigger] = None,
+                 mode: pm.AccumulationMode = pm.AccumulationMode.DISCARDING) -> pm.PCollection:
+    return (pcoll
+            | pm.WindowInto(window_fn or pm.GlobalWindows(), trigger=trigger, accumulation_mode=mode,
+                            allowed_lateness=LATENESS)
+            | pm.CombinePerKey(pm.Sum()))
+
+
+class Figure(NamedTuple):
+    number: int
+    title: str
+    code: str
+    streaming: bool
+    window_fn: Optional[pm.WindowFn]
+    trigger: Optional[pm.Trigger]
+    mode: pm.AccumulationMode
+
+
+A = pm.AccumulationMode
+FIGURES: Dict[int, Figure] = {f.number: f for f in [
+    Figure(6, "Classic Batch Execution", "Sum.integersPerKey()", False, None, None, A.DISCARDING),
+    Figure(7, "GlobalWindows, AtPeriod, Accumulating", "Repeat(AtPeriod(1 min)), accumulating",
+           True, None, pm.Repeat(pm.AtPeriod(60)), A.ACCUMULATING),
+    Figure(8, "GlobalWindows, AtPeriod, Discarding", "Repeat(AtPeriod(1 min)), discarding",
+           True, None, pm.Repeat(pm.AtPeriod(60)), A.DISCARDING),
+    Figure(9, "GlobalWindows, AtCount, Discarding", "Repeat(AtCount(2)), discarding",
+           True, None, pm.Repeat(pm.AtCount(2)), A.DISCARDING),
+    Figure(10, "FixedWindows, Batch", "FixedWindows(2 min), accumulating", False,
+           pm.FixedWindows(120), None, A.ACCUMULATING),
+    Figure(11, "FixedWindows, Micro-Batch", "FixedWindows(2 min), accumulating, 1-min micro-batches",
+           False, pm.FixedWindows(120), None, A.ACCUMULATING),
+    Figure(12, "FixedWindows, Streaming", "FixedWindows(2 min), accumulating", True,
+           pm.FixedWindows(120), None, A.ACCUMULATING),
+    Figure(13, "FixedWindows, Streaming, Partial",
+           "SequenceOf(RepeatUntil(AtPeriod(1 min), AtWatermark()), Repeat(AtWatermark())), accumulating",
+           True, pm.FixedWindows(120), EARLY_LATE, A.ACCUMULATING),
+    Figure(14, "Sessions, Retracting",
+           "Sessions(1 min), SequenceOf(RepeatUntil(AtPeriod(1 min), AtWatermark()), "
+           "Repeat(AtWatermark())), accumulating and retracting",
+           True, pm.Sessions(60), EARLY_LATE, A.RETRACTING),
+]}
+
+
+class Pane(NamedTuple):
+    """One emitted output, with the processing time at which it appeared."""
+
+    value: int
+    diff: int
+    window: pm.BoundedWindow
+    timing: pm.PaneTiming
+    processing_time: int
+
+
+def _run(fig: Figure, source, options: Optional[pm.PipelineOptions]) -> List[pm.WindowedValue]:
+    p = pm.Pipeline(options=options or pm.PipelineOptions(["--quiet"]))
+    sums = _sum_per_key(source(p), fig.window_fn, fig.trigger, fig.mode)
+    return p.run().collect(sums)
+
+
+def _panes(values: List[pm.WindowedValue], at: int) -> List[Pane]:
+    return [Pane(wv.value[1], wv.diff, wv.window, wv.pane.timing, at) for wv in values]
+
+
+def run_figure(number: int, options: Optional[pm.PipelineOptions] = None) -> List[Pane]:
+    """The panes of one figure, in the order they were produced, each with its processing time."""
+    fig = FIGURES[number]
+    last_arrival = max(e.arrival_time for e in EVENTS)
+    if number == 11:
+        # A micro-batch engine runs a batch over each minute's arrivals, keeping window state
+        # between rounds, and outputs every window whose contents changed in the round.
+        panes, previous = [], {}
+        for end in range(hms(12, 6), END_OF_STREAM + 1, 60):
+            seen = [e for e in EVENTS if e.arrival_time < end]
+            result = {wv.window: wv for wv in _run(fig, lambda p: batch_input(p, seen), options)}
+            for window, wv in sorted(result.items(), key=lambda kv: kv[0]):
+                if previous.get(window) != wv.value:
+                    panes += _panes([wv], end)
+            previous = {w: wv.value for w, wv in result.items()}
+        return panes
+    if not fig.streaming:
+        return _panes(_run(fig, batch_input, options), last_arrival)
+    # Replay the transcript one step longer each time: what is new appeared at that step.
+    panes, seen = [], 0
+    for t in step_times():
+        out = _run(fig, lambda p: p | transcript(until=t), options)
+        panes += _panes(out[seen:], t)
+        seen = len(out)
+    return panes
+
+
+def fmt(seconds: int) -> str:
+    return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def describe(window: pm.BoundedWindow) -> str:
+    if isinstance(window, pm.GlobalWindow):
+        return "global window"
+    return f"[{fmt(int(window.start))}, {fmt(int(window.end))})"
+
+
+def print_figure(number: int, panes: List[Pane]) -> None:
+    fig = FIGURES[number]
+    print(f"\nFigure {number}: {fig.title}\n  {fig.code}")
+    for pane in panes:
+        sign = "-" if pane.diff < 0 else " "
+        print(f"  at {fmt(pane.processing_time)}  {sign}{pane.value:<3} {pane.timing.value:<8} "
+              f"{describe(pane.window)}")
+
+
+def draw_figure(number: int, panes: List[Pane], path: str) -> None:
+    """Event time on x, processing time on y; inputs as numbers, the watermark as a line, each
+    pane a rectangle spanning its window and the processing time since its window's last pane."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+
+    fig = FIGURES[number]
+    x0, x1 = hms(12, 0), hms(12, 8, 30)
+    y0, y1 = hms(12, 5), END_OF_STREAM + 30
+    f, ax = plt.subplots(figsize=(7, 5))
+    last_y: Dict[object, int] = {}
+    stacked: Dict[tuple, int] = {}
+    for pane in panes:
+        w = pane.window
+        left, right = (x0, x1) if isinstance(w, pm.GlobalWindow) else (int(w.start), int(w.end))
+        bottom = y0 if fig.mode is not A.DISCARDING else last_y.get(w, y0)
+        top = pane.processing_time
+        last_y[w] = top
+        color = "#d62728" if pane.diff < 0 else ("#7f7f7f" if pane.timing is pm.PaneTiming.EARLY
+                                                  else "#1f77b4")
+        ax.add_patch(Rectangle((left, bottom), right - left, max(top - bottom, 4), alpha=0.25,
+                               facecolor=color, edgecolor=color))
+        label = f"{'-' if pane.diff < 0 else ''}{pane.value}"
+        nth = stacked.get((right, top), 0)
+        stacked[(right, top)] = nth + 1
+        ax.annotate(label, (right, top), xytext=(-3, -3 - 12 * nth), textcoords="offset points",
+                    ha="right", va="top", fontsize=10, color=color, fontweight="bold")
+    for e in EVENTS:
+        ax.plot(e.event_time, e.arrival_time, "o", color="black", markersize=3)
+        ax.annotate(str(e.value), (e.event_time, e.arrival_time), xytext=(3, 3),
+                    textcoords="offset points", fontsize=9)
+    if fig.streaming:
+        xs, ys = [x0], [y0]
+        for pt, wm in WATERMARK:
+            xs += [xs[-1], wm]
+            ys += [pt, pt]
+        xs.append(xs[-1])
+        ys.append(y1)
+        ax.plot(xs, ys, "--", color="black", linewidth=1, label="watermark")
+        ax.legend(loc="lower right")
+    ticks = range(x0, hms(12, 8) + 1, 60)
+    ax.set_xticks(list(ticks), [fmt(t)[:5] for t in ticks])
+    yt = range(y0, END_OF_STREAM + 1, 60)
+    ax.set_yticks(list(yt), [fmt(t)[:5] for t in yt])
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0, y1)
+    ax.set_xlabel("Event Time")
+    ax.set_ylabel("Processing Time")
+    ax.set_title(f"Figure {number}: {fig.title}", fontsize=11)
+    f.tight_layout()
+    f.savefig(path, dpi=110)
+    plt.close(f)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default="figures", help="directory for the PNG files")
+    parser.add_argument("--no-draw", action="store_true", help="print the panes only")
+    args, rest = parser.parse_known_args(argv)
+    options = pm.PipelineOptions(rest + ["--quiet"])
+    if not args.no_draw:
+        os.makedirs(args.out, exist_ok=True)
+    print(f"The Dataflow Model's running example on the {options.runner} runner")
+    for number in sorted(FIGURES):
+        panes = run_figure(number, options)
+        print_figure(number, panes)
+        if not args.no_draw:
+            path = os.path.join(args.out, f"figure{number:02d}.png")
+            draw_figure(number, panes, path)
+            print(f"  drawn to {path}")
+
+
+if __name__ == "__main__":
+    main()
