@@ -1,0 +1,148 @@
+"""The local runner's own contract: progress and summary, metrics, and kernel state that
+round-trips through bytes at any point without changing the output."""
+from __future__ import annotations
+
+import io
+import sys
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pomset as pm
+from pomset.triggers.definitions import EVENT_TIME
+from pomset.triggers.kernel import GroupAlsoByWindow
+from pomset.triggers.reducers import CombineReducer
+from pomset.triggers.strategy import WindowingStrategy
+from pomset.windowing import MAX_MICROS, to_micros
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _batch(options):
+    p = pm.Pipeline(options=options)
+    (p | pm.Create([pm.TimestampedValue(("k", i), i) for i in range(5000)])
+       | pm.WindowInto(pm.FixedWindows(100)) | pm.CombinePerKey(sum))
+    return p.run()
+
+
+def test_summary_on_a_terminal(monkeypatch):
+    term = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    _batch(pm.PipelineOptions([]))
+    text = term.getvalue()
+    assert "pomset run finished in" in text
+    assert "CombinePerKey(Sum)" in text and "received=5000" in text and "emitted=50" in text
+    assert "late: 0, dropped: 0, dead_lettered: 0" in text
+
+
+def test_quiet_flag_and_non_terminals_print_nothing(monkeypatch):
+    term = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    _batch(pm.PipelineOptions(["--quiet"]))
+    assert term.getvalue() == ""
+    pipe = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", pipe)
+    _batch(pm.PipelineOptions([]))
+    assert pipe.getvalue() == ""
+
+
+def test_metrics_count_late_and_dropped_elements():
+    stream = (pm.TestStream()
+              .add_elements([pm.TimestampedValue(("k", 1), 10)])
+              .advance_watermark_to(200)
+              .add_elements([pm.TimestampedValue(("k", 2), 50),     # late, within lateness
+                             pm.TimestampedValue(("k", 4), 5)])
+              .advance_watermark_to(1000)
+              .add_elements([pm.TimestampedValue(("k", 8), 20)])    # window expired: dropped
+              .advance_watermark_to_infinity())
+    p = pm.Pipeline(options=pm.PipelineOptions(["--quiet"]))
+    sums = (p | stream | pm.WindowInto(pm.FixedWindows(100), allowed_lateness=300)
+              | pm.CombinePerKey(sum))
+    result = p.run()
+    assert [(wv.value[1], wv.pane.timing) for wv in result.collect(sums)] == [
+        (1, pm.PaneTiming.ON_TIME), (2, pm.PaneTiming.LATE), (4, pm.PaneTiming.LATE)]
+    assert result.counter("late") == 2
+    assert result.counter("dropped") == 1
+
+
+def test_collect_leaves_only_keeps_leaves():
+    p = pm.Pipeline(options=pm.PipelineOptions(["--quiet", "--collect=leaves"]))
+    mid = p | pm.Create([("a", 1)]) | pm.Map(lambda kv: kv)
+    out = mid | pm.GroupByKey()
+    result = p.run()
+    assert [wv.value for wv in result.collect(out)] == [("a", [1])]
+    try:
+        result.collect(mid)
+    except pm.PipelineConstructionError as e:
+        assert "--collect=all" in str(e)
+    else:
+        raise AssertionError("an intermediate PCollection should not be collected with leaves")
+
+
+# --- the kernel's state is plain data ---------------------------------------------------------
+
+def _host(ops, strategy, roundtrip: bool) -> list:
+    """A minimal host for the kernel: per-key state, timers, and (optionally) a bytes round trip
+    of every key's state after every step."""
+    kernel = GroupAlsoByWindow(strategy, CombineReducer(pm.Sum()))
+    store: dict = {}
+    timers: list = []
+    out: list = []
+
+    def drain():
+        timers.extend(kernel.timer_requests)
+        kernel.timer_requests.clear()
+        kernel.hold_requests.clear()
+
+    def fire(domain, now):
+        while True:
+            due = sorted(t for t in timers if t[0] == domain and t[1] <= now)
+            if not due:
+                return
+            for t in due:
+                timers.remove(t)
+                _, time, key, window = t
+                ks = store.get(key)
+                if kernel.is_current_timer(ks, domain, time, window):
+                    kernel.on_timer(ks, key, window, domain, out)
+            drain()
+
+    for op, a, b, c in ops:
+        if op == "el":
+            ks = store.setdefault(a, {})
+            for w in strategy.window_fn._assign(c, b):
+                kernel.process(ks, a, b, c, w, 1, out)
+            drain()
+        elif op == "wm":
+            kernel.k.wm = max(kernel.k.wm, a)
+            fire(EVENT_TIME, kernel.k.wm)
+            kernel.k.out_wm = kernel.k.wm
+        else:
+            kernel.k.pt += a
+            fire("processing", kernel.k.pt)
+        if roundtrip:
+            store = {k: GroupAlsoByWindow.state_from_bytes(GroupAlsoByWindow.state_to_bytes(v))
+                     for k, v in store.items()}
+    return [(wv.value, wv.ts, wv.window, wv.pane, wv.diff) for wv in out]
+
+
+ops_strategy = st.lists(st.one_of(
+    st.tuples(st.just("el"), st.sampled_from("abc"), st.integers(1, 9),
+              st.integers(0, 600).map(lambda s: to_micros(s))),
+    st.tuples(st.just("wm"), st.integers(0, 700).map(lambda s: to_micros(s)), st.none(), st.none()),
+    st.tuples(st.just("pt"), st.integers(1, 90).map(lambda s: to_micros(s)), st.none(), st.none()),
+), max_size=40).map(lambda ops: ops + [("wm", MAX_MICROS, None, None)])
+
+
+@settings(max_examples=60, deadline=None)
+@given(ops=ops_strategy, sessions=st.booleans())
+def test_kernel_state_round_trips_through_bytes(ops, sessions):
+    strategy = WindowingStrategy(
+        window_fn=pm.Sessions(60) if sessions else pm.SlidingWindows(120, 60),
+        trigger=pm.AfterWatermark(early=pm.AfterProcessingTime(30), late=pm.AfterCount(1)),
+        accumulation_mode=pm.AccumulationMode.RETRACTING,
+        allowed_lateness_us=to_micros(10_000))
+    assert _host(ops, strategy, roundtrip=True) == _host(ops, strategy, roundtrip=False)
