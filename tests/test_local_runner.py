@@ -146,3 +146,13 @@ def test_kernel_state_round_trips_through_bytes(ops, sessions):
         accumulation_mode=pm.AccumulationMode.RETRACTING,
         allowed_lateness_us=to_micros(10_000))
     assert _host(ops, strategy, roundtrip=True) == _host(ops, strategy, roundtrip=False)
+
+
+def test_run_after_with_block_returns_the_same_result_without_rerunning():
+    calls = []
+    with pm.Pipeline(options=pm.PipelineOptions(["--quiet"])) as p:
+        out = p | pm.Create([1, 2]) | pm.Map(lambda v: calls.append(v) or v)
+    result = p.run()
+    assert result is p.result
+    assert [wv.value for wv in result.collect(out)] == [1, 2]
+    assert calls == [1, 2]

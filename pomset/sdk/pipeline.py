@@ -94,9 +94,11 @@ class Pipeline:
 
     # --- running ----------------------------------------------------------------------------
     def run(self) -> Any:
-        """Run the pipeline to completion on the runner its options name; returns the result."""
-        from ..runners import get_runner
-        self._result = get_runner(self.options.runner).run(self)
+        """Run the pipeline to completion on the runner its options name; returns the result.
+        A pipeline runs once: after a `with` block has run it, `run()` returns that result."""
+        if self._result is None:
+            from ..runners import get_runner
+            self._result = get_runner(self.options.runner).run(self)
         return self._result
 
     @property

@@ -59,7 +59,7 @@ class Timestamp:
         return self.micros < to_micros(other)
 
     def __hash__(self) -> int:
-        return hash(self.micros)
+        return hash(self.micros / MICROS_PER_SECOND)  # equal to hash(seconds), as __eq__ is
 
     def __add__(self, seconds: Union[int, float]) -> "Timestamp":
         return Timestamp.from_micros(self.micros + duration_micros(seconds))
