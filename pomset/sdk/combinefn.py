@@ -180,28 +180,12 @@ class Top(ToList):
         return pick(self.n, acc, key=self.key)
 
 
-class CallableCombineFn(CombineFn):
-    """Wraps a function of an iterable (like `sum` or a lambda) as a CombineFn."""
+class CallableCombineFn(ToList):
+    """Wraps a function of an iterable (like `sum` or a lambda) as a CombineFn: the values
+    are kept as a list and the function applied when a pane is output."""
 
     def __init__(self, fn: Callable[[Iterable[Any]], Any]) -> None:
         self.fn = fn
-
-    def create_accumulator(self) -> List[Any]:
-        return []
-
-    def add_input(self, acc: List[Any], value: Any) -> List[Any]:
-        acc.append(value)
-        return acc
-
-    def retract_input(self, acc: List[Any], value: Any) -> List[Any]:
-        acc.remove(value)
-        return acc
-
-    def merge_accumulators(self, accs: Iterable[List[Any]]) -> List[Any]:
-        out: List[Any] = []
-        for a in accs:
-            out.extend(a)
-        return out
 
     def extract_output(self, acc: List[Any]) -> Any:
         return self.fn(acc)

@@ -12,7 +12,7 @@ from ..windowing import (BoundedWindow, GlobalWindows, MIN_MICROS, Timestamp, Ti
                          TimestampedValue, WindowedValue, WindowFn, AssignedWindows,
                          duration_micros)
 from ..triggers.strategy import WindowingStrategy
-from .combinefn import CombineFn, as_combine_fn
+from .combinefn import CombineFn, Count, as_combine_fn
 from .dofn import DoFn
 from .errors import PipelineConstructionError
 from .kinds import KV, NOT_KV, UNKNOWN, element_kind, kind_of_return, kind_of_values
@@ -439,29 +439,13 @@ class Partition(PTransform):
         return result
 
 
-class _AnyCount(CombineFn):
-    """Counts presences so a distinct value disappears once all its copies are retracted."""
-
-    def create_accumulator(self) -> int:
-        return 0
-
-    def add_input(self, acc: int, value: Any) -> int:
-        return acc + 1
-
-    def retract_input(self, acc: int, value: Any) -> int:
-        return acc - 1
-
-    def merge_accumulators(self, accs: Iterable[int]) -> int:
-        return sum(accs)
-
-
 class Distinct(PTransform):
     """Each distinct element once per window (and pane)."""
 
     def expand(self, pcoll: PCollection) -> PCollection:
         keyed = pcoll | "KeyByElement" >> Map(lambda v: (v, None))
         keyed.kind = KV
-        counted = keyed | CombinePerKey(_AnyCount())
+        counted = keyed | CombinePerKey(Count())
         present = counted | "Present" >> Filter(lambda kv: kv[1] > 0)
         out = present | Keys()
         out.kind = pcoll.kind
