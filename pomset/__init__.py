@@ -42,3 +42,12 @@ __all__ = [
     "GlobalWindows", "IntervalWindow", "PaneInfo", "PaneTiming", "Sessions", "SlidingWindows",
     "Timestamp", "TimestampCombiner", "TimestampedValue", "WindowedValue", "WindowFn",
 ]
+
+# --- IO (pomset.sdk.io) ---
+from .sdk.io import (ReadFromCsv, ReadFromJson, ReadFromParquet, ReadFromText,  # noqa: E402
+                     WriteToCsv, WriteToJson, WriteToParquet, WriteToText)
+
+__all__ += [
+    "ReadFromCsv", "ReadFromJson", "ReadFromParquet", "ReadFromText",
+    "WriteToCsv", "WriteToJson", "WriteToParquet", "WriteToText",
+]

@@ -104,3 +104,20 @@ class FluentMethods:
     def co_group_by_key(self, *others: Any) -> Any:
         from .core import CoGroupByKey
         return self.pipeline.apply(CoGroupByKey(), (self,) + others)
+
+    # file sinks
+    def write_to_text(self, path_prefix: Any, **kwargs: Any) -> Any:
+        from .io import WriteToText
+        return self.apply(WriteToText(path_prefix, **kwargs))
+
+    def write_to_parquet(self, path_prefix: Any, **kwargs: Any) -> Any:
+        from .io import WriteToParquet
+        return self.apply(WriteToParquet(path_prefix, **kwargs))
+
+    def write_to_json(self, path_prefix: Any, **kwargs: Any) -> Any:
+        from .io import WriteToJson
+        return self.apply(WriteToJson(path_prefix, **kwargs))
+
+    def write_to_csv(self, path_prefix: Any, **kwargs: Any) -> Any:
+        from .io import WriteToCsv
+        return self.apply(WriteToCsv(path_prefix, **kwargs))

@@ -1,0 +1,470 @@
+"""What every file source and sink shares.
+
+Sources (`FileSource`): a glob pattern expanded to files in name order, event time from a
+record field or the minimum timestamp, and malformed records handed to the runner's `on_bad`
+as `DeadLetter`s (the run fails on them unless the source was configured with
+`.with_exception_handling()`, which adds a dead-letter output).
+
+Sinks (`FileSink`): one file `{path_prefix}-00000-of-00001{file_name_suffix}`, written to a
+temporary name beside it and renamed into place when the run ends. Elements become rows:
+a dict gives its fields as columns, a (key, value) pair the columns `key` and `value`, anything
+else the column `value`. Input that is windowed or may carry retractions also gets the columns
+`window_start`, `window_end` (seconds, null for the global window), `timestamp` (seconds),
+`pane_timing`, `pane_index` and `diff`, so downstream systems can tell panes apart and apply
+retractions.
+"""
+from __future__ import annotations
+
+import copy
+import datetime as _dt
+import decimal
+import enum
+import glob
+import math
+import numbers
+import os
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+from ...triggers import AccumulationMode
+from ...windowing import (GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, GlobalWindow,
+                          GlobalWindows, Timestamp, WindowedValue, to_micros)
+from ..core import Source
+from ..dofn import DeadLetter
+from ..errors import PipelineConstructionError
+from ..kinds import NOT_KV
+from ..ptransform import Primitive
+from ..pvalue import DoOutputsTuple, PCollection
+
+PathLike = Union[str, "os.PathLike[str]"]
+OnBad = Callable[[DeadLetter], None]
+
+_raw = WindowedValue.raw
+
+
+class NoMatchingFilesError(PipelineConstructionError, FileNotFoundError):
+    """A read pattern matched no files."""
+
+
+# --- sources ------------------------------------------------------------------------------------
+
+def expand_pattern(pattern: PathLike) -> List[str]:
+    """The files a glob pattern matches (`**` spans directories), sorted by name."""
+    text = os.fspath(pattern)
+    if not isinstance(text, str):
+        raise TypeError(f"a file pattern must be a str or path, got {pattern!r}")
+    text = os.path.expanduser(text)
+    if glob.has_magic(text):
+        matches = glob.glob(text, recursive=True)
+    else:
+        matches = [text] if os.path.exists(text) else []
+    return sorted(m for m in matches if os.path.isfile(m))
+
+
+def event_time_micros(value: Any) -> int:
+    """Event time (µs) from a record field: seconds since the epoch (a number or a numeric
+    string), an ISO-8601 string, a datetime or date (naive means UTC), a pm.Timestamp, or a
+    pyarrow scalar holding one of these. Raises ValueError saying what is wrong."""
+    if value is None:
+        raise ValueError("is null")
+    if hasattr(value, "as_py") and not isinstance(value, (str, bytes)):
+        return event_time_micros(value.as_py())
+    if isinstance(value, Timestamp):
+        micros = value.micros
+    elif isinstance(value, bool):
+        raise ValueError(f"is a bool ({value!r}), not a time")
+    elif isinstance(value, (_dt.datetime, _dt.date)):
+        if not isinstance(value, _dt.datetime):
+            value = _dt.datetime(value.year, value.month, value.day, tzinfo=_dt.timezone.utc)
+        micros = to_micros(value)
+    elif isinstance(value, (numbers.Real, decimal.Decimal)):
+        micros = _seconds_to_micros(float(value), value)
+    elif isinstance(value, str):
+        micros = _parse_time_string(value)
+    else:
+        raise ValueError(f"is a {type(value).__name__} ({value!r}), not seconds, an ISO-8601 "
+                         f"string or a datetime")
+    if not MIN_MICROS < micros < MAX_MICROS:
+        raise ValueError(f"{value!r} is out of the range of event time")
+    return micros
+
+
+def _seconds_to_micros(seconds: float, original: Any) -> int:
+    if not math.isfinite(seconds):
+        raise ValueError(f"is not a finite number ({original!r})")
+    if abs(seconds) >= MAX_MICROS / 1_000_000:
+        raise ValueError(f"{original!r} is out of the range of event time")
+    if isinstance(original, numbers.Integral):
+        return int(original) * 1_000_000
+    return to_micros(seconds)
+
+
+def _parse_time_string(text: str) -> int:
+    s = text.strip()
+    if not s:
+        raise ValueError("is an empty string")
+    try:
+        seconds = float(s)
+    except ValueError:
+        pass
+    else:
+        return _seconds_to_micros(seconds, text)
+    try:
+        parsed = _dt.datetime.fromisoformat(s)
+    except ValueError:
+        raise ValueError(f"{text!r} is neither seconds nor an ISO-8601 time") from None
+    return to_micros(parsed)
+
+
+class FileSource(Source):
+    """A bounded source over the files a glob pattern matches. Subclasses implement
+    `read_file(path, on_bad)`, yielding WindowedValues and reporting malformed records with
+    `self.bad(...)`."""
+
+    dead_letter_tag: Optional[str] = None
+    main_tag: str = "good"
+
+    def __init__(self, pattern: PathLike, timestamp_field: Optional[str] = None,
+                 label: Optional[str] = None) -> None:
+        super().__init__(label)
+        if not isinstance(pattern, (str, os.PathLike)):
+            raise TypeError(f"{type(self).__name__} takes a file pattern (str or path), got {pattern!r}")
+        if timestamp_field is not None and not isinstance(timestamp_field, str):
+            raise TypeError(f"timestamp_field must be a field name (str), got {timestamp_field!r}")
+        self.pattern = os.fspath(pattern)
+        self.timestamp_field = timestamp_field
+
+    def kind(self) -> Optional[str]:
+        return NOT_KV
+
+    def with_exception_handling(self, main_tag: str = "good",
+                                dead_letter_tag: str = "bad") -> "FileSource":
+        """Send malformed records to a dead-letter output (as `DeadLetter`s whose `error` is
+        `"file:line: what was wrong"`) instead of failing the run; applying the source then
+        returns (good, bad) outputs."""
+        if not isinstance(dead_letter_tag, str) or not isinstance(main_tag, str):
+            raise TypeError("output tags must be strs")
+        if main_tag == dead_letter_tag:
+            raise ValueError(f"main_tag and dead_letter_tag must differ, both are {main_tag!r}")
+        out = copy.copy(self)
+        out.main_tag = main_tag
+        out.dead_letter_tag = dead_letter_tag
+        return out
+
+    # --- construction -----------------------------------------------------------------------
+    def files(self) -> List[str]:
+        """The matching files, sorted; a clear error when there are none."""
+        files = expand_pattern(self.pattern)
+        if not files:
+            raise NoMatchingFilesError(
+                f"{self.name}: no files match the pattern {self.pattern!r}")
+        return files
+
+    def validate(self, node: Any) -> None:
+        super().validate(node)
+        self.files()
+
+    def outputs(self, node: Any) -> Dict[Optional[str], PCollection]:
+        outs = super().outputs(node)
+        if self.dead_letter_tag is not None:
+            outs[self.dead_letter_tag] = outs[None].derive(kind=NOT_KV)
+        return outs
+
+    def result(self, node: Any) -> Any:
+        if self.dead_letter_tag is not None:
+            return DoOutputsTuple(self.main_tag, node.outputs)
+        return node.outputs[None]
+
+    @property
+    def name(self) -> str:
+        return self.label or type(self).__name__
+
+    # --- reading ----------------------------------------------------------------------------
+    def read(self, on_bad: OnBad) -> Iterator[WindowedValue]:
+        for path in self.files():
+            yield from self.read_file(path, on_bad)
+
+    def read_file(self, path: str, on_bad: OnBad) -> Iterator[WindowedValue]:
+        raise NotImplementedError(f"{type(self).__name__} must implement read_file(path, on_bad)")
+
+    def bad(self, on_bad: OnBad, element: Any, path: str, line: Any, what: str) -> None:
+        """Report a malformed record: `line` is its line (or row) number, or a function
+        computing it, or None for a whole file."""
+        if callable(line):
+            line = line()
+        where = path if line is None else f"{path}:{line}"
+        on_bad(DeadLetter(element, self.name, f"{where}: {what}", ""))
+
+    def element(self, record: Any, on_bad: OnBad, path: str,
+                line: Any) -> Optional[WindowedValue]:
+        """The element for a parsed record, timestamped from `timestamp_field` if set; None
+        (after reporting it) when that field is missing or not a time."""
+        field = self.timestamp_field
+        if field is None:
+            return _raw(record, MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1)
+        if not isinstance(record, dict) or field not in record:
+            self.bad(on_bad, record, path, line, f"missing timestamp field {field!r}")
+            return None
+        try:
+            ts = event_time_micros(record[field])
+        except ValueError as e:
+            self.bad(on_bad, record, path, line, f"timestamp field {field!r} {e}")
+            return None
+        return _raw(record, ts, GLOBAL_WINDOW, NO_FIRING, 1)
+
+
+def binary_lines(path: str) -> Iterator[Tuple[int, bytes]]:
+    """(line number from 1, line without its \\n or \\r\\n) for each line of a file."""
+    with open(path, "rb") as f:
+        for n, line in enumerate(f, 1):
+            if line.endswith(b"\n"):
+                line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
+            if n == 1 and line.startswith(b"\xef\xbb\xbf"):
+                line = line[3:]
+            yield n, line
+
+
+# --- sinks --------------------------------------------------------------------------------------
+
+#: The columns a sink adds for windowed or retracting input, with their Arrow type names.
+EXTRA_COLUMNS: Tuple[Tuple[str, str], ...] = (
+    ("window_start", "float64"), ("window_end", "float64"), ("timestamp", "float64"),
+    ("pane_timing", "string"), ("pane_index", "int64"), ("diff", "int64"),
+)
+EXTRA_NAMES = tuple(name for name, _ in EXTRA_COLUMNS)
+
+
+def annotates(pcoll: PCollection) -> bool:
+    """Whether a sink writes window, pane and diff columns for this input."""
+    s = pcoll.windowing
+    return (not isinstance(s.window_fn, GlobalWindows) or bool(pcoll.may_retract)
+            or s.accumulation_mode is AccumulationMode.RETRACTING)
+
+
+class RowMaker:
+    """Turns WindowedValues into row dicts for one sink."""
+
+    def __init__(self, annotate: bool, sink_name: str) -> None:
+        self.annotate = annotate
+        self.sink_name = sink_name
+
+    def __call__(self, wv: WindowedValue) -> Dict[str, Any]:
+        v = wv.value
+        if isinstance(v, dict):
+            row = {k if isinstance(k, str) else str(k): x for k, x in v.items()}
+        elif isinstance(v, tuple) and len(v) == 2:
+            row = {"key": v[0], "value": v[1]}
+        else:
+            row = {"value": v}
+        if self.annotate:
+            clash = [name for name in EXTRA_NAMES if name in row]
+            if clash:
+                raise ValueError(
+                    f"{self.sink_name}: element {v!r} has field(s) {clash}, which clash with the "
+                    f"window/pane columns the sink adds for windowed or retracting input "
+                    f"({', '.join(EXTRA_NAMES)}); rename them first")
+            row.update(window_fields(wv))
+        return row
+
+
+def window_fields(wv: WindowedValue) -> Dict[str, Any]:
+    """The extra columns for one element."""
+    w = wv.window
+    if isinstance(w, GlobalWindow):
+        start = end = None
+    else:
+        start_us = getattr(w, "start_us", None)
+        start = None if start_us is None else start_us / 1_000_000
+        end = (w.max_ts + 1) / 1_000_000
+    pane = wv.pane if wv.pane is not None else NO_FIRING
+    return {"window_start": start, "window_end": end, "timestamp": wv.ts / 1_000_000,
+            "pane_timing": pane.timing.value, "pane_index": pane.index, "diff": wv.diff}
+
+
+def json_default(o: Any) -> Any:
+    """How values JSON has no type for are written (JSON lines and annotated text)."""
+    if isinstance(o, (_dt.datetime, _dt.date, _dt.time)):
+        return o.isoformat()
+    if isinstance(o, Timestamp):
+        return float(o)
+    if isinstance(o, (set, frozenset)):
+        try:
+            return sorted(o)
+        except TypeError:
+            return list(o)
+    if isinstance(o, enum.Enum):
+        return o.value
+    if isinstance(o, decimal.Decimal):
+        return float(o)
+    if isinstance(o, (bytes, bytearray)):
+        return bytes(o).decode("utf-8", "backslashreplace")
+    if hasattr(o, "tolist"):  # numpy scalars and arrays
+        return o.tolist()
+    if hasattr(o, "as_py"):  # pyarrow scalars
+        return o.as_py()
+    return str(o)
+
+
+def arrow_table(rows: Sequence[Dict[str, Any]], annotate: bool, sink_name: str,
+                fallback: Optional[Callable[[str, List[Any], Exception], Any]] = None) -> Any:
+    """A pyarrow Table of the rows: columns in first-seen order (the extra columns last, typed),
+    missing fields null. A column Arrow cannot hold as one type goes to `fallback(name,
+    values, error)` if given (returning an array), else is a clear error."""
+    import pyarrow as pa
+    names: Dict[str, None] = {}
+    for row in rows:
+        for k in row:
+            if k not in names:
+                names[k] = None
+    extra = dict(EXTRA_COLUMNS) if annotate else {}
+    value_names = [n for n in names if n not in extra]
+    arrays, fields = [], []
+    for name in value_names:
+        values = [_arrow_value(row.get(name)) for row in rows]
+        try:
+            arr = pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError) as e:
+            if fallback is None:
+                kinds = sorted({type(v).__name__ for v in values if v is not None})
+                raise ValueError(f"{sink_name}: column {name!r} cannot be written as one Arrow "
+                                 f"type (its values are {', '.join(kinds)}): {e}") from None
+            arr = fallback(name, values, e)
+        arrays.append(arr)
+        fields.append(pa.field(name, arr.type))
+    for name, type_name in extra.items():
+        arrays.append(pa.array([row.get(name) for row in rows], type=getattr(pa, type_name)()))
+        fields.append(pa.field(name, arrays[-1].type))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def _arrow_value(v: Any) -> Any:
+    if isinstance(v, Timestamp):
+        return v.to_datetime()
+    if isinstance(v, (set, frozenset)):
+        return list(v)
+    return v
+
+
+class FileSink(Primitive):
+    """Writes its input to one file. Subclasses set `writer_class`, a class taking
+    `(path, annotate, sink_name, sink)` with `write(bundle)` and `close()`."""
+
+    writer_class: Any = None
+
+    def __init__(self, path_prefix: PathLike, file_name_suffix: str = "",
+                 label: Optional[str] = None) -> None:
+        super().__init__(label)
+        if not isinstance(path_prefix, (str, os.PathLike)):
+            raise TypeError(f"{type(self).__name__} takes a path prefix (str or path), got {path_prefix!r}")
+        if not isinstance(file_name_suffix, str):
+            raise TypeError(f"file_name_suffix must be a str, got {file_name_suffix!r}")
+        self.path_prefix = os.fspath(path_prefix)
+        self.file_name_suffix = file_name_suffix
+
+    @property
+    def path(self) -> str:
+        """The file this sink writes."""
+        return f"{self.path_prefix}-00000-of-00001{self.file_name_suffix}"
+
+    @property
+    def name(self) -> str:
+        return self.label or type(self).__name__
+
+    def validate(self, node: Any) -> None:
+        if len(node.inputs) != 1:
+            raise PipelineConstructionError(
+                f"{type(self).__name__} {node.label!r} takes one PCollection, got {len(node.inputs)}")
+        if os.path.isdir(self.path):
+            raise PipelineConstructionError(
+                f"{node.label}: cannot write {self.path!r}, it is a directory")
+
+    def outputs(self, node: Any) -> Dict[Optional[str], PCollection]:
+        return {}
+
+    def result(self, node: Any) -> Any:
+        return None
+
+    def writer(self, pcoll: PCollection) -> Any:
+        return self.writer_class(self.path, annotates(pcoll), self.name, self)
+
+
+class AtomicFile:
+    """A file written under a temporary name in the target directory (created if missing)
+    and renamed over the target on `commit()`, so a failed run leaves no half-written output."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        directory, base = os.path.split(os.path.abspath(path))
+        os.makedirs(directory, exist_ok=True)
+        self.tmp = os.path.join(directory, f".{base}.{os.getpid()}.inprogress")
+
+    def commit(self) -> None:
+        os.replace(self.tmp, self.path)
+
+
+class LineWriter:
+    """Streams one line per element to the file: `line(wv) -> str` (no newline)."""
+
+    def __init__(self, path: str, line: Callable[[WindowedValue], str]) -> None:
+        self.path = path
+        self.line = line
+        self.file: Optional[AtomicFile] = None
+        self.out: Any = None
+        self.closed = False
+
+    def _open(self) -> None:
+        self.file = AtomicFile(self.path)
+        self.out = open(self.file.tmp, "w", encoding="utf-8", newline="\n")
+
+    def write(self, bundle: List[WindowedValue]) -> None:
+        if self.out is None:
+            self._open()
+        line = self.line
+        self.out.write("".join([line(wv) + "\n" for wv in bundle]))
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self.out is None:
+            self._open()
+        self.out.close()
+        self.file.commit()
+
+
+class TableWriter:
+    """Buffers rows and writes them as one Arrow table at the end (so every row shares one
+    schema, whatever fields later elements add). Subclasses implement `write_table`."""
+
+    def __init__(self, path: str, annotate: bool, sink_name: str, sink: Any) -> None:
+        self.path = path
+        self.annotate = annotate
+        self.sink_name = sink_name
+        self.sink = sink
+        self.make_row = RowMaker(annotate, sink_name)
+        self.rows: List[Dict[str, Any]] = []
+        self.closed = False
+
+    def write(self, bundle: List[WindowedValue]) -> None:
+        make_row = self.make_row
+        self.rows.extend(make_row(wv) for wv in bundle)
+
+    def table(self) -> Any:
+        return arrow_table(self.rows, self.annotate, self.sink_name)
+
+    def write_table(self, table: Any, path: str) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        table = self.table()
+        self.rows = []
+        target = AtomicFile(self.path)
+        try:
+            self.write_table(table, target.tmp)
+        except Exception:
+            if os.path.exists(target.tmp):
+                os.remove(target.tmp)
+            raise
+        target.commit()

@@ -1,0 +1,64 @@
+"""JSON lines: one JSON object per line."""
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator, Optional
+
+from ...windowing import WindowedValue
+from .base import FileSink, FileSource, LineWriter, OnBad, PathLike, RowMaker, binary_lines, json_default
+
+
+class ReadFromJson(FileSource):
+    """The objects (as dicts) of JSON-lines files matching a glob pattern; blank lines are
+    skipped. With `timestamp_field`, event time comes from that field (seconds since the epoch
+    or an ISO-8601 string). A line that is not a JSON object, or whose timestamp field is
+    missing or not a time, is a malformed record."""
+
+    def __init__(self, pattern: PathLike, timestamp_field: Optional[str] = None,
+                 label: Optional[str] = None) -> None:
+        super().__init__(pattern, timestamp_field, label)
+
+    def read_file(self, path: str, on_bad: OnBad) -> Iterator[WindowedValue]:
+        loads, element = json.loads, self.element
+        for n, line in binary_lines(path):
+            if not line.strip():
+                continue
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError as e:
+                self.bad(on_bad, line, path, n, f"not UTF-8 text ({e.reason} at byte {e.start})")
+                continue
+            try:
+                record = loads(text)
+            except json.JSONDecodeError as e:
+                self.bad(on_bad, text, path, n, f"invalid JSON: {e.msg} at column {e.colno}")
+                continue
+            if not isinstance(record, dict):
+                self.bad(on_bad, text, path, n,
+                         f"expected a JSON object, got {type(record).__name__} {record!r}"[:200])
+                continue
+            wv = element(record, on_bad, path, n)
+            if wv is not None:
+                yield wv
+
+
+class _JsonWriter(LineWriter):
+    def __init__(self, path: str, annotate: bool, sink_name: str, sink: Any) -> None:
+        make_row = RowMaker(annotate, sink_name)
+        dumps = json.dumps
+
+        def line(wv: WindowedValue) -> str:
+            row = make_row(wv)
+            try:
+                return dumps(row, default=json_default, ensure_ascii=False)
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"{sink_name}: cannot write {wv.value!r} as JSON: {e}") from None
+        super().__init__(path, line)
+
+
+class WriteToJson(FileSink):
+    """Writes one JSON object per line (the element's columns, plus window_start, window_end,
+    timestamp, pane_timing, pane_index and diff for windowed or retracting input). Values JSON
+    cannot hold are written as strings (datetimes in ISO-8601)."""
+
+    writer_class = _JsonWriter

@@ -1,0 +1,74 @@
+"""Parquet files, read and written with pyarrow."""
+from __future__ import annotations
+
+from typing import Any, Iterator, List, Optional, Sequence
+
+from ...windowing import WindowedValue
+from .base import FileSink, FileSource, OnBad, PathLike, TableWriter
+
+
+class ReadFromParquet(FileSource):
+    """The rows (as dicts of python values) of the Parquet files matching a glob pattern,
+    optionally only some `columns`. With `timestamp_field`, event time comes from that column
+    (a timestamp column, seconds since the epoch, or ISO-8601 strings; read even when not
+    among `columns`). A row whose timestamp is null or not a time is a malformed record,
+    reported as `file:N` with N its row number from 1; a file that is not Parquet is one
+    malformed record (its path)."""
+
+    batch_size = 65_536
+
+    def __init__(self, pattern: PathLike, columns: Optional[Sequence[str]] = None,
+                 timestamp_field: Optional[str] = None, label: Optional[str] = None) -> None:
+        super().__init__(pattern, timestamp_field, label)
+        if columns is not None:
+            if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
+                raise TypeError(f"columns must be a list of column names, got {columns!r}")
+            columns = list(columns)
+        self.columns: Optional[List[str]] = columns
+
+    def read_file(self, path: str, on_bad: OnBad) -> Iterator[WindowedValue]:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        try:
+            pf = pq.ParquetFile(path)
+        except (pa.ArrowException, OSError) as e:
+            self.bad(on_bad, path, path, None, f"not a readable Parquet file: {e}")
+            return
+        field = self.timestamp_field
+        columns, drop = self.columns, None
+        if columns is not None:
+            available = pf.schema_arrow.names
+            missing = [c for c in columns if c not in available]
+            if missing:
+                raise ValueError(f"{self.name}: {path} has no column(s) {missing}; its columns "
+                                 f"are {available}")
+            if field is not None and field not in columns and field in available:
+                columns, drop = columns + [field], field
+        element, row = self.element, 0
+        for batch in pf.iter_batches(batch_size=self.batch_size, columns=columns):
+            for record in batch.to_pylist():
+                row += 1
+                wv = element(record, on_bad, path, row)
+                if wv is not None:
+                    if drop is not None:
+                        del record[drop]
+                    yield wv
+
+
+class _ParquetWriter(TableWriter):
+    def write_table(self, table: Any, path: str) -> None:
+        import pyarrow.parquet as pq
+        pq.write_table(table, path, compression=self.sink.compression)
+
+
+class WriteToParquet(FileSink):
+    """Writes the elements as rows of one Parquet file (columns from dict fields, or
+    key/value, or value; plus window_start, window_end, timestamp, pane_timing, pane_index and
+    diff for windowed or retracting input). Each column must hold values of one Arrow type."""
+
+    writer_class = _ParquetWriter
+
+    def __init__(self, path_prefix: PathLike, file_name_suffix: str = "",
+                 compression: str = "snappy", label: Optional[str] = None) -> None:
+        super().__init__(path_prefix, file_name_suffix, label)
+        self.compression = compression

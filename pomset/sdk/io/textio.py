@@ -1,0 +1,49 @@
+"""Text files: one element per line."""
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator, Optional
+
+from ...windowing import GLOBAL_WINDOW, MIN_MICROS, NO_FIRING, WindowedValue
+from .base import FileSink, FileSource, LineWriter, OnBad, PathLike, RowMaker, binary_lines, json_default
+
+_raw = WindowedValue.raw
+
+
+class ReadFromText(FileSource):
+    """The lines (str, without the line ending) of the files matching a glob pattern, in file
+    name order, all at the minimum timestamp in the global window. A line that is not UTF-8 is
+    a malformed record."""
+
+    def __init__(self, pattern: PathLike, label: Optional[str] = None) -> None:
+        super().__init__(pattern, None, label)
+
+    def read_file(self, path: str, on_bad: OnBad) -> Iterator[WindowedValue]:
+        for n, line in binary_lines(path):
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError as e:
+                self.bad(on_bad, line, path, n, f"not UTF-8 text ({e.reason} at byte {e.start})")
+                continue
+            yield _raw(text, MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1)
+
+
+class _TextWriter(LineWriter):
+    def __init__(self, path: str, annotate: bool, sink_name: str, sink: Any) -> None:
+        if annotate:
+            make_row = RowMaker(True, sink_name)
+
+            def line(wv: WindowedValue) -> str:
+                return json.dumps(make_row(wv), default=json_default, ensure_ascii=False)
+        else:
+            def line(wv: WindowedValue) -> str:
+                return str(wv.value)
+        super().__init__(path, line)
+
+
+class WriteToText(FileSink):
+    """Writes `str(element)` per line; for windowed or retracting input, a JSON object per
+    line with the element's columns and window_start, window_end, timestamp, pane_timing,
+    pane_index and diff."""
+
+    writer_class = _TextWriter
