@@ -475,3 +475,15 @@ def test_sources_are_not_kv_and_sinks_take_one_input(tmp_path):
     with pytest.raises(PipelineConstructionError, match="takes one PCollection"):
         (lines, lines) | pm.WriteToText(str(tmp_path / "o"))
     assert pm.ReadFromText(str(tmp_path / "x.txt")).dead_letter_tag is None
+
+
+def test_a_failed_run_leaves_no_output_files(tmp_path):
+    def boom(v):
+        if v == 3:
+            raise ValueError("bad three")
+        return v
+    p = pm.Pipeline(options=pm.PipelineOptions(["--quiet"]))
+    (p | pm.Create([1, 2, 3]) | pm.Map(boom) | pm.WriteToText(str(tmp_path / "out"), file_name_suffix=".txt"))
+    with pytest.raises(pm.UserCodeError, match="bad three"):
+        p.run()
+    assert list(tmp_path.iterdir()) == []

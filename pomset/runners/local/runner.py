@@ -47,27 +47,39 @@ class LocalRunner:
                                             f"{[s.label for s in streams]}")
         real_clock = not streams
         started = time.monotonic()
-        for s in stages:
-            s.start()
-        executor.set_processing_time(_now_micros() if real_clock else 0)
-        for source in sources:
-            if source in streams:
-                continue
-            for bundle in source.bundles(options.bundle_size):
-                source.push(bundle)
-                if real_clock:
-                    self._tick_clock(executor)
-                executor.propagate()
-            source.out_wm = MAX_MICROS
-            executor.propagate()
-        for stream in streams:
-            self._replay(stream, executor)
+        try:
+            for s in stages:
+                s.start()
+            executor.set_processing_time(_now_micros() if real_clock else 0)
+            for source in sources:
+                if source not in streams:
+                    self._read(source, executor, options.bundle_size, real_clock)
+            for stream in streams:
+                self._replay(stream, executor)
+        except BaseException:
+            for s in stages:
+                try:
+                    s.abort()
+                except Exception:  # the run's own error is the one to report
+                    pass
+            raise
         for s in stages:
             s.finish()
         metrics = {s.label: s.metrics() for s in stages}
         elapsed = time.monotonic() - started
         progress.summary(metrics)
         return LocalPipelineResult(record, metrics, elapsed)
+
+    def _read(self, source: SourceStage, executor: SequentialExecutor, bundle_size: int,
+              real_clock: bool) -> None:
+        """Push a bounded source's bundles, then move its watermark from MIN to MAX."""
+        for bundle in source.bundles(bundle_size):
+            source.push(bundle)
+            if real_clock:
+                self._tick_clock(executor)
+            executor.propagate()
+        source.out_wm = MAX_MICROS
+        executor.propagate()
 
     @staticmethod
     def _tick_clock(executor: SequentialExecutor) -> None:

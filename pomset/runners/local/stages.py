@@ -58,6 +58,9 @@ class Stage:
     def finish(self) -> None:
         pass
 
+    def abort(self) -> None:
+        """The run failed elsewhere: release resources without committing output."""
+
     def metrics(self) -> Dict[str, int]:
         out = {"received": self.received}
         for tag, n in self.emitted.items():
@@ -116,7 +119,7 @@ class SourceStage(Stage):
     def metrics(self) -> Dict[str, int]:
         out = super().metrics()
         out["read"] = self.read_count
-        if self.dead_letters:
+        if getattr(self.node.transform, "dead_letter_tag", None) is not None:
             out["dead_lettered"] = self.dead_letters
         return out
 
@@ -182,6 +185,9 @@ class ParDoStage(Stage):
     def finish(self) -> None:
         if self.dofn is not None:
             self.dofn.teardown()
+
+    def abort(self) -> None:
+        self.finish()
 
     # --- side inputs ------------------------------------------------------------------------
     def receive(self, index: int, bundle: list) -> None:
@@ -418,6 +424,9 @@ class SinkStage(Stage):
 
     def finish(self) -> None:
         self.writer.close()
+
+    def abort(self) -> None:
+        self.writer.abort()
 
     def metrics(self) -> Dict[str, int]:
         return {"received": self.received, "written": self.received}

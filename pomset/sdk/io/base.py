@@ -430,6 +430,14 @@ class LineWriter:
         self.out.close()
         self.file.commit()
 
+    def abort(self) -> None:
+        """The run failed: leave no file behind, neither the real one nor the temporary."""
+        self.closed = True
+        if self.out is not None:
+            self.out.close()
+            if os.path.exists(self.file.tmp):
+                os.remove(self.file.tmp)
+
 
 class TableWriter:
     """Buffers rows and writes them as one Arrow table at the end (so every row shares one
@@ -453,6 +461,11 @@ class TableWriter:
 
     def write_table(self, table: Any, path: str) -> None:
         raise NotImplementedError
+
+    def abort(self) -> None:
+        """The run failed: write nothing."""
+        self.closed = True
+        self.rows = []
 
     def close(self) -> None:
         if self.closed:
