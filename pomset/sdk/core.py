@@ -8,7 +8,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Unio
 
 from ..triggers import AccumulationMode, Trigger
 from ..triggers.reducers import BufferReducer, CombineReducer
-from ..windowing import (BoundedWindow, GlobalWindows, MIN_MICROS, Timestamp, TimestampCombiner,
+from ..windowing import (GLOBAL_WINDOW, BoundedWindow, GlobalWindows, MIN_MICROS, Timestamp, TimestampCombiner,
                          TimestampedValue, WindowedValue, WindowFn, AssignedWindows,
                          duration_micros)
 from ..triggers.strategy import WindowingStrategy
@@ -17,7 +17,7 @@ from .dofn import DoFn
 from .errors import PipelineConstructionError
 from .kinds import KV, NOT_KV, UNKNOWN, element_kind, kind_of_return, kind_of_values
 from .ptransform import Primitive, PTransform
-from .pvalue import DoOutputsTuple, PCollection, SideInput
+from .pvalue import AsList, DoOutputsTuple, PCollection, SideInput
 
 
 def _default_strategy() -> WindowingStrategy:
@@ -326,19 +326,41 @@ class CombinePerKey(GroupByKey):
 
 
 class CombineGlobally(PTransform):
-    """Per window, all values combined by a CombineFn (or a function of an iterable)."""
+    """Per window, all values combined by a CombineFn (or a function of an iterable).
+
+    Like Beam, a bounded input in the global window with the default trigger gives the
+    combiner's empty result (e.g. 0 for sum) when it has no elements; `without_defaults()`
+    gives nothing instead. Other windowings never invent panes for empty windows."""
 
     def __init__(self, fn: Any, label: Optional[str] = None) -> None:
         super().__init__(label)
         self.combine_fn = as_combine_fn(fn)
+        self.has_defaults = True
 
     def default_label(self) -> str:
         return f"CombineGlobally({self.combine_fn.default_label()})"
 
+    def without_defaults(self) -> "CombineGlobally":
+        out = copy.copy(self)
+        out.has_defaults = False
+        return out
+
     def expand(self, pcoll: PCollection) -> PCollection:
         keyed = pcoll | "KeyByNone" >> Map(_key_by_none)
         keyed.kind = KV
-        return keyed | CombinePerKey(self.combine_fn) | Values()
+        combined = keyed | CombinePerKey(self.combine_fn) | Values()
+        if not (self.has_defaults and pcoll.bounded and pcoll.windowing.is_default):
+            return combined
+        fn = self.combine_fn
+        end_of_global = Timestamp.from_micros(GLOBAL_WINDOW.max_ts)
+
+        def default_if_empty(_: Any, combined_values: list) -> list:
+            if combined_values:
+                return []
+            return [TimestampedValue(fn.extract_output(fn.create_accumulator()), end_of_global)]
+        default = (pcoll.pipeline | "DoOnce" >> Create([None])
+                   | "DefaultIfEmpty" >> FlatMap(default_if_empty, AsList(combined)))
+        return (combined, default) | "WithDefault" >> Flatten()
 
 
 def _key_by_none(v: Any) -> Any:

@@ -390,8 +390,14 @@ class AfterCount(_Leaf):
 class Never(_Leaf):
     """Never fires; the window emits only its final pane when it is garbage-collected."""
 
+    def _on_element(self, k, w, i, value, ts) -> None:
+        pass
+
     def _should_fire(self, k, w, i) -> bool:
         return False
+
+    def _on_merge(self, k, w, i, sources) -> None:
+        pass
 
     def fires_before_end_of_window(self) -> bool:
         return False

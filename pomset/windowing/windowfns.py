@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, List, Sequence, Tuple
 
-from .time import MICROS_PER_SECOND, Timestamp, duration_micros
+from .time import MICROS_PER_SECOND, Timestamp, duration_micros, to_micros
 from .windows import GLOBAL_WINDOW, BoundedWindow, IntervalWindow
 
 MergeResult = List[Tuple[List[BoundedWindow], BoundedWindow]]
@@ -17,12 +17,31 @@ MergeResult = List[Tuple[List[BoundedWindow], BoundedWindow]]
 class WindowFn:
     """Base class for windowing functions; subclass it for custom windowing."""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # A subclass (even of a built-in) that overrides the public assign_windows is custom:
+        # the runner must call its override, not an inherited built-in fast path.
+        if "assign_windows" in cls.__dict__ and "_assign" not in cls.__dict__:
+            cls._assign = WindowFn._assign
+        # Likewise a subclass that overrides merge_windows must not inherit a built-in's
+        # incremental merge.
+        if "merge_windows" in cls.__dict__ and "_merge_new" not in cls.__dict__:
+            cls._merge_new = WindowFn._merge_new
+
     def assign_windows(self, timestamp: Timestamp, element: Any) -> Iterable[BoundedWindow]:
+        if type(self)._assign is not WindowFn._assign:   # a built-in: its fast path is the answer
+            return self._assign(to_micros(timestamp), element)
         raise NotImplementedError(f"{type(self).__name__} must implement assign_windows(timestamp, element)")
 
     def merge_windows(self, windows: Sequence[BoundedWindow]) -> MergeResult:
         """Group the active windows of one key: [(windows_to_merge, merged_window), ...]."""
         raise NotImplementedError(f"{type(self).__name__} is not a merging WindowFn")
+
+    def _merge_new(self, active: Iterable[BoundedWindow], new: BoundedWindow) -> MergeResult:
+        """merge_windows over one key's active windows, `new` (just added) among them. The
+        other active windows are the result of earlier merges, which a built-in may use to
+        look only at what `new` can merge with."""
+        return self.merge_windows(list(active))
 
     def is_merging(self) -> bool:
         return type(self).merge_windows is not WindowFn.merge_windows
@@ -61,18 +80,33 @@ class GlobalWindows(WindowFn):
         return GLOBAL_WINDOW
 
 
+_CACHE_LIMIT = 4096
+
+
 class FixedWindows(WindowFn):
     """Tumbling windows of `size` seconds, aligned to `offset`."""
+
+    # The windows recently assigned, by start µs: elements of one window share one window
+    # object (fewer allocations; dict lookups downstream hit by identity). A slot, so it is
+    # not in __dict__ and takes no part in equality or repr.
+    __slots__ = ("_cache",)
 
     def __init__(self, size: float, offset: float = 0) -> None:
         self.size_us = duration_micros(size)
         if self.size_us <= 0:
             raise ValueError(f"FixedWindows size must be positive, got {size!r}")
         self.offset_us = duration_micros(offset) % self.size_us
+        self._cache: dict = {}
 
     def _assign(self, ts: int, value: Any) -> List[BoundedWindow]:
         start = ts - (ts - self.offset_us) % self.size_us
-        return [IntervalWindow.from_micros(start, start + self.size_us)]
+        cache = self._cache
+        w = cache.get(start)
+        if w is None:
+            if len(cache) >= _CACHE_LIMIT:
+                cache.clear()
+            w = cache[start] = IntervalWindow.from_micros(start, start + self.size_us)
+        return [w]
 
     def __repr__(self) -> str:
         return f"FixedWindows({self.size_us / MICROS_PER_SECOND:g})"
@@ -81,19 +115,28 @@ class FixedWindows(WindowFn):
 class SlidingWindows(WindowFn):
     """Windows of `size` seconds starting every `period` seconds; an element is in size/period of them."""
 
+    __slots__ = ("_cache",)   # as FixedWindows: recent windows by start µs
+
     def __init__(self, size: float, period: float, offset: float = 0) -> None:
         self.size_us = duration_micros(size)
         self.period_us = duration_micros(period)
         if self.size_us <= 0 or self.period_us <= 0:
             raise ValueError(f"SlidingWindows size and period must be positive, got {size!r}, {period!r}")
         self.offset_us = duration_micros(offset) % self.period_us
+        self._cache: dict = {}
 
     def _assign(self, ts: int, value: Any) -> List[BoundedWindow]:
         size, period = self.size_us, self.period_us
         start = ts - (ts - self.offset_us) % period
+        cache = self._cache
         out = []
         while start > ts - size:
-            out.append(IntervalWindow.from_micros(start, start + size))
+            w = cache.get(start)
+            if w is None:
+                if len(cache) >= _CACHE_LIMIT:
+                    cache.clear()
+                w = cache[start] = IntervalWindow.from_micros(start, start + size)
+            out.append(w)
             start -= period
         return out
 
@@ -133,6 +176,14 @@ class Sessions(WindowFn):
 
     def merge_windows(self, windows: Sequence[BoundedWindow]) -> MergeResult:
         return merge_overlapping(windows)
+
+    def _merge_new(self, active: Iterable[BoundedWindow], new: BoundedWindow) -> MergeResult:
+        # The other active windows came out of earlier merges, so no two of them overlap: the
+        # only group is `new` with the windows it overlaps, and merge_overlapping over all of
+        # them gives exactly that group (sorted) and its span. Skips sorting every window.
+        lo, hi = new.start_us, new.max_ts
+        group = [w for w in active if w.start_us <= hi and w.max_ts >= lo]
+        return merge_overlapping(group) if len(group) > 1 else []
 
     def __repr__(self) -> str:
         return f"Sessions({self.gap_us / MICROS_PER_SECOND:g})"
