@@ -19,14 +19,20 @@ merged into it, then emits the new value).
 from __future__ import annotations
 
 import pickle
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from ..windowing import MIN_MICROS, PaneInfo, PaneTiming, TimestampCombiner, WindowedValue
 from .accumulation import AccumulationMode
-from .definitions import EVENT_TIME, PROCESSING_TIME
+from .definitions import (EVENT_TIME, PROCESSING_TIME, AfterWatermark, DefaultTrigger, Repeatedly,
+                          Trigger)
 from .strategy import WindowingStrategy
 
 EARLY, ON_TIME, LATE = PaneTiming.EARLY, PaneTiming.ON_TIME, PaneTiming.LATE
+
+# A window's first pane (index 0, hence non-speculative index 0, or -1 when early) by
+# (early, on time, is last): most windows emit only this one, so it is not rebuilt each time.
+_FIRST_PANES = {(t is EARLY, t is ON_TIME, last): PaneInfo(True, last, t, 0, -1 if t is EARLY else 0)
+                for t in (EARLY, ON_TIME, LATE) for last in (False, True)}
 
 
 class TimeView:
@@ -57,8 +63,10 @@ class WindowRec:
         self.index = 0           # next pane index
         self.nonspec = 0         # next non-speculative pane index
         self.nonearly = False    # an ON_TIME or LATE pane was emitted
-        self.last_out: list = []   # (value, ts, window, diff) emitted by the last pane (retracting)
-        self.retract: list = []    # last panes of windows merged into this one, to retract
+        # Both sequences are replaced, never mutated in place, so the empty tuple serves as
+        # "none" without allocating two lists per window.
+        self.last_out: Sequence[Any] = ()   # (value, ts, window, diff) emitted by the last pane (retracting)
+        self.retract: Sequence[Any] = ()    # last panes of windows merged into this one, to retract
         self.et: Optional[int] = None   # requested event-time wake-up
         self.pt: Optional[int] = None   # requested processing-time wake-up
 
@@ -71,6 +79,19 @@ class WindowRec:
 
 
 KeyState = Dict[Any, WindowRec]
+
+
+def _plain_watermark_slot(trigger: Trigger) -> Optional[int]:
+    """The trigger slot of a plain `AfterWatermark()` (no early or late firings) when the trigger
+    is one (slot 0) or is `Repeatedly`/`DefaultTrigger` of one (slot 1, Beam's default trigger);
+    None for any other trigger."""
+    def plain(t: Trigger) -> bool:
+        return type(t) is AfterWatermark and t.early is None and t.late is None
+    if plain(trigger):
+        return 0
+    if type(trigger) in (Repeatedly, DefaultTrigger) and plain(trigger.children[0]):
+        return 1
+    return None
 
 
 class Counters:
@@ -102,6 +123,9 @@ class GroupAlsoByWindow:
         self.eow = self.combiner is TimestampCombiner.OUTPUT_AT_EOW
         self.k = TimeView()
         self.counters = Counters()
+        # reducer.add for diff == +1 without the diff dispatch, when the reducer offers it
+        self._add_one = getattr(reducer, "add_one", None)
+        self._wm_slot = _plain_watermark_slot(self.trigger)
         self.timer_requests: list = []
         self.hold_requests: list = []
 
@@ -110,10 +134,11 @@ class GroupAlsoByWindow:
                 out: list) -> None:
         """One element of `key` in its assigned `window`; panes it causes go to `out`."""
         k = self.k
-        if window.max_ts + self.lateness < k.wm:
+        wm = k.wm
+        if window.max_ts + self.lateness < wm:
             self.counters.dropped_expired += 1
             return
-        if ts < k.wm:
+        if ts < wm:
             self.counters.late += 1
         if self.merging:
             window = self._merge(ks, key, window)
@@ -123,9 +148,39 @@ class GroupAlsoByWindow:
         elif rec.closed:
             self.counters.dropped_closed += 1
             return
-        rec.acc = self.reducer.add(rec.acc, value, diff)
+        if diff == 1 and self._add_one is not None:
+            rec.acc = self._add_one(rec.acc, value)
+        else:
+            rec.acc = self.reducer.add(rec.acc, value, diff)
         rec.pending = True
-        self._hold(rec, key, ts)
+        if self.eow:    # _hold, inlined for the default timestamp combiner
+            t = rec.window.max_ts
+            if t != rec.hold and t >= k.out_wm:
+                rec.hold = t
+                self.hold_requests.append((t, key, rec.window))
+        else:
+            self._hold(rec, key, ts)
+        slot = self._wm_slot
+        if slot is not None and rec.pt is None and wm <= rec.window.max_ts:
+            # Fast paths for the plain watermark trigger (Beam's default) while the watermark
+            # has not passed the window, where the trigger calls below reduce to:
+            # - armed (state 1) with its wake-up at the end of the window already asked for:
+            #   _on_element changes nothing (no early trigger), _should_fire is False (it fires
+            #   only once wm > max_ts) and _schedule would ask for the same wake-ups again
+            #   (end of window, before the gc time; no processing time): all no-ops;
+            # - unarmed (state None, a new window) with no wake-up asked for: _on_element arms
+            #   it, _should_fire is False, and _schedule asks for one event-time wake-up at the
+            #   end of the window.
+            # tests/test_fast_paths.py checks them against the general path.
+            end = rec.window.max_ts + 1
+            st = rec.ts[slot]
+            if st == 1 and rec.et == end:
+                return
+            if st is None and rec.et is None:
+                rec.ts[slot] = 1
+                rec.et = end
+                self.timer_requests.append((EVENT_TIME, end, key, rec.window))
+                return
         trigger = self.trigger
         trigger._on_element(k, rec, 0, value, ts)
         if trigger._should_fire(k, rec, 0):
@@ -142,8 +197,14 @@ class GroupAlsoByWindow:
         else:
             rec.pt = None
         k = self.k
-        if not rec.closed and self.trigger._should_fire(k, rec, 0):
-            self._fire(ks, key, rec, out)
+        if not rec.closed:
+            slot = self._wm_slot
+            if slot is not None:   # the plain watermark trigger's _should_fire, inlined
+                fire = rec.ts[slot] == 1 and k.wm > rec.window.max_ts
+            else:
+                fire = self.trigger._should_fire(k, rec, 0)
+            if fire:
+                self._fire(ks, key, rec, out)
         if rec.window.max_ts + self.lateness < k.wm:
             if not rec.closed and (rec.pending or not rec.nonearly):
                 self._fire(ks, key, rec, out, final=True)
@@ -207,7 +268,21 @@ class GroupAlsoByWindow:
     def _fire(self, ks: KeyState, key: Any, rec: WindowRec, out: list, final: bool = False) -> None:
         k = self.k
         window = rec.window
-        finished = final or self.trigger._on_fire(k, rec, 0)
+        slot = self._wm_slot
+        if final:
+            finished = True
+        elif slot is not None and rec.ts[slot] == 1 and k.wm > window.max_ts:
+            # The plain watermark trigger's on-time firing, inlined: AfterWatermark moves to
+            # state 2 and finishes; Repeatedly (slot 1) then resets it and goes on.
+            if slot:
+                rec.ts[1] = None
+                rec.fin[1] = False
+                finished = False
+            else:
+                rec.ts[0] = 2
+                finished = True
+        else:
+            finished = self.trigger._on_fire(k, rec, 0)
         if k.wm <= window.max_ts:
             timing = EARLY
         elif rec.nonearly or k.out_wm > window.max_ts:
@@ -216,10 +291,13 @@ class GroupAlsoByWindow:
             timing = ON_TIME
         if rec.pending or timing is ON_TIME:
             is_last = finished or window.max_ts + self.lateness < k.wm
-            if timing is EARLY:
-                pane = PaneInfo(rec.index == 0, is_last, timing, rec.index, -1)
+            if rec.index == 0:    # then rec.nonspec is 0 too
+                pane = _FIRST_PANES[timing is EARLY, timing is ON_TIME, is_last]
+            elif timing is EARLY:
+                pane = PaneInfo(False, is_last, timing, rec.index, -1)
             else:
-                pane = PaneInfo(rec.index == 0, is_last, timing, rec.index, rec.nonspec)
+                pane = PaneInfo(False, is_last, timing, rec.index, rec.nonspec)
+            if timing is not EARLY:
                 rec.nonspec += 1
                 rec.nonearly = True
             rec.index += 1
@@ -229,7 +307,7 @@ class GroupAlsoByWindow:
                     out.append(WindowedValue.raw(value, rts, rwin, pane, -diff))
                 for value, rts, rwin, diff in rec.last_out:
                     out.append(WindowedValue.raw(value, rts, rwin, pane, -diff))
-                rec.retract = []
+                rec.retract = ()
                 rec.last_out = last = []
             for value, diff in self.reducer.outputs(rec.acc):
                 kv = (key, value)
@@ -243,7 +321,7 @@ class GroupAlsoByWindow:
         if finished:
             rec.closed = True
             rec.acc = None
-            rec.last_out = []
+            rec.last_out = ()
 
     def _merge(self, ks: KeyState, key: Any, window: Any) -> Any:
         """MergeWindows with the new element's window; returns the window it now belongs to."""
@@ -252,24 +330,28 @@ class GroupAlsoByWindow:
         fresh = WindowRec(window, self.reducer.create(), self.n_trigger)
         ks[window] = fresh
         target = window
-        for group, merged in self.window_fn.merge_windows(list(ks)):
+        for group, merged in self.window_fn._merge_new(ks, window):
             sources = [ks.pop(w) for w in group]
             rec = WindowRec(merged, self.reducer.merge([s.acc for s in sources if s.acc is not None]),
                             self.n_trigger)
             rec.pending = any(s.pending for s in sources)
             holds = [s.hold for s in sources if s.hold is not None]
-            rec.hold = min(holds) if holds else None
+            rec.hold = None
+            for h in holds:   # merged as the timestamp combiner says (LATEST: the latest)
+                rec.hold = h if rec.hold is None else self.combiner.combine(rec.hold, h)
             self.trigger._on_merge(self.k, rec, 0, sources)
             rec.closed = all(s.closed for s in sources)
             rec.index = max(s.index for s in sources)
             rec.nonspec = max(s.nonspec for s in sources)
             rec.nonearly = any(s.nonearly for s in sources)
+            retract: list = []
             for s in sources:
-                rec.retract.extend(s.retract)
+                retract.extend(s.retract)
                 if s.window == merged:
                     rec.last_out = s.last_out
                 else:
-                    rec.retract.extend(s.last_out)
+                    retract.extend(s.last_out)
+            rec.retract = retract
             if merged in ks:
                 raise ValueError(f"{self.window_fn!r}.merge_windows produced {merged!r}, which is "
                                  f"already an active window outside the merged group {group!r}")

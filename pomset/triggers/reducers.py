@@ -5,6 +5,7 @@ Both take values with a diff (+1 datum, -1 retraction) and give a pane's outputs
 """
 from __future__ import annotations
 
+import copy
 from typing import Any, Iterable, List, Tuple
 
 
@@ -86,6 +87,8 @@ class CombineReducer:
         self.fn = combine_fn
         self._add = combine_fn.add_input
         self._retract = combine_fn.retract_input
+        # add(acc, value, +1), without the diff dispatch: the kernel's per-element fast path
+        self.add_one = combine_fn.add_input
 
     def create(self) -> Any:
         return self.fn.create_accumulator()
@@ -101,4 +104,12 @@ class CombineReducer:
         return self.fn.merge_accumulators(list(accs))
 
     def outputs(self, acc: Any) -> List[Tuple[Any, int]]:
-        return [(self.fn.extract_output(acc), 1)]
+        out = self.fn.extract_output(acc)
+        if out is acc and not isinstance(out, _IMMUTABLE):
+            # extract_output returned the (mutable) accumulator itself (ToList, the base
+            # CombineFn): copy it, or later panes would rewrite this one and its retraction
+            out = out[:] if type(out) is list else copy.deepcopy(out)
+        return [(out, 1)]
+
+
+_IMMUTABLE = (int, float, complex, str, bytes, bool, tuple, frozenset, type(None))

@@ -3,12 +3,11 @@ and an output watermark; they receive bundles and push what they produce downstr
 from __future__ import annotations
 
 import heapq
-import itertools
 import traceback
 from typing import Any, Callable, Dict, List, Optional
 
 from ...sdk.core import Create, Flatten, GroupByKey, ParDo, Source, WindowInto
-from ...sdk.dofn import DeadLetter, TaggedOutput, make_invoker
+from ...sdk.dofn import DeadLetter, TaggedOutput, context_params, make_invoker
 from ...sdk.errors import UserCodeError
 from ...sdk.pvalue import SideInput
 from ...triggers.definitions import EVENT_TIME, PROCESSING_TIME
@@ -85,9 +84,28 @@ class SourceStage(Stage):
         """Bundles of WindowedValues read from the source."""
         t = self.node.transform
         if isinstance(t, Create):
-            elements = t.elements()
-            for i in range(0, len(elements), size):
-                yield elements[i:i + size]
+            if type(t).elements is not Create.elements:
+                elements = t.elements()
+                for i in range(0, len(elements), size):
+                    yield elements[i:i + size]
+                return
+            # What Create.elements() gives, made one bundle at a time: a large Create then
+            # does not keep a WindowedValue per element alive (and scanned by the garbage
+            # collector) for the whole run.
+            values = t.values
+            for i in range(0, len(values), size):
+                bundle = []
+                append = bundle.append
+                for v in values[i:i + size]:
+                    if type(v) is TimestampedValue:
+                        append(raw(v.value, v.ts, _GLOBAL, _NO_FIRING, 1))
+                    elif isinstance(v, WindowedValue):
+                        append(v)
+                    elif isinstance(v, TimestampedValue):
+                        append(raw(v.value, v.ts, _GLOBAL, _NO_FIRING, 1))
+                    else:
+                        append(raw(v, MIN_MICROS, _GLOBAL, _NO_FIRING, 1))
+                yield bundle
             return
         dead_tag = getattr(t, "dead_letter_tag", None)
         dead: list = []
@@ -138,19 +156,20 @@ class AssignWindowsStage(Stage):
         if self.fn is None:
             self.emit(None, bundle)
             return
-        assign = self.fn._assign
+        assign, check = self.fn._assign, self.check
         out = []
+        append = out.append
         for wv in bundle:
             try:
                 windows = assign(wv.ts, wv.value)
             except Exception as e:
                 raise self.fail(wv.value, e) from e
             for w in windows:
-                if self.check and w.max_ts < wv.ts:
+                if check and w.max_ts < wv.ts:
                     raise UserCodeError(
                         f"transform {self.label!r}: {self.fn!r} assigned {w!r} to an element at "
                         f"{wv.timestamp!r}, after that window ends (element {wv.value!r})")
-                out.append(raw(wv.value, wv.ts, w, wv.pane, wv.diff))
+                append(raw(wv.value, wv.ts, w, wv.pane, wv.diff))
         self.emit(None, out)
 
 
@@ -177,6 +196,10 @@ class ParDoStage(Stage):
         fn = t.fn.process if self.call == "dofn" else t.fn
         self.invoke = make_invoker(fn, bool(t.args or t.kwargs))
         self.dofn = t.fn if self.call == "dofn" else None
+        # Map without side inputs or dead letters runs a lean loop (_map_bundle); the function
+        # is called directly when it takes nothing but the element.
+        self.lean_map = self.call == "map" and not self.sides and self.dead_tag is None
+        self.direct = fn if not (t.args or t.kwargs or context_params(fn)) else None
 
     def start(self) -> None:
         if self.dofn is not None:
@@ -241,7 +264,31 @@ class ParDoStage(Stage):
         return args, kwargs
 
     # --- processing -------------------------------------------------------------------------
+    def _map_bundle(self, bundle: list) -> None:
+        """_process for a Map without side inputs or dead letters: the same outputs."""
+        outs: Dict[Optional[str], list] = {tag: [] for tag in self.node.outputs}
+        main = outs[None]
+        append = main.append
+        direct, invoke = self.direct, self.invoke
+        args, kwargs = self.t.args, self.t.kwargs
+        for wv in bundle:
+            try:
+                r = direct(wv.value) if direct is not None else invoke(wv.value, wv, args, kwargs)
+                tr = type(r)
+                if tr is TimestampedValue:
+                    append(raw(r.value, r.ts, wv.window, wv.pane, wv.diff))
+                elif tr is TaggedOutput:
+                    self._out(r, wv, outs)
+                else:
+                    append(raw(r, wv.ts, wv.window, wv.pane, wv.diff))
+            except Exception as e:
+                raise self.fail(wv.value, e) from e
+        for tag, items in outs.items():
+            self.emit(tag, items)
+
     def _process(self, bundle: list) -> None:
+        if self.lean_map:
+            return self._map_bundle(bundle)
         outs: Dict[Optional[str], list] = {tag: [] for tag in self.node.outputs}
         main = outs[None]
         invoke, call = self.invoke, self.call
@@ -249,9 +296,12 @@ class ParDoStage(Stage):
         static_args = not self.sides
         if self.dofn is not None:
             self.dofn.start_bundle()
+        dead_tag = self.dead_tag
         for wv in bundle:
             if not static_args:
                 args, kwargs = self._side_args(wv.window)
+            if dead_tag is not None:   # a failing element's partial outputs are withdrawn
+                marks = [(items, len(items)) for items in outs.values()]
             try:
                 r = invoke(wv.value, wv, args, kwargs)
                 if call == "map":
@@ -271,8 +321,10 @@ class ParDoStage(Stage):
                     for item in r:
                         self._out(item, wv, outs)
             except Exception as e:
-                if self.dead_tag is None:
+                if dead_tag is None:
                     raise self.fail(wv.value, e) from e
+                for items, n in marks:
+                    del items[n:]
                 self.dead_count += 1
                 letter = DeadLetter(wv.value, self.label, f"{type(e).__name__}: {e}",
                                     traceback.format_exc())
@@ -314,19 +366,45 @@ class ParDoStage(Stage):
         return out
 
 
+class _TimeBuckets:
+    """Requests by time: a heap of the distinct times and, per time, its entries in request
+    order, flat (key, window, key, window, ...: no tuple per entry). Many windows share an end
+    (fixed and sliding windows), so this pushes and pops one heap entry per distinct time
+    instead of one per window; the order is that of a heap of (time, request number)."""
+
+    __slots__ = ("times", "at")
+
+    def __init__(self) -> None:
+        self.times: List[int] = []
+        self.at: Dict[int, list] = {}
+
+    def add(self, time: int, key: Any, window: Any) -> None:
+        bucket = self.at.get(time)
+        if bucket is None:
+            bucket = self.at[time] = []
+            heapq.heappush(self.times, time)
+        bucket.append(key)
+        bucket.append(window)
+
+    def first(self) -> Optional[int]:
+        return self.times[0] if self.times else None
+
+    def pop_first(self) -> None:
+        del self.at[heapq.heappop(self.times)]
+
+
 class GroupStage(Stage):
     """GroupByKey/CombinePerKey: hosts the GroupAlsoByWindow kernel, owning its per-key state,
-    its timers (heaps of requested wake-ups, checked lazily) and its watermark holds."""
+    its timers (requested wake-ups by time, checked lazily) and its watermark holds."""
 
     def __init__(self, node: Any, executor: Any) -> None:
         super().__init__(node, executor)
         t: GroupByKey = node.transform
         self.kernel = GroupAlsoByWindow(node.inputs[0].windowing, t.reducer())
         self.store: Dict[Any, dict] = {}
-        self.et_heap: list = []
-        self.pt_heap: list = []
-        self.holds: list = []
-        self.seq = itertools.count()
+        self.et_timers = _TimeBuckets()
+        self.pt_timers = _TimeBuckets()
+        self.holds = _TimeBuckets()
 
     def receive(self, index: int, bundle: list) -> None:
         self.received += len(bundle)
@@ -355,50 +433,74 @@ class GroupStage(Stage):
     def _drain(self) -> None:
         k = self.kernel
         if k.timer_requests:
+            et, pt = self.et_timers, self.pt_timers
             for domain, time, key, window in k.timer_requests:
-                heap = self.et_heap if domain == EVENT_TIME else self.pt_heap
-                heapq.heappush(heap, (time, next(self.seq), key, window))
+                (et if domain == EVENT_TIME else pt).add(time, key, window)
             k.timer_requests.clear()
         if k.hold_requests:
-            for hold, key, window in k.hold_requests:
-                heapq.heappush(self.holds, (hold, next(self.seq), key, window))
+            times, at = self.holds.times, self.holds.at
+            for hold, key, window in k.hold_requests:   # _TimeBuckets.add, inlined
+                bucket = at.get(hold)
+                if bucket is None:
+                    bucket = at[hold] = []
+                    heapq.heappush(times, hold)
+                bucket.append(key)
+                bucket.append(window)
             k.hold_requests.clear()
 
-    def _fire_due(self, heap: list, domain: str, now: int) -> None:
+    def _fire_due(self, timers: _TimeBuckets, domain: str, now: int) -> None:
         kernel, store, out = self.kernel, self.store, []
-        while heap and heap[0][0] <= now:
-            time, _, key, window = heapq.heappop(heap)
-            ks = store.get(key)
-            if not kernel.is_current_timer(ks, domain, time, window):
-                continue
-            try:
-                kernel.on_timer(ks, key, window, domain, out)
-            except Exception as e:
-                raise self.fail(key, e) from e
-            if not ks:
-                del store[key]
-            self._drain()
+        times, at = timers.times, timers.at
+        is_current, on_timer = kernel.is_current_timer, kernel.on_timer
+        while times and times[0] <= now:
+            time = times[0]
+            bucket = at[time]
+            # The kernel only asks for wake-ups later than the clock it was shown, so nothing
+            # requested while firing is due now; the loop still takes late additions in order.
+            i = 0
+            while i < len(bucket):
+                key, window = bucket[i], bucket[i + 1]
+                i += 2
+                ks = store.get(key)
+                if not is_current(ks, domain, time, window):
+                    continue
+                try:
+                    on_timer(ks, key, window, domain, out)
+                except Exception as e:
+                    raise self.fail(key, e) from e
+                if not ks:
+                    del store[key]
+                if kernel.timer_requests or kernel.hold_requests:
+                    self._drain()
+            timers.pop_first()
         self.emit(None, out)
 
     def advance(self) -> None:
         self.kernel.k.wm = min(self.in_wms)
         self.kernel.k.pt = self.pt
-        self._fire_due(self.et_heap, EVENT_TIME, self.kernel.k.wm)
+        self._fire_due(self.et_timers, EVENT_TIME, self.kernel.k.wm)
 
     def on_processing_time(self) -> None:
         self.kernel.k.pt = self.pt
-        self._fire_due(self.pt_heap, PROCESSING_TIME, self.pt)
+        self._fire_due(self.pt_timers, PROCESSING_TIME, self.pt)
 
     def next_processing_timer(self) -> Optional[int]:
-        return self.pt_heap[0][0] if self.pt_heap else None
+        return self.pt_timers.first()
 
     def hold(self) -> int:
         holds, kernel, store = self.holds, self.kernel, self.store
-        while holds:
-            hold, _, key, window = holds[0]
-            if kernel.is_current_hold(store.get(key), hold, window):
-                return hold
-            heapq.heappop(holds)
+        times, at = holds.times, holds.at
+        if times and not store:   # no window state left, so no hold stands (e.g. batch's end)
+            times.clear()
+            at.clear()
+        while times:
+            hold = times[0]
+            bucket = at[hold]
+            while bucket:   # any one current entry holds at this time; drop stale ones
+                if kernel.is_current_hold(store.get(bucket[-2]), hold, bucket[-1]):
+                    return hold
+                del bucket[-2:]
+            holds.pop_first()
         return MAX_MICROS
 
     def set_out_wm(self, wm: int) -> None:

@@ -1,0 +1,87 @@
+"""The local runner's fast paths give exactly what the general paths give.
+
+- the kernel's plain-watermark-trigger path (DefaultTrigger, AfterWatermark(), Repeatedly of
+  it): compared with the kernel run through the trigger objects (`_wm_slot` off);
+- Sessions' incremental merge (`Sessions._merge_new`): compared with merge_windows over all
+  of a key's active windows (`WindowFn._merge_new`).
+
+Random TestStreams (late data, watermark and processing-time steps), every window kind, all
+three accumulation modes, timestamp combiners and allowed lateness; everything collected,
+in order, with panes and diffs."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import pomset as pm
+from pomset.triggers import kernel as kernel_mod
+from pomset.windowing.windowfns import WindowFn
+
+WINDOWS = [lambda: pm.GlobalWindows(), lambda: pm.FixedWindows(10), lambda: pm.SlidingWindows(20, 5),
+           lambda: pm.Sessions(7)]
+TRIGGERS = [lambda: None, lambda: pm.DefaultTrigger(), lambda: pm.AfterWatermark(),
+            lambda: pm.Repeatedly(pm.AfterWatermark()),
+            lambda: pm.AfterWatermark(early=pm.AfterCount(2), late=pm.AfterCount(1))]
+MODES = [pm.AccumulationMode.DISCARDING, pm.AccumulationMode.ACCUMULATING,
+         pm.AccumulationMode.RETRACTING]
+COMBINERS = [pm.TimestampCombiner.OUTPUT_AT_EOW, pm.TimestampCombiner.OUTPUT_AT_EARLIEST,
+             pm.TimestampCombiner.OUTPUT_AT_LATEST]
+
+
+def _run(seed: int) -> list:
+    rng = random.Random(seed)
+    stream = pm.TestStream()
+    wm = 0
+    for _ in range(rng.randrange(3, 25)):
+        stream.add_elements([pm.TimestampedValue((rng.randrange(3), rng.randrange(1, 9)),
+                                                 rng.randrange(0, 80))
+                             for _ in range(rng.randrange(1, 5))])
+        r = rng.random()
+        if r < 0.35:
+            wm += rng.randrange(0, 15)
+            stream.advance_watermark_to(wm)
+        elif r < 0.5:
+            stream.advance_processing_time(rng.randrange(1, 5))
+    stream.advance_watermark_to_infinity()
+    kwargs = dict(accumulation_mode=rng.choice(MODES), allowed_lateness=rng.choice([0, 5, 30]),
+                  timestamp_combiner=rng.choice(COMBINERS))
+    trigger = rng.choice(TRIGGERS)()
+    if trigger is not None:
+        kwargs["trigger"] = trigger
+    p = pm.Pipeline(options=pm.PipelineOptions(["--quiet", "--bundle_size=3"]))
+    windowed = p | stream | pm.WindowInto(rng.choice(WINDOWS)(), **kwargs)
+    sums = windowed | pm.CombinePerKey(sum)
+    groups = windowed | pm.GroupByKey()
+    again = (sums | pm.Map(lambda kv: (kv[0] % 2, kv[1])) | pm.CombinePerKey(sum))
+    result = p.run()
+    return [[(wv.value, wv.ts, wv.window, wv.pane, wv.diff) for wv in result.collect(pc)]
+            for pc in (sums, groups, again)] + [result.metrics()]
+
+
+@pytest.mark.parametrize("seed", range(150))
+def test_fast_paths_match_general_paths(seed, monkeypatch):
+    fast = _run(seed)
+    monkeypatch.setattr(kernel_mod, "_plain_watermark_slot", lambda trigger: None)
+    monkeypatch.setattr(pm.Sessions, "_merge_new", WindowFn._merge_new)
+    general = _run(seed)
+    assert fast == general
+
+
+def test_plain_watermark_slot():
+    slot = kernel_mod._plain_watermark_slot
+    assert slot(pm.DefaultTrigger()) == 1
+    assert slot(pm.Repeatedly(pm.AfterWatermark())) == 1
+    assert slot(pm.AfterWatermark()) == 0
+    assert slot(pm.AfterWatermark(late=pm.AfterCount(1))) is None
+    assert slot(pm.AfterWatermark(early=pm.AfterCount(1))) is None
+    assert slot(pm.Repeatedly(pm.AfterCount(2))) is None
+
+
+def test_sessions_subclass_overriding_merge_windows_is_not_merged_incrementally():
+    class Custom(pm.Sessions):
+        def merge_windows(self, windows):
+            return []
+
+    assert Custom._merge_new is WindowFn._merge_new
+    assert pm.Sessions._merge_new is not WindowFn._merge_new
