@@ -179,7 +179,7 @@ class TestConstruction:
         # for its own window
         _ = (p | pm.Create([TV(("a", 5), 5), TV(("a", 0), 5)]) | pm.WindowInto(ByValue())
              | pm.GroupByKey())
-        with pytest.raises(pm.UserCodeError, match="after that window ends"):
+        with pytest.raises(pm.UserCodeError, match="which that window does not contain"):
             p.run()
 
     def test_flatten_of_differently_windowed_inputs(self):
@@ -467,3 +467,16 @@ class TestOptions:
             MyOptions(["--other=1"])
         with pytest.raises(AttributeError):
             opts.missing_option
+
+
+def test_data_dependent_window_starting_after_the_element_is_rejected_at_run_time():
+    class Ahead(pm.WindowFn):
+        def assign_windows(self, timestamp, element):
+            start = element[1]               # needs the element, so checked per element
+            return [pm.IntervalWindow(start, start + 10)]
+
+    p = new()
+    _ = (p | pm.Create([TV(("a", 5), 5), TV(("a", 8), 5)]) | pm.WindowInto(Ahead())
+         | pm.GroupByKey())
+    with pytest.raises(pm.UserCodeError, match=r"IntervalWindow\(8, 18\).*does not contain"):
+        p.run()

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import copy
 import datetime as _dt
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Union
 
 from ..triggers import AccumulationMode, Trigger
 from ..triggers.reducers import BufferReducer, CombineReducer
-from ..windowing import (GLOBAL_WINDOW, BoundedWindow, GlobalWindows, MIN_MICROS, Timestamp, TimestampCombiner,
+from ..windowing import (GLOBAL_WINDOW, NO_FIRING, BoundedWindow, GlobalWindows, MIN_MICROS, Timestamp, TimestampCombiner,
                          TimestampedValue, WindowedValue, WindowFn, AssignedWindows,
                          duration_micros)
 from ..triggers.strategy import WindowingStrategy
@@ -63,16 +63,23 @@ class Create(Source):
         return kind_of_values(v.value if isinstance(v, (TimestampedValue, WindowedValue)) else v
                               for v in self.values)
 
-    def elements(self) -> List[WindowedValue]:
-        out = []
-        for v in self.values:
-            if isinstance(v, WindowedValue):
-                out.append(v)
-            elif isinstance(v, TimestampedValue):
-                out.append(WindowedValue(v.value, Timestamp.from_micros(v.ts)))
-            else:
-                out.append(WindowedValue(v, Timestamp.from_micros(MIN_MICROS)))
-        return out
+    def bundles(self, size: int) -> Iterator[List[WindowedValue]]:
+        """Fresh WindowedValues for the values, `size` at a time (made per bundle, so a large
+        Create does not keep an element object per value alive for the whole run)."""
+        values = self.values
+        for i in range(0, len(values), size):
+            bundle = []
+            append = bundle.append
+            for v in values[i:i + size]:
+                if type(v) is TimestampedValue:
+                    append(WindowedValue.raw(v.value, v.ts, GLOBAL_WINDOW, NO_FIRING, 1))
+                elif isinstance(v, WindowedValue):
+                    append(WindowedValue.raw(v.value, v.ts, v.window, v.pane, v.diff))
+                elif isinstance(v, TimestampedValue):
+                    append(WindowedValue.raw(v.value, v.ts, GLOBAL_WINDOW, NO_FIRING, 1))
+                else:
+                    append(WindowedValue.raw(v, MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1))
+            yield bundle
 
 
 # --- ParDo ---------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ function asked for (its timestamp, window or pane).
 from __future__ import annotations
 
 import inspect
+from operator import attrgetter
 from typing import Any, Callable, Iterable, Optional
 
 
@@ -82,9 +83,9 @@ class DeadLetter:
 
 
 _TIME_PARAMS = {
-    id(DoFn.TimestampParam): lambda wv: wv.timestamp,
-    id(DoFn.WindowParam): lambda wv: wv.window,
-    id(DoFn.PaneInfoParam): lambda wv: wv.pane,
+    id(DoFn.TimestampParam): attrgetter("timestamp"),
+    id(DoFn.WindowParam): attrgetter("window"),
+    id(DoFn.PaneInfoParam): attrgetter("pane"),
 }
 
 
@@ -98,6 +99,13 @@ def context_params(fn: Callable) -> dict:
             if id(p.default) in _TIME_PARAMS}
 
 
+def _positional(fn: Callable, names: list) -> bool:
+    """Whether the context params are exactly the positional parameters after the element."""
+    params = list(inspect.signature(fn).parameters.values())
+    return [p.name for p in params[1:]] == names and all(
+        p.kind is p.POSITIONAL_OR_KEYWORD for p in params)
+
+
 def make_invoker(fn: Callable, has_side: bool) -> Callable[[Any, Any, tuple, dict], Any]:
     """A closure calling `fn(value, *side_args, <context params>, **side_kwargs)`."""
     params = context_params(fn)
@@ -106,6 +114,12 @@ def make_invoker(fn: Callable, has_side: bool) -> Callable[[Any, Any, tuple, dic
     if not params:
         return lambda value, wv, args, kwargs: fn(value, *args, **kwargs)
     items = tuple(params.items())
+    if not has_side and _positional(fn, [name for name, _ in items]):
+        if len(items) == 1:
+            get = items[0][1]
+            return lambda value, wv, args, kwargs: fn(value, get(wv))
+        getters = tuple(get for _, get in items)
+        return lambda value, wv, args, kwargs: fn(value, *[g(wv) for g in getters])
 
     def invoke(value, wv, args, kwargs):
         extra = {name: get(wv) for name, get in items}

@@ -37,6 +37,10 @@ class SequentialExecutor:
         self.inputs_of = {id(s): [self.producer_of[id(pc)] for pc in
                                   list(s.node.inputs) + [x.pcoll for x in s.node.side_inputs]]
                           for s in self.stages}
+        for stage in self.stages:   # topological order: producers decide before consumers
+            stage.owned = bool(stage.node.inputs) and all(
+                len(pc.consumers) == 1 and id(pc) not in self.record
+                and self.producer_of[id(pc)].makes_fresh(pc.tag) for pc in stage.node.inputs)
 
     def deliver(self, stage: Stage, tag: Optional[str], bundle: list) -> None:
         pc = stage.node.outputs[tag]

@@ -31,6 +31,10 @@ class Stage:
         self.in_wms = [MIN_MICROS] * self.n_inputs
         self.out_wm = MIN_MICROS
         self.pt = 0
+        # True when this stage's main-input elements are its alone (their PCollection has this
+        # one consumer, is not recorded, and its producer made them fresh): it may then update
+        # them in place instead of allocating new ones. Set by the executor when wiring.
+        self.owned = False
         self.received = 0
         self.emitted: Dict[Optional[str], int] = {tag: 0 for tag in node.outputs}
 
@@ -41,6 +45,10 @@ class Stage:
 
     def receive(self, index: int, bundle: list) -> None:
         raise NotImplementedError
+
+    def makes_fresh(self, tag: Optional[str]) -> bool:
+        """Whether every element this stage emits on `tag` is referenced by nothing else."""
+        return True
 
     def advance(self) -> None:
         """The input watermarks moved: fire what is due."""
@@ -84,28 +92,7 @@ class SourceStage(Stage):
         """Bundles of WindowedValues read from the source."""
         t = self.node.transform
         if isinstance(t, Create):
-            if type(t).elements is not Create.elements:
-                elements = t.elements()
-                for i in range(0, len(elements), size):
-                    yield elements[i:i + size]
-                return
-            # What Create.elements() gives, made one bundle at a time: a large Create then
-            # does not keep a WindowedValue per element alive (and scanned by the garbage
-            # collector) for the whole run.
-            values = t.values
-            for i in range(0, len(values), size):
-                bundle = []
-                append = bundle.append
-                for v in values[i:i + size]:
-                    if type(v) is TimestampedValue:
-                        append(raw(v.value, v.ts, _GLOBAL, _NO_FIRING, 1))
-                    elif isinstance(v, WindowedValue):
-                        append(v)
-                    elif isinstance(v, TimestampedValue):
-                        append(raw(v.value, v.ts, _GLOBAL, _NO_FIRING, 1))
-                    else:
-                        append(raw(v, MIN_MICROS, _GLOBAL, _NO_FIRING, 1))
-                yield bundle
+            yield from t.bundles(size)
             return
         dead_tag = getattr(t, "dead_letter_tag", None)
         dead: list = []
@@ -156,7 +143,7 @@ class AssignWindowsStage(Stage):
         if self.fn is None:
             self.emit(None, bundle)
             return
-        assign, check = self.fn._assign, self.check
+        assign, check, owned = self.fn._assign, self.check, self.owned
         out = []
         append = out.append
         for wv in bundle:
@@ -164,19 +151,34 @@ class AssignWindowsStage(Stage):
                 windows = assign(wv.ts, wv.value)
             except Exception as e:
                 raise self.fail(wv.value, e) from e
-            for w in windows:
-                if check and w.max_ts < wv.ts:
-                    raise UserCodeError(
-                        f"transform {self.label!r}: {self.fn!r} assigned {w!r} to an element at "
-                        f"{wv.timestamp!r}, after that window ends (element {wv.value!r})")
-                append(raw(wv.value, wv.ts, w, wv.pane, wv.diff))
+            if check:
+                self._check(windows, wv)
+            if owned and len(windows) == 1:
+                wv.window = windows[0]
+                append(wv)
+            else:
+                for w in windows:
+                    append(raw(wv.value, wv.ts, w, wv.pane, wv.diff))
         self.emit(None, out)
+
+    def _check(self, windows: list, wv: WindowedValue) -> None:
+        for w in windows:
+            if not (getattr(w, "start_us", MIN_MICROS) <= wv.ts <= w.max_ts):
+                raise UserCodeError(
+                    f"transform {self.label!r}: {self.fn!r} assigned {w!r} to an element at "
+                    f"{wv.timestamp!r}, which that window does not contain (element {wv.value!r})")
+
+    def makes_fresh(self, tag: Optional[str]) -> bool:
+        return self.fn is not None or self.owned
 
 
 class FlattenStage(Stage):
     def receive(self, index: int, bundle: list) -> None:
         self.received += len(bundle)
         self.emit(None, bundle)
+
+    def makes_fresh(self, tag: Optional[str]) -> bool:
+        return self.owned
 
 
 class ParDoStage(Stage):
@@ -271,18 +273,25 @@ class ParDoStage(Stage):
         append = main.append
         direct, invoke = self.direct, self.invoke
         args, kwargs = self.t.args, self.t.kwargs
+        owned = self.owned
         for wv in bundle:
             try:
                 r = direct(wv.value) if direct is not None else invoke(wv.value, wv, args, kwargs)
-                tr = type(r)
-                if tr is TimestampedValue:
-                    append(raw(r.value, r.ts, wv.window, wv.pane, wv.diff))
-                elif tr is TaggedOutput:
-                    self._out(r, wv, outs)
-                else:
-                    append(raw(r, wv.ts, wv.window, wv.pane, wv.diff))
             except Exception as e:
                 raise self.fail(wv.value, e) from e
+            tr = type(r)
+            if tr is TaggedOutput:
+                self._out(r, wv, outs)
+            elif owned:
+                if tr is TimestampedValue:
+                    wv.value, wv.ts = r.value, r.ts
+                else:
+                    wv.value = r
+                append(wv)
+            elif tr is TimestampedValue:
+                append(raw(r.value, r.ts, wv.window, wv.pane, wv.diff))
+            else:
+                append(raw(r, wv.ts, wv.window, wv.pane, wv.diff))
         for tag, items in outs.items():
             self.emit(tag, items)
 
@@ -347,8 +356,8 @@ class ParDoStage(Stage):
                 raise ValueError(f"output tag {tag!r} was not declared; declare it with "
                                  f".with_outputs({tag!r})")
         target = outs[tag]
-        if type(item) is WindowedValue:
-            target.append(item)
+        if type(item) is WindowedValue:   # copied: a DoFn may yield one object twice
+            target.append(raw(item.value, item.ts, item.window, item.pane, item.diff))
         elif wv is None:
             if type(item) is TimestampedValue:
                 target.append(raw(item.value, item.ts, _GLOBAL, _NO_FIRING, 1))
@@ -358,6 +367,9 @@ class ParDoStage(Stage):
             target.append(raw(item.value, item.ts, wv.window, wv.pane, wv.diff))
         else:
             target.append(raw(item, wv.ts, wv.window, wv.pane, wv.diff))
+
+    def makes_fresh(self, tag: Optional[str]) -> bool:
+        return tag is not None or self.call != "filter" or self.owned
 
     def metrics(self) -> Dict[str, int]:
         out = super().metrics()
