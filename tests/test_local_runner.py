@@ -105,9 +105,7 @@ def _host(ops, strategy, roundtrip: bool) -> list:
             for t in due:
                 timers.remove(t)
                 _, time, key, window = t
-                ks = store.get(key)
-                if kernel.is_current_timer(ks, domain, time, window):
-                    kernel.on_timer(ks, key, window, domain, out)
+                kernel.on_timer(store.get(key), key, window, domain, time, out)
             drain()
 
     for op, a, b, c in ops:

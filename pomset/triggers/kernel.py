@@ -9,7 +9,7 @@ Written once, hosted by every runner. The host owns storage, timers and the cloc
 - it drains `timer_requests` ((domain, time, key, window): call `on_timer` for that key once
   the watermark or clock reaches `time`) and `hold_requests` ((hold, key, window): the output
   watermark must not pass `hold` while that window still has that hold), both lazily valid:
-  `is_current_timer` / `is_current_hold` tell whether a request still stands.
+  `on_timer` ignores a request that no longer stands, `is_current_hold` tells whether a hold does.
 
 Semantics follow Beam (default trigger, PaneInfo, timestamp combiners, allowed lateness,
 garbage collection, ON_TIME panes emitted even when empty) and the paper where Beam is silent
@@ -28,6 +28,7 @@ from .definitions import (EVENT_TIME, PROCESSING_TIME, AfterWatermark, DefaultTr
 from .strategy import WindowingStrategy
 
 EARLY, ON_TIME, LATE = PaneTiming.EARLY, PaneTiming.ON_TIME, PaneTiming.LATE
+_raw = WindowedValue.raw
 
 # A window's first pane (index 0, hence non-speculative index 0, or -1 when early) by
 # (early, on time, is last): most windows emit only this one, so it is not rebuilt each time.
@@ -126,6 +127,8 @@ class GroupAlsoByWindow:
         # reducer.add for diff == +1 without the diff dispatch, when the reducer offers it
         self._add_one = getattr(reducer, "add_one", None)
         self._wm_slot = _plain_watermark_slot(self.trigger)
+        # a pane's single datum, for reducers that always produce exactly one (combines)
+        self._output = getattr(reducer, "output", None)
         self.timer_requests: list = []
         self.hold_requests: list = []
 
@@ -153,14 +156,12 @@ class GroupAlsoByWindow:
         else:
             rec.acc = self.reducer.add(rec.acc, value, diff)
         rec.pending = True
-        if self.eow:    # _hold, inlined for the default timestamp combiner
-            t = rec.window.max_ts
-            if t != rec.hold and t >= k.out_wm:
-                rec.hold = t
-                self.hold_requests.append((t, key, rec.window))
-        else:
-            self._hold(rec, key, ts)
         slot = self._wm_slot
+        if slot is None or not self.eow:
+            self._hold(rec, key, ts)
+        # else: the plain watermark trigger fires a window's pending pane, output at its end,
+        # as soon as the input watermark passes that end (before the host moves the output
+        # watermark), and late elements at once: such a hold could never bind.
         if slot is not None and rec.pt is None and wm <= rec.window.max_ts:
             # Fast paths for the plain watermark trigger (Beam's default) while the watermark
             # has not passed the window, where the trigger calls below reduce to:
@@ -187,14 +188,21 @@ class GroupAlsoByWindow:
             self._fire(ks, key, rec, out)
         self._schedule(key, rec)
 
-    def on_timer(self, ks: KeyState, key: Any, window: Any, domain: str, out: list) -> None:
-        """A requested wake-up for `window` is due: fire if the trigger says so, collect garbage."""
-        rec = ks.get(window)
+    def on_timer(self, ks: Optional[KeyState], key: Any, window: Any, domain: str, time: int,
+                 out: list) -> None:
+        """The wake-up requested for `window` at `time` is due: fire if the trigger says so,
+        collect garbage. A request that no longer stands (the window's wake-up moved, or the
+        window is gone) is ignored, so the host may keep stale requests and deliver them all."""
+        rec = ks.get(window) if ks else None
         if rec is None:
             return
         if domain == EVENT_TIME:
+            if rec.et != time:
+                return
             rec.et = None
         else:
+            if rec.pt != time:
+                return
             rec.pt = None
         k = self.k
         if not rec.closed:
@@ -213,10 +221,6 @@ class GroupAlsoByWindow:
         self._schedule(key, rec)
 
     # --- host helpers ---------------------------------------------------------------------
-    def is_current_timer(self, ks: Optional[KeyState], domain: str, time: int, window: Any) -> bool:
-        rec = ks.get(window) if ks else None
-        return rec is not None and (rec.et if domain == EVENT_TIME else rec.pt) == time
-
     def is_current_hold(self, ks: Optional[KeyState], hold: int, window: Any) -> bool:
         rec = ks.get(window) if ks else None
         return rec is not None and rec.hold == hold
@@ -304,16 +308,19 @@ class GroupAlsoByWindow:
             ts = window.max_ts if self.eow or rec.hold is None else rec.hold
             if self.retracting:
                 for value, rts, rwin, diff in rec.retract:
-                    out.append(WindowedValue.raw(value, rts, rwin, pane, -diff))
+                    out.append(_raw(value, rts, rwin, pane, -diff))
                 for value, rts, rwin, diff in rec.last_out:
-                    out.append(WindowedValue.raw(value, rts, rwin, pane, -diff))
+                    out.append(_raw(value, rts, rwin, pane, -diff))
                 rec.retract = ()
                 rec.last_out = last = []
-            for value, diff in self.reducer.outputs(rec.acc):
-                kv = (key, value)
-                out.append(WindowedValue.raw(kv, ts, window, pane, diff))
-                if self.retracting:
-                    last.append((kv, ts, window, diff))
+            if self._output is not None and not self.retracting:
+                out.append(_raw((key, self._output(rec.acc)), ts, window, pane, 1))
+            else:
+                for value, diff in self.reducer.outputs(rec.acc):
+                    kv = (key, value)
+                    out.append(_raw(kv, ts, window, pane, diff))
+                    if self.retracting:
+                        last.append((kv, ts, window, diff))
             if self.discarding:
                 rec.acc = self.reducer.create()
         rec.pending = False

@@ -104,12 +104,16 @@ class CombineReducer:
         return self.fn.merge_accumulators(list(accs))
 
     def outputs(self, acc: Any) -> List[Tuple[Any, int]]:
+        return [(self.output(acc), 1)]
+
+    def output(self, acc: Any) -> Any:
+        """A pane's one output, a datum (the kernel's fast path for combines)."""
         out = self.fn.extract_output(acc)
         if out is acc and not isinstance(out, _IMMUTABLE):
             # extract_output returned the (mutable) accumulator itself (ToList, the base
             # CombineFn): copy it, or later panes would rewrite this one and its retraction
             out = out[:] if type(out) is list else copy.deepcopy(out)
-        return [(out, 1)]
+        return out
 
 
 _IMMUTABLE = (int, float, complex, str, bytes, bool, tuple, frozenset, type(None))

@@ -450,20 +450,15 @@ class GroupStage(Stage):
                 (et if domain == EVENT_TIME else pt).add(time, key, window)
             k.timer_requests.clear()
         if k.hold_requests:
-            times, at = self.holds.times, self.holds.at
-            for hold, key, window in k.hold_requests:   # _TimeBuckets.add, inlined
-                bucket = at.get(hold)
-                if bucket is None:
-                    bucket = at[hold] = []
-                    heapq.heappush(times, hold)
-                bucket.append(key)
-                bucket.append(window)
+            add = self.holds.add
+            for hold, key, window in k.hold_requests:
+                add(hold, key, window)
             k.hold_requests.clear()
 
     def _fire_due(self, timers: _TimeBuckets, domain: str, now: int) -> None:
         kernel, store, out = self.kernel, self.store, []
         times, at = timers.times, timers.at
-        is_current, on_timer = kernel.is_current_timer, kernel.on_timer
+        on_timer = kernel.on_timer
         while times and times[0] <= now:
             time = times[0]
             bucket = at[time]
@@ -474,13 +469,11 @@ class GroupStage(Stage):
                 key, window = bucket[i], bucket[i + 1]
                 i += 2
                 ks = store.get(key)
-                if not is_current(ks, domain, time, window):
-                    continue
                 try:
-                    on_timer(ks, key, window, domain, out)
+                    on_timer(ks, key, window, domain, time, out)
                 except Exception as e:
                     raise self.fail(key, e) from e
-                if not ks:
+                if ks is not None and not ks:
                     del store[key]
                 if kernel.timer_requests or kernel.hold_requests:
                     self._drain()
