@@ -321,7 +321,7 @@ class GroupAlsoByWindow:
                     out.append(_raw(kv, ts, window, pane, diff))
                     if self.retracting:
                         last.append((kv, ts, window, diff))
-            if self.discarding:
+            if self.discarding and not is_last:
                 rec.acc = self.reducer.create()
         rec.pending = False
         rec.hold = None

@@ -26,7 +26,10 @@ class Timestamp:
     __slots__ = ("micros",)
 
     def __init__(self, seconds: Union[int, float] = 0, micros: int = 0) -> None:
-        self.micros = int(round(seconds * MICROS_PER_SECOND)) + int(micros)
+        if type(seconds) is int:
+            self.micros = seconds * MICROS_PER_SECOND + int(micros)
+        else:
+            self.micros = int(round(seconds * MICROS_PER_SECOND)) + int(micros)
 
     @classmethod
     def from_micros(cls, micros: int) -> "Timestamp":
