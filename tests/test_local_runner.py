@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import pomset as pm
 from pomset.triggers.definitions import EVENT_TIME
-from pomset.triggers.kernel import GroupAlsoByWindow
+from pomset.triggers.kernel import GroupAlsoByWindow, KeyState
 from pomset.triggers.reducers import CombineReducer
 from pomset.triggers.strategy import WindowingStrategy
 from pomset.windowing import MAX_MICROS, to_micros
@@ -110,7 +110,7 @@ def _host(ops, strategy, roundtrip: bool) -> list:
 
     for op, a, b, c in ops:
         if op == "el":
-            ks = store.setdefault(a, {})
+            ks = store.setdefault(a, KeyState())
             for w in strategy.window_fn._assign(c, b):
                 kernel.process(ks, a, b, c, w, 1, out)
             drain()

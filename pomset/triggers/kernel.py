@@ -18,7 +18,9 @@ merged into it, then emits the new value).
 """
 from __future__ import annotations
 
+import bisect
 import pickle
+from operator import attrgetter
 from typing import Any, Dict, List, Optional, Sequence
 
 from ..windowing import MIN_MICROS, PaneInfo, PaneTiming, TimestampCombiner, WindowedValue
@@ -29,6 +31,7 @@ from .strategy import WindowingStrategy
 
 EARLY, ON_TIME, LATE = PaneTiming.EARLY, PaneTiming.ON_TIME, PaneTiming.LATE
 _raw = WindowedValue.raw
+_start = attrgetter("start_us")
 
 # A window's first pane (index 0, hence non-speculative index 0, or -1 when early) by
 # (early, on time, is last): most windows emit only this one, so it is not rebuilt each time.
@@ -79,7 +82,25 @@ class WindowRec:
             setattr(self, s, v)
 
 
-KeyState = Dict[Any, WindowRec]
+class KeyState(dict):
+    """One key's state: its active windows (window -> WindowRec) and, for merging WindowFns,
+    `order`, the same windows sorted by start, so merging looks only at neighbours."""
+
+    __slots__ = ("order",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.order: List[Any] = []
+
+    def __reduce__(self):
+        return (_key_state, (list(self.items()), self.order))
+
+
+def _key_state(items: list, order: list) -> KeyState:
+    ks = KeyState()
+    ks.update(items)
+    ks.order = order
+    return ks
 
 
 def _plain_watermark_slot(trigger: Trigger) -> Optional[int]:
@@ -217,6 +238,8 @@ class GroupAlsoByWindow:
             if not rec.closed and (rec.pending or not rec.nonearly):
                 self._fire(ks, key, rec, out, final=True)
             del ks[window]
+            if self.merging:
+                _remove_sorted(ks.order, window)
             return
         self._schedule(key, rec)
 
@@ -336,9 +359,13 @@ class GroupAlsoByWindow:
             return window
         fresh = WindowRec(window, self.reducer.create(), self.n_trigger)
         ks[window] = fresh
+        order = ks.order
+        bisect.insort(order, window, key=_start)
         target = window
-        for group, merged in self.window_fn._merge_new(ks, window):
+        for group, merged in self.window_fn._merge_new(order, window):
             sources = [ks.pop(w) for w in group]
+            for w in group:
+                _remove_sorted(order, w)
             rec = WindowRec(merged, self.reducer.merge([s.acc for s in sources if s.acc is not None]),
                             self.n_trigger)
             rec.pending = any(s.pending for s in sources)
@@ -363,6 +390,7 @@ class GroupAlsoByWindow:
                 raise ValueError(f"{self.window_fn!r}.merge_windows produced {merged!r}, which is "
                                  f"already an active window outside the merged group {group!r}")
             ks[merged] = rec
+            bisect.insort(order, merged, key=_start)
             if rec.hold is not None:
                 self.hold_requests.append((rec.hold, key, merged))
             if window in group:
@@ -370,3 +398,11 @@ class GroupAlsoByWindow:
         if target is window and ks.get(window) is not fresh:
             raise ValueError(f"{self.window_fn!r}.merge_windows lost window {window!r}")
         return target
+
+
+def _remove_sorted(order: List[Any], window: Any) -> None:
+    """Remove `window` from windows sorted by start (several may share a start)."""
+    i = bisect.bisect_left(order, window.start_us, key=_start)
+    while order[i] != window:
+        i += 1
+    del order[i]

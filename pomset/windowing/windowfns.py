@@ -6,12 +6,15 @@ public `assign_windows(timestamp, element)` and, to merge, `merge_windows(window
 """
 from __future__ import annotations
 
+import bisect
+from operator import attrgetter
 from typing import Any, Iterable, List, Sequence, Tuple
 
 from .time import MICROS_PER_SECOND, Timestamp, duration_micros, to_micros
 from .windows import GLOBAL_WINDOW, BoundedWindow, IntervalWindow
 
 MergeResult = List[Tuple[List[BoundedWindow], BoundedWindow]]
+_max_ts = attrgetter("max_ts")
 
 
 class WindowFn:
@@ -37,10 +40,10 @@ class WindowFn:
         """Group the active windows of one key: [(windows_to_merge, merged_window), ...]."""
         raise NotImplementedError(f"{type(self).__name__} is not a merging WindowFn")
 
-    def _merge_new(self, active: Iterable[BoundedWindow], new: BoundedWindow) -> MergeResult:
-        """merge_windows over one key's active windows, `new` (just added) among them. The
-        other active windows are the result of earlier merges, which a built-in may use to
-        look only at what `new` can merge with."""
+    def _merge_new(self, active: Sequence[BoundedWindow], new: BoundedWindow) -> MergeResult:
+        """merge_windows over one key's active windows (sorted by start), `new` (just added)
+        among them. The other active windows are the result of earlier merges, which a
+        built-in may use to look only at what `new` can merge with."""
         return self.merge_windows(list(active))
 
     def is_merging(self) -> bool:
@@ -177,12 +180,18 @@ class Sessions(WindowFn):
     def merge_windows(self, windows: Sequence[BoundedWindow]) -> MergeResult:
         return merge_overlapping(windows)
 
-    def _merge_new(self, active: Iterable[BoundedWindow], new: BoundedWindow) -> MergeResult:
-        # The other active windows came out of earlier merges, so no two of them overlap: the
-        # only group is `new` with the windows it overlaps, and merge_overlapping over all of
-        # them gives exactly that group (sorted) and its span. Skips sorting every window.
+    def _merge_new(self, active: Sequence[BoundedWindow], new: BoundedWindow) -> MergeResult:
+        # The other active windows came out of earlier merges, so no two of them overlap and,
+        # sorted by start, they are sorted by end too: the only group is `new` with the
+        # windows it overlaps, a run found by bisection, and merge_overlapping over that run
+        # gives exactly that group and its span.
         lo, hi = new.start_us, new.max_ts
-        group = [w for w in active if w.start_us <= hi and w.max_ts >= lo]
+        i = bisect.bisect_left(active, lo, key=_max_ts)
+        group = []
+        while i < len(active) and active[i].start_us <= hi:
+            if active[i].max_ts >= lo:
+                group.append(active[i])
+            i += 1
         return merge_overlapping(group) if len(group) > 1 else []
 
     def __repr__(self) -> str:

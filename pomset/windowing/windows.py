@@ -10,6 +10,7 @@ class BoundedWindow:
 
     __slots__ = ()
     max_ts: int
+    start_us: int = MIN_MICROS   # where a window with no start of its own sorts
 
     def max_timestamp(self) -> Timestamp:
         return Timestamp.from_micros(self.max_ts)

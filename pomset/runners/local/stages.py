@@ -11,7 +11,7 @@ from ...sdk.dofn import DeadLetter, TaggedOutput, context_params, make_invoker
 from ...sdk.errors import UserCodeError
 from ...sdk.pvalue import SideInput
 from ...triggers.definitions import EVENT_TIME, PROCESSING_TIME
-from ...triggers.kernel import GroupAlsoByWindow
+from ...triggers.kernel import GroupAlsoByWindow, KeyState
 from ...triggers.reducers import Bag
 from ...windowing import GLOBAL_WINDOW as _GLOBAL
 from ...windowing import MAX_MICROS, MIN_MICROS, TimestampedValue, WindowedValue
@@ -434,7 +434,7 @@ class GroupStage(Stage):
                 raise UserCodeError(f"transform {self.label!r}: key {key!r} is not hashable "
                                     f"(use a tuple or str key)") from None
             if ks is None:
-                ks = store[key] = {}
+                ks = store[key] = KeyState()
             try:
                 process(ks, key, kv[1], wv.ts, wv.window, wv.diff, out)
             except Exception as e:
