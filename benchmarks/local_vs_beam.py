@@ -158,12 +158,14 @@ def worker(args: argparse.Namespace) -> None:
                      "rows": sorted(rows)}, f)
 
 
-def measure(engine: str, shape: str, n: int, args: argparse.Namespace) -> Dict[str, Any]:
+def measure(engine: str, shape: str, n: int, args: argparse.Namespace,
+            hours: Optional[float] = None) -> Dict[str, Any]:
     fd, path = tempfile.mkstemp(suffix=".pkl", prefix=f"bench-{engine}-")
     os.close(fd)
     try:
         cmd = [sys.executable, os.path.abspath(__file__), "--worker", engine, "--shape", shape,
-               "--events", str(n), "--keys", str(args.keys), "--hours", str(args.hours),
+               "--events", str(n), "--keys", str(args.keys),
+               "--hours", str(args.hours if hours is None else hours),
                "--gap", str(args.gap), "--seed", str(args.seed), "--result", path]
         if args.gc_gen0:
             cmd += ["--gc-gen0", str(args.gc_gen0)]
@@ -177,9 +179,10 @@ def measure(engine: str, shape: str, n: int, args: argparse.Namespace) -> Dict[s
     return out
 
 
-def measure_best(engine: str, shape: str, n: int, repeat: int, args: argparse.Namespace) -> Dict[str, Any]:
+def measure_best(engine: str, shape: str, n: int, repeat: int, args: argparse.Namespace,
+                 hours: Optional[float] = None) -> Dict[str, Any]:
     """`repeat` runs, each in a fresh process; the median time, its run's other figures."""
-    runs = [measure(engine, shape, n, args) for _ in range(repeat)]
+    runs = [measure(engine, shape, n, args, hours) for _ in range(repeat)]
     runs.sort(key=lambda r: r["elapsed"])
     out = runs[len(runs) // 2]
     out["times"] = [r["elapsed"] for r in runs]
@@ -227,7 +230,7 @@ def render(rows: List[Dict[str, Any]], args: argparse.Namespace, m: Dict[str, st
         f"(`--events {args.events}`"
         + (f" `--beam-events {args.beam_events}`" if args.beam_events != args.events else "")
         + (f" `--gc-gen0 {args.gc_gen0}`" if args.gc_gen0 else "")
-        + f", {args.keys} keys, event times over {args.hours:g} h, sessions gap {args.gap:g} s, "
+        + f", {args.keys} keys, event times over the hours in each row, sessions gap {args.gap:g} s, "
         f"seed {args.seed}; pomset: median of {args.repeat} runs, Beam: median of "
         f"{args.beam_repeat}).",
         "",
@@ -235,15 +238,16 @@ def render(rows: List[Dict[str, Any]], args: argparse.Namespace, m: Dict[str, st
         f"apache-beam {m['beam']} (DirectRunner, default options), pomset {m['pomset']} "
         f"(local runner, `--quiet --collect=leaves`).",
         "",
-        "| shape | events (pomset / Beam) | pomset time | pomset events/s | Beam time | "
-        "Beam events/s | ratio | peak RSS pomset (baseline) | peak RSS Beam (baseline) | "
-        "results match |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| shape (event-time span) | events per output row | events (pomset / Beam) | pomset time | "
+        "pomset events/s | Beam time | Beam events/s | ratio | peak RSS pomset (baseline) | "
+        "peak RSS Beam (baseline) | results match |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         pmr, bmr = r["pomset"], r["beam"]
         lines.append(
-            f"| {r['shape']} | {pmr['events']:,} / {bmr['events']:,} | {pmr['elapsed']:.2f} s | "
+            f"| {r['shape']} | {r['per_window']:.1f} | {pmr['events']:,} / {bmr['events']:,} | "
+            f"{pmr['elapsed']:.2f} s | "
             f"{pmr['rate']:,.0f} | {bmr['elapsed']:.1f} s | {bmr['rate']:,.0f} | "
             f"**{r['ratio']:.1f}x** | {mb(pmr['peak_kb'])} ({mb(pmr['base_kb'])}) | "
             f"{mb(bmr['peak_kb'])} ({mb(bmr['base_kb'])}) | "
@@ -306,7 +310,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     ap.add_argument("--hours", type=float, default=3.0, help="event times spread over this span")
     ap.add_argument("--gap", type=float, default=60.0, help="Sessions gap in seconds")
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--shapes", default="fixed,sessions")
+    ap.add_argument("--shapes", default="fixed@1,fixed@3,sessions@3",
+                    help="cases, comma-separated: fixed or sessions, each optionally @HOURS of "
+                         "event time (default --hours); fewer hours, more events per window")
     ap.add_argument("--repeat", type=int, default=3, help="pomset runs per shape (median)")
     ap.add_argument("--beam-repeat", type=int, default=1, help="Beam runs per shape (median)")
     ap.add_argument("--gc-gen0", type=int, default=0,
@@ -328,28 +334,32 @@ def main(argv: Optional[List[str]] = None) -> None:
         return profile(args)
 
     rows = []
-    for shape in args.shapes.split(","):
-        print(f"[{shape}] pomset, {args.events:,} events x{args.repeat} ...", flush=True)
-        pmr = measure_best("pomset", shape, args.events, args.repeat, args)
-        print(f"[{shape}]   {pmr['rate']:,.0f} events/s (times {', '.join(f'{t:.2f}s' for t in pmr['times'])})",
+    for case in args.shapes.split(","):
+        shape, _, span = case.partition("@")
+        hours = float(span) if span else args.hours
+        label = f"{shape} ({hours:g} h)"
+        print(f"[{label}] pomset, {args.events:,} events x{args.repeat} ...", flush=True)
+        pmr = measure_best("pomset", shape, args.events, args.repeat, args, hours)
+        print(f"[{label}]   {pmr['rate']:,.0f} events/s (times {', '.join(f'{t:.2f}s' for t in pmr['times'])})",
               flush=True)
-        print(f"[{shape}] Beam DirectRunner, {args.beam_events:,} events x{args.beam_repeat} ...", flush=True)
-        bmr = measure_best("beam", shape, args.beam_events, args.beam_repeat, args)
-        print(f"[{shape}]   {bmr['rate']:,.0f} events/s (times {', '.join(f'{t:.1f}s' for t in bmr['times'])})",
+        print(f"[{label}] Beam DirectRunner, {args.beam_events:,} events x{args.beam_repeat} ...", flush=True)
+        bmr = measure_best("beam", shape, args.beam_events, args.beam_repeat, args, hours)
+        print(f"[{label}]   {bmr['rate']:,.0f} events/s (times {', '.join(f'{t:.1f}s' for t in bmr['times'])})",
               flush=True)
-        same_n = pmr if args.beam_events == args.events else measure("pomset", shape, args.beam_events, args)
+        same_n = pmr if args.beam_events == args.events else measure("pomset", shape, args.beam_events, args, hours)
         match = same_n["rows"] == bmr["rows"]
         if not match:
-            print(f"[{shape}]   RESULTS DIFFER: {first_difference(same_n['rows'], bmr['rows'])}", flush=True)
-        rows.append({"shape": shape, "pomset": pmr, "beam": bmr, "ratio": pmr["rate"] / bmr["rate"],
-                     "match": match, "n_rows": len(bmr["rows"])})
+            print(f"[{label}]   RESULTS DIFFER: {first_difference(same_n['rows'], bmr['rows'])}", flush=True)
+        rows.append({"shape": label, "pomset": pmr, "beam": bmr, "ratio": pmr["rate"] / bmr["rate"],
+                     "match": match, "n_rows": len(bmr["rows"]),
+                     "per_window": args.events / len(bmr["rows"])})
 
     m = machine()
     print()
-    print(f"{'shape':9} {'pomset ev/s':>12} {'Beam ev/s':>10} {'ratio':>7} {'pomset MB':>10} "
+    print(f"{'shape':16} {'pomset ev/s':>12} {'Beam ev/s':>10} {'ratio':>7} {'pomset MB':>10} "
           f"{'Beam MB':>8}  match")
     for r in rows:
-        print(f"{r['shape']:9} {r['pomset']['rate']:12,.0f} {r['beam']['rate']:10,.0f} "
+        print(f"{r['shape']:16} {r['pomset']['rate']:12,.0f} {r['beam']['rate']:10,.0f} "
               f"{r['ratio']:6.1f}x {r['pomset']['peak_kb'] / 1024:10.0f} {r['beam']['peak_kb'] / 1024:8.0f}  "
               f"{'yes' if r['match'] else 'NO'}")
     if not args.no_write:
