@@ -1,27 +1,31 @@
-# `make demo` and `make test` are complete on a fresh machine with Python 3.11:
-# each creates .venv here if missing and installs the project into it first.
+# `make demo` and `make test` are complete on a fresh machine with Python 3.11: each creates
+# .venv here if missing and installs the project into it first. `make bench` also installs
+# apache-beam, which only the benchmark uses.
 PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
 
 .PHONY: demo test bench clean
 
 $(PY):
 	$(shell command -v $(PYTHON) || command -v python3) -m venv $(VENV)
-
-$(STAMP): $(PY) setup.cfg pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
 
-demo: $(STAMP)
+$(VENV)/.installed-test: $(PY) setup.cfg pyproject.toml
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed-test
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+demo: $(VENV)/.installed-test
 	$(PY) examples/dataflow_paper.py --out figures
 
-test: $(STAMP)
+test: $(VENV)/.installed-test
 	$(PY) -m pytest
 
-bench: $(STAMP)
+bench: $(VENV)/.installed-dev
 	$(PY) benchmarks/local_vs_beam.py
 
 clean:
