@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 import pomset as pm
 from pomset.triggers.definitions import EVENT_TIME
-from pomset.triggers.kernel import GroupAlsoByWindow, KeyState
+from pomset.triggers.kernel import GroupAlsoByWindow
 from pomset.triggers.reducers import CombineReducer
 from pomset.triggers.strategy import WindowingStrategy
-from pomset.windowing import MAX_MICROS, to_micros
+from pomset.windowing import MAX_MICROS, NO_FIRING, WindowedValue, to_micros
 
 
 class FakeTerminal(io.StringIO):
@@ -105,14 +105,13 @@ def _host(ops, strategy, roundtrip: bool) -> list:
             for t in due:
                 timers.remove(t)
                 _, time, key, window = t
-                kernel.on_timer(store.get(key), key, window, domain, time, out)
+                kernel.on_timers(store, domain, time, [key, window], out)
             drain()
 
     for op, a, b, c in ops:
         if op == "el":
-            ks = store.setdefault(a, KeyState())
-            for w in strategy.window_fn._assign(c, b):
-                kernel.process(ks, a, b, c, w, 1, out)
+            kernel.process_bundle(store, [WindowedValue.raw((a, b), c, w, NO_FIRING, 1)
+                                          for w in strategy.window_fn._assign(c, b)], out)
             drain()
         elif op == "wm":
             kernel.k.wm = max(kernel.k.wm, a)

@@ -2,14 +2,15 @@
 
 Written once, hosted by every runner. The host owns storage, timers and the clock:
 
-- it keeps one `KeyState` per key (a dict window -> `WindowRec`, plain picklable data) and
-  passes it in with each call;
+- it keeps one `KeyState` per key (a dict window -> `WindowRec`, plain picklable data) in a
+  store (a dict key -> KeyState) that it passes in with each call: `process_bundle` for a
+  bundle of elements, `on_timers` for the wake-ups due at one time;
 - it sets the kernel's time view `k` (input watermark `wm`, processing time `pt`, and the
   stage's last output watermark `out_wm`) before calling;
-- it drains `timer_requests` ((domain, time, key, window): call `on_timer` for that key once
+- it drains `timer_requests` ((domain, time, key, window): pass (key, window) to `on_timers` once
   the watermark or clock reaches `time`) and `hold_requests` ((hold, key, window): the output
   watermark must not pass `hold` while that window still has that hold), both lazily valid:
-  `on_timer` ignores a request that no longer stands, `is_current_hold` tells whether a hold does.
+  `on_timers` ignores a request that no longer stands, `is_current_hold` tells whether a hold does.
 
 Semantics follow Beam (default trigger, PaneInfo, timestamp combiners, allowed lateness,
 garbage collection, ON_TIME panes emitted even when empty) and the paper where Beam is silent
@@ -127,6 +128,17 @@ class Counters:
         self.dropped_closed = 0
 
 
+class ElementError(Exception):
+    """The kernel could not process `element` (a bundle's value, or a due timer's key):
+    `cause` is the exception raised on the way (a reducer's, a WindowFn's), or None when the
+    element is not a (key, value) pair with a hashable key, which the message then says."""
+
+    def __init__(self, element: Any, message: str = "", cause: Optional[BaseException] = None) -> None:
+        super().__init__(message or f"{type(cause).__name__}: {cause}")
+        self.element = element
+        self.cause = cause
+
+
 class GroupAlsoByWindow:
     """Groups one key's elements by window and emits panes as the trigger says."""
 
@@ -148,100 +160,138 @@ class GroupAlsoByWindow:
         # reducer.add for diff == +1 without the diff dispatch, when the reducer offers it
         self._add_one = getattr(reducer, "add_one", None)
         self._wm_slot = _plain_watermark_slot(self.trigger)
-        # a pane's single datum, for reducers that always produce exactly one (combines)
-        self._output = getattr(reducer, "output", None)
+        # a pane's single datum, for reducers that always produce exactly one (combines),
+        # outside retracting mode (which also keeps what each pane emitted)
+        self._single_output = None if self.retracting else getattr(reducer, "output", None)
         self.timer_requests: list = []
         self.hold_requests: list = []
 
     # --- inputs ---------------------------------------------------------------------------
-    def process(self, ks: KeyState, key: Any, value: Any, ts: int, window: Any, diff: int,
-                out: list) -> None:
-        """One element of `key` in its assigned `window`; panes it causes go to `out`."""
+    def process_bundle(self, store: Dict[Any, KeyState], bundle: Sequence[WindowedValue],
+                       out: list) -> None:
+        """A bundle of (key, value) elements, each in its assigned window; `store` holds each
+        key's state (a new key's is added). Panes the elements cause go to `out`. Raises
+        `ElementError` naming the element that could not be processed."""
         k = self.k
         wm = k.wm
-        if window.max_ts + self.lateness < wm:
-            self.counters.dropped_expired += 1
-            return
-        if ts < wm:
-            self.counters.late += 1
-        if self.merging:
-            window = self._merge(ks, key, window)
-        rec = ks.get(window)
-        if rec is None:
-            rec = ks[window] = WindowRec(window, self.reducer.create(), self.n_trigger)
-        elif rec.closed:
-            self.counters.dropped_closed += 1
-            return
-        if diff == 1 and self._add_one is not None:
-            rec.acc = self._add_one(rec.acc, value)
-        else:
-            rec.acc = self.reducer.add(rec.acc, value, diff)
-        rec.pending = True
-        slot = self._wm_slot
-        if slot is None or not self.eow:
-            self._hold(rec, key, ts)
-        # else: the plain watermark trigger fires a window's pending pane, output at its end,
-        # as soon as the input watermark passes that end (before the host moves the output
-        # watermark), and late elements at once: such a hold could never bind.
-        if slot is not None and rec.pt is None and wm <= rec.window.max_ts:
-            # Fast paths for the plain watermark trigger (Beam's default) while the watermark
-            # has not passed the window, where the trigger calls below reduce to:
-            # - armed (state 1) with its wake-up at the end of the window already asked for:
-            #   _on_element changes nothing (no early trigger), _should_fire is False (it fires
-            #   only once wm > max_ts) and _schedule would ask for the same wake-ups again
-            #   (end of window, before the gc time; no processing time): all no-ops;
-            # - unarmed (state None, a new window) with no wake-up asked for: _on_element arms
-            #   it, _should_fire is False, and _schedule asks for one event-time wake-up at the
-            #   end of the window.
-            # tests/test_fast_paths.py checks them against the general path.
-            end = rec.window.max_ts + 1
-            st = rec.ts[slot]
-            if st == 1 and rec.et == end:
-                return
-            if st is None and rec.et is None:
-                rec.ts[slot] = 1
-                rec.et = end
-                self.timer_requests.append((EVENT_TIME, end, key, rec.window))
-                return
-        trigger = self.trigger
-        trigger._on_element(k, rec, 0, value, ts)
-        if trigger._should_fire(k, rec, 0):
-            self._fire(ks, key, rec, out)
-        self._schedule(key, rec)
+        lateness, merging, counters = self.lateness, self.merging, self.counters
+        create, add, add_one = self.reducer.create, self.reducer.add, self._add_one
+        n_trigger, slot, requests = self.n_trigger, self._wm_slot, self.timer_requests
+        # The plain watermark trigger fires a window's pending pane, output at its end, as soon
+        # as the input watermark passes that end (before the host moves the output watermark),
+        # and late elements at once: with OUTPUT_AT_EOW such a hold could never bind.
+        hold = slot is None or not self.eow
+        try:
+            for wv in bundle:
+                kv = wv.value
+                if type(kv) is not tuple or len(kv) != 2:
+                    raise ElementError(kv, f"needs (key, value) pairs, got {kv!r}")
+                key, value = kv
+                try:
+                    ks = store.get(key)
+                except TypeError:
+                    raise ElementError(kv, f"key {key!r} is not hashable (use a tuple or str "
+                                           f"key)") from None
+                if ks is None:
+                    ks = store[key] = KeyState()
+                ts, window = wv.ts, wv.window
+                if window.max_ts + lateness < wm:
+                    counters.dropped_expired += 1
+                    continue
+                if ts < wm:
+                    counters.late += 1
+                if merging:
+                    window = self._merge(ks, key, window)
+                rec = ks.get(window)
+                if rec is None:
+                    rec = ks[window] = WindowRec(window, create(), n_trigger)
+                elif rec.closed:
+                    counters.dropped_closed += 1
+                    continue
+                if add_one is not None and wv.diff == 1:
+                    rec.acc = add_one(rec.acc, value)
+                else:
+                    rec.acc = add(rec.acc, value, wv.diff)
+                rec.pending = True
+                if hold:
+                    self._hold(rec, key, ts)
+                if slot is not None and rec.pt is None and wm <= rec.window.max_ts:
+                    # Fast paths for the plain watermark trigger (Beam's default) while the
+                    # watermark has not passed the window, where _on_element (the general
+                    # path, through the trigger objects) reduces to:
+                    # - armed (state 1) with its wake-up at the end of the window already asked
+                    #   for: the trigger's _on_element changes nothing (no early trigger),
+                    #   _should_fire is False (it fires only once wm > max_ts) and _schedule
+                    #   would ask for the same wake-ups again (end of window, before the gc
+                    #   time; no processing time): all no-ops;
+                    # - unarmed (state None, a new window) with no wake-up asked for:
+                    #   _on_element arms it, _should_fire is False, and _schedule asks for one
+                    #   event-time wake-up at the end of the window.
+                    # tests/test_fast_paths.py checks them against the general path.
+                    end = rec.window.max_ts + 1
+                    st = rec.ts[slot]
+                    if st == 1 and rec.et == end:
+                        continue
+                    if st is None and rec.et is None:
+                        rec.ts[slot] = 1
+                        rec.et = end
+                        requests.append((EVENT_TIME, end, key, rec.window))
+                        continue
+                self._on_element(key, rec, value, ts, out)
+        except ElementError:
+            raise
+        except Exception as e:
+            raise ElementError(wv.value, cause=e) from e
 
-    def on_timer(self, ks: Optional[KeyState], key: Any, window: Any, domain: str, time: int,
-                 out: list) -> None:
-        """The wake-up requested for `window` at `time` is due: fire if the trigger says so,
-        collect garbage. A request that no longer stands (the window's wake-up moved, or the
-        window is gone) is ignored, so the host may keep stale requests and deliver them all."""
-        rec = ks.get(window) if ks else None
-        if rec is None:
-            return
-        if domain == EVENT_TIME:
-            if rec.et != time:
-                return
-            rec.et = None
-        else:
-            if rec.pt != time:
-                return
-            rec.pt = None
+    def on_timers(self, store: Dict[Any, KeyState], domain: str, time: int, entries: list,
+                  out: list) -> None:
+        """The wake-ups requested at `time` in `domain` are due, for `entries` (key, window,
+        key, window, ...: flat, in request order): fire what the trigger says, collect garbage
+        (a key left with no window leaves `store`). A request that no longer stands (the
+        window's wake-up moved, or the window is gone) is ignored, so the host may keep stale
+        requests and deliver them all. Raises `ElementError` naming the key that failed."""
         k = self.k
-        if not rec.closed:
-            slot = self._wm_slot
-            if slot is not None:   # the plain watermark trigger's _should_fire, inlined
-                fire = rec.ts[slot] == 1 and k.wm > rec.window.max_ts
-            else:
-                fire = self.trigger._should_fire(k, rec, 0)
-            if fire:
-                self._fire(ks, key, rec, out)
-        if rec.window.max_ts + self.lateness < k.wm:
-            if not rec.closed and (rec.pending or not rec.nonearly):
-                self._fire(ks, key, rec, out, final=True)
-            del ks[window]
-            if self.merging:
-                _remove_sorted(ks.order, window)
-            return
-        self._schedule(key, rec)
+        wm = k.wm
+        lateness, slot, trigger, merging = self.lateness, self._wm_slot, self.trigger, self.merging
+        event_time = domain == EVENT_TIME
+        fire = self._fire
+        key = None
+        try:
+            for i in range(0, len(entries), 2):
+                key, window = entries[i], entries[i + 1]
+                ks = store.get(key)
+                rec = ks.get(window) if ks else None
+                if rec is None:
+                    if ks is not None and not ks:
+                        del store[key]
+                    continue
+                if event_time:
+                    if rec.et != time:
+                        continue
+                    rec.et = None
+                else:
+                    if rec.pt != time:
+                        continue
+                    rec.pt = None
+                max_ts = window.max_ts
+                if not rec.closed:
+                    if slot is not None:   # the plain watermark trigger's _should_fire, inlined
+                        if rec.ts[slot] == 1 and wm > max_ts:
+                            fire(key, rec, out)
+                    elif trigger._should_fire(k, rec, 0):
+                        fire(key, rec, out)
+                if max_ts + lateness < wm:
+                    if not rec.closed and (rec.pending or not rec.nonearly):
+                        fire(key, rec, out, final=True)
+                    del ks[window]
+                    if merging:
+                        _remove_sorted(ks.order, window)
+                    if not ks:
+                        del store[key]
+                else:
+                    self._schedule(key, rec)
+        except Exception as e:
+            raise ElementError(key, cause=e) from e
 
     # --- host helpers ---------------------------------------------------------------------
     def is_current_hold(self, ks: Optional[KeyState], hold: int, window: Any) -> bool:
@@ -257,6 +307,14 @@ class GroupAlsoByWindow:
         return pickle.loads(data)
 
     # --- internals ------------------------------------------------------------------------
+    def _on_element(self, key: Any, rec: WindowRec, value: Any, ts: int, out: list) -> None:
+        """An element added to `rec`, through the trigger objects: fire if they say so."""
+        trigger = self.trigger
+        trigger._on_element(self.k, rec, 0, value, ts)
+        if trigger._should_fire(self.k, rec, 0):
+            self._fire(key, rec, out)
+        self._schedule(key, rec)
+
     def _hold(self, rec: WindowRec, key: Any, ts: int) -> None:
         """Where the pending pane will be output, and whether that holds the watermark."""
         k = self.k
@@ -292,13 +350,15 @@ class GroupAlsoByWindow:
             if pt is not None:
                 self.timer_requests.append((PROCESSING_TIME, pt, key, rec.window))
 
-    def _fire(self, ks: KeyState, key: Any, rec: WindowRec, out: list, final: bool = False) -> None:
+    def _fire(self, key: Any, rec: WindowRec, out: list, final: bool = False) -> None:
         k = self.k
+        wm = k.wm
         window = rec.window
+        max_ts = window.max_ts
         slot = self._wm_slot
         if final:
             finished = True
-        elif slot is not None and rec.ts[slot] == 1 and k.wm > window.max_ts:
+        elif slot is not None and wm > max_ts and rec.ts[slot] == 1:
             # The plain watermark trigger's on-time firing, inlined: AfterWatermark moves to
             # state 2 and finishes; Repeatedly (slot 1) then resets it and goes on.
             if slot:
@@ -310,40 +370,42 @@ class GroupAlsoByWindow:
                 finished = True
         else:
             finished = self.trigger._on_fire(k, rec, 0)
-        if k.wm <= window.max_ts:
+        if wm <= max_ts:
             timing = EARLY
-        elif rec.nonearly or k.out_wm > window.max_ts:
+        elif rec.nonearly or k.out_wm > max_ts:
             timing = LATE
         else:
             timing = ON_TIME
         if rec.pending or timing is ON_TIME:
-            is_last = finished or window.max_ts + self.lateness < k.wm
-            if rec.index == 0:    # then rec.nonspec is 0 too
+            is_last = finished or max_ts + self.lateness < wm
+            index = rec.index
+            if index == 0:    # then rec.nonspec is 0 too
                 pane = _FIRST_PANES[timing is EARLY, timing is ON_TIME, is_last]
             elif timing is EARLY:
-                pane = PaneInfo(False, is_last, timing, rec.index, -1)
+                pane = PaneInfo(False, is_last, timing, index, -1)
             else:
-                pane = PaneInfo(False, is_last, timing, rec.index, rec.nonspec)
+                pane = PaneInfo(False, is_last, timing, index, rec.nonspec)
             if timing is not EARLY:
                 rec.nonspec += 1
                 rec.nonearly = True
-            rec.index += 1
-            ts = window.max_ts if self.eow or rec.hold is None else rec.hold
-            if self.retracting:
+            rec.index = index + 1
+            ts = max_ts if self.eow or rec.hold is None else rec.hold
+            if self._single_output is not None:
+                out.append(_raw((key, self._single_output(rec.acc)), ts, window, pane, 1))
+            elif self.retracting:
                 for value, rts, rwin, diff in rec.retract:
                     out.append(_raw(value, rts, rwin, pane, -diff))
                 for value, rts, rwin, diff in rec.last_out:
                     out.append(_raw(value, rts, rwin, pane, -diff))
                 rec.retract = ()
                 rec.last_out = last = []
-            if self._output is not None and not self.retracting:
-                out.append(_raw((key, self._output(rec.acc)), ts, window, pane, 1))
-            else:
                 for value, diff in self.reducer.outputs(rec.acc):
                     kv = (key, value)
                     out.append(_raw(kv, ts, window, pane, diff))
-                    if self.retracting:
-                        last.append((kv, ts, window, diff))
+                    last.append((kv, ts, window, diff))
+            else:
+                for value, diff in self.reducer.outputs(rec.acc):
+                    out.append(_raw((key, value), ts, window, pane, diff))
             if self.discarding and not is_last:
                 rec.acc = self.reducer.create()
         rec.pending = False

@@ -11,7 +11,7 @@ from ...sdk.dofn import DeadLetter, TaggedOutput, context_params, make_invoker
 from ...sdk.errors import UserCodeError
 from ...sdk.pvalue import SideInput
 from ...triggers.definitions import EVENT_TIME, PROCESSING_TIME
-from ...triggers.kernel import GroupAlsoByWindow, KeyState
+from ...triggers.kernel import ElementError, GroupAlsoByWindow
 from ...triggers.reducers import Bag
 from ...windowing import GLOBAL_WINDOW as _GLOBAL
 from ...windowing import MAX_MICROS, MIN_MICROS, TimestampedValue, WindowedValue
@@ -401,8 +401,9 @@ class _TimeBuckets:
     def first(self) -> Optional[int]:
         return self.times[0] if self.times else None
 
-    def pop_first(self) -> None:
-        del self.at[heapq.heappop(self.times)]
+    def pop_first(self) -> list:
+        """Remove the first time; returns its entries."""
+        return self.at.pop(heapq.heappop(self.times))
 
 
 class GroupStage(Stage):
@@ -420,27 +421,19 @@ class GroupStage(Stage):
 
     def receive(self, index: int, bundle: list) -> None:
         self.received += len(bundle)
-        kernel, store, out = self.kernel, self.store, []
-        kernel.k.pt = self.pt
-        process = kernel.process
-        for wv in bundle:
-            kv = wv.value
-            if type(kv) is not tuple or len(kv) != 2:
-                raise UserCodeError(f"transform {self.label!r} needs (key, value) pairs, got {kv!r}")
-            key = kv[0]
-            try:
-                ks = store.get(key)
-            except TypeError:
-                raise UserCodeError(f"transform {self.label!r}: key {key!r} is not hashable "
-                                    f"(use a tuple or str key)") from None
-            if ks is None:
-                ks = store[key] = KeyState()
-            try:
-                process(ks, key, kv[1], wv.ts, wv.window, wv.diff, out)
-            except Exception as e:
-                raise self.fail(kv, e) from e
+        out: list = []
+        self.kernel.k.pt = self.pt
+        try:
+            self.kernel.process_bundle(self.store, bundle, out)
+        except ElementError as e:
+            raise self._error(e) from e.cause
         self._drain()
         self.emit(None, out)
+
+    def _error(self, e: ElementError) -> UserCodeError:
+        if e.cause is None:
+            return UserCodeError(f"transform {self.label!r}: {e}")
+        return self.fail(e.element, e.cause)
 
     def _drain(self) -> None:
         k = self.kernel
@@ -457,27 +450,16 @@ class GroupStage(Stage):
 
     def _fire_due(self, timers: _TimeBuckets, domain: str, now: int) -> None:
         kernel, store, out = self.kernel, self.store, []
-        times, at = timers.times, timers.at
-        on_timer = kernel.on_timer
+        times = timers.times
+        # The kernel only asks for wake-ups later than the clock it was shown, so nothing
+        # requested while firing is due now; the loop still takes late additions in order.
         while times and times[0] <= now:
             time = times[0]
-            bucket = at[time]
-            # The kernel only asks for wake-ups later than the clock it was shown, so nothing
-            # requested while firing is due now; the loop still takes late additions in order.
-            i = 0
-            while i < len(bucket):
-                key, window = bucket[i], bucket[i + 1]
-                i += 2
-                ks = store.get(key)
-                try:
-                    on_timer(ks, key, window, domain, time, out)
-                except Exception as e:
-                    raise self.fail(key, e) from e
-                if ks is not None and not ks:
-                    del store[key]
-                if kernel.timer_requests or kernel.hold_requests:
-                    self._drain()
-            timers.pop_first()
+            try:
+                kernel.on_timers(store, domain, time, timers.pop_first(), out)
+            except ElementError as e:
+                raise self._error(e) from e.cause
+            self._drain()
         self.emit(None, out)
 
     def advance(self) -> None:
