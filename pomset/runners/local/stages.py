@@ -307,11 +307,11 @@ class ParDoStage(Stage):
             self.dofn.start_bundle()
         dead_tag = self.dead_tag
         for wv in bundle:
-            if not static_args:
-                args, kwargs = self._side_args(wv.window)
             if dead_tag is not None:   # a failing element's partial outputs are withdrawn
                 marks = [(items, len(items)) for items in outs.values()]
             try:
+                if not static_args:
+                    args, kwargs = self._side_args(wv.window)
                 r = invoke(wv.value, wv, args, kwargs)
                 if call == "map":
                     if type(r) is TimestampedValue:
