@@ -6,23 +6,14 @@ import pytest
 
 import pomset as pm
 
+from combinefns import NoRetract
+
 TV = pm.TimestampedValue
 RETRACTING = pm.AccumulationMode.RETRACTING
 
 
 def new():
     return pm.Pipeline(runner="local")
-
-
-class NoRetract(pm.CombineFn):
-    def create_accumulator(self):
-        return 0
-
-    def add_input(self, acc, v):
-        return acc + v
-
-    def merge_accumulators(self, accs):
-        return sum(accs)
 
 
 class NoMerge(pm.CombineFn):

@@ -9,6 +9,8 @@ import pytest
 
 import pomset as pm
 
+from combinefns import NoRetract
+
 TV = pm.TimestampedValue
 EARLY, ON_TIME, LATE = pm.PaneTiming.EARLY, pm.PaneTiming.ON_TIME, pm.PaneTiming.LATE
 DISCARDING = pm.AccumulationMode.DISCARDING
@@ -358,16 +360,6 @@ class TestSessionRetractions:
 
 
 def test_retracting_requires_retract_input_downstream_too():
-    class NoRetract(pm.CombineFn):
-        def create_accumulator(self):
-            return 0
-
-        def add_input(self, acc, v):
-            return acc + v
-
-        def merge_accumulators(self, accs):
-            return sum(accs)
-
     p = pm.Pipeline(runner="local")
     sums = retracting_sums(p, SRC2)
     with pytest.raises(pm.PipelineConstructionError, match="retract"):
