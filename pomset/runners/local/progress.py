@@ -19,6 +19,7 @@ class Progress:
         self.start = time.monotonic()
         self.last = 0.0
         self.calls = 0
+        self.drawn = 0   # length of the status line on screen, to erase it fully
 
     def tick(self) -> None:
         if not self.enabled:
@@ -37,15 +38,17 @@ class Progress:
             m = s.metrics()
             n = m.get("read", m.get("written", m.get("received", 0)))
             parts.append(f"{s.label.split('/')[-1][:18]}={n}")
-        line = f"[{now - self.start:6.1f}s] " + " ".join(parts)
-        self.stream.write("\r" + line[:200].ljust(80))
+        line = (f"[{now - self.start:6.1f}s] " + " ".join(parts))[:200]
+        self.stream.write("\r" + line.ljust(self.drawn))
+        self.drawn = max(self.drawn, len(line))
         self.stream.flush()
 
     def summary(self, metrics: Dict[str, Dict[str, int]]) -> None:
         if not self.enabled:
             return
         elapsed = time.monotonic() - self.start
-        self.stream.write("\r" + " " * 80 + "\r")
+        if self.drawn:
+            self.stream.write("\r" + " " * self.drawn + "\r")
         self.stream.write(format_summary(metrics, elapsed) + "\n")
         self.stream.flush()
 
