@@ -14,16 +14,18 @@ from .stages import Stage
 class SequentialExecutor:
     """Runs stages one bundle at a time on the calling thread."""
 
-    def __init__(self, stages: List[Stage], record: Dict[int, list]) -> None:
-        self.stages = stages
+    def __init__(self, record: Dict[int, list]) -> None:
+        self.stages: List[Stage] = []
         self.record = record
         self.consumers: Dict[int, Dict[Optional[str], list]] = {}
         self.producer_of: Dict[int, Stage] = {}
         self.pt = 0
         self.on_bundle = None
 
-    def wire(self, by_node: Dict[int, Stage]) -> None:
-        """Connect each stage's outputs to the inputs (main, then side) of its consumers."""
+    def wire(self, stages: List[Stage]) -> None:
+        """Take the stages (in topological order) and connect each one's outputs to the
+        inputs (main, then side) of its consumers."""
+        self.stages = stages
         for stage in self.stages:
             for tag, pc in stage.node.outputs.items():
                 self.producer_of[id(pc)] = stage
@@ -67,9 +69,7 @@ class SequentialExecutor:
                 new = stage.out_wm
             if new > stage.out_wm:
                 stage.out_wm = new
-                set_out = getattr(stage, "set_out_wm", None)
-                if set_out is not None:
-                    set_out(new)
+                stage.set_out_wm(new)
 
     def set_processing_time(self, pt: int) -> None:
         """Move the processing clock; fire processing-time timers due by then, then watermarks."""
@@ -80,6 +80,5 @@ class SequentialExecutor:
         self.propagate()
 
     def next_processing_timer(self) -> Optional[int]:
-        times = [t for s in self.stages if hasattr(s, "next_processing_timer")
-                 for t in [s.next_processing_timer()] if t is not None]
+        times = [t for t in (s.next_processing_timer() for s in self.stages) if t is not None]
         return min(times) if times else None

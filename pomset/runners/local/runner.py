@@ -37,10 +37,9 @@ class LocalRunner:
             for pc in node.outputs.values():
                 if not leaves_only or not pc.consumers:
                     record[id(pc)] = []
-        executor = SequentialExecutor([], record)
+        executor = SequentialExecutor(record)
         stages = [stage_for(node, executor) for node in pipeline.nodes]
-        executor.stages = stages
-        executor.wire({id(s.node): s for s in stages})
+        executor.wire(stages)
         progress = Progress(stages, options.quiet)
         executor.on_bundle = progress.tick
 

@@ -59,6 +59,13 @@ class Stage:
     def hold(self) -> int:
         return MAX_MICROS
 
+    def set_out_wm(self, wm: int) -> None:
+        """The executor moved this stage's output watermark to `wm`."""
+
+    def next_processing_timer(self) -> Optional[int]:
+        """The earliest processing-time wake-up this stage waits for, if any."""
+        return None
+
     def start(self) -> None:
         pass
 
@@ -256,7 +263,6 @@ class ParDoStage(Stage):
         return min((wv.ts for wv in self.pushed_back), default=MAX_MICROS)
 
     def _side_args(self, window: Any):
-        args = []
         views = {}
         for j, side in enumerate(self.sides):
             bag = self.side_data[j].get(self._side_window(j, window))
@@ -269,31 +275,35 @@ class ParDoStage(Stage):
     def _map_bundle(self, bundle: list) -> None:
         """_process for a Map without side inputs or dead letters: the same outputs."""
         outs: Dict[Optional[str], list] = {tag: [] for tag in self.node.outputs}
-        main = outs[None]
-        append = main.append
         direct, invoke = self.direct, self.invoke
         args, kwargs = self.t.args, self.t.kwargs
-        owned = self.owned
+        owned, map_out = self.owned, self._map_out
         for wv in bundle:
             try:
                 r = direct(wv.value) if direct is not None else invoke(wv.value, wv, args, kwargs)
             except Exception as e:
                 raise self.fail(wv.value, e) from e
-            tr = type(r)
-            if tr is TaggedOutput:
-                self._out(r, wv, outs)
-            elif owned:
-                if tr is TimestampedValue:
-                    wv.value, wv.ts = r.value, r.ts
-                else:
-                    wv.value = r
-                append(wv)
-            elif tr is TimestampedValue:
-                append(raw(r.value, r.ts, wv.window, wv.pane, wv.diff))
-            else:
-                append(raw(r, wv.ts, wv.window, wv.pane, wv.diff))
+            map_out(r, wv, outs, owned)
         for tag, items in outs.items():
             self.emit(tag, items)
+
+    def _map_out(self, r: Any, wv: WindowedValue, outs: Dict[Optional[str], list],
+                 owned: bool) -> None:
+        """A Map's result `r` for input `wv`: the input updated in place when the stage owns
+        it, else a new element; a TimestampedValue sets the time, a TaggedOutput the output."""
+        tr = type(r)
+        if tr is TaggedOutput:
+            self._out(r, wv, outs)
+        elif owned:
+            if tr is TimestampedValue:
+                wv.value, wv.ts = r.value, r.ts
+            else:
+                wv.value = r
+            outs[None].append(wv)
+        elif tr is TimestampedValue:
+            outs[None].append(raw(r.value, r.ts, wv.window, wv.pane, wv.diff))
+        else:
+            outs[None].append(raw(r, wv.ts, wv.window, wv.pane, wv.diff))
 
     def _process(self, bundle: list) -> None:
         if self.lean_map:
@@ -303,6 +313,7 @@ class ParDoStage(Stage):
         invoke, call = self.invoke, self.call
         args, kwargs = self.t.args, self.t.kwargs
         static_args = not self.sides
+        side_args: Dict[Any, tuple] = {}   # side data cannot change within a bundle
         if self.dofn is not None:
             self.dofn.start_bundle()
         dead_tag = self.dead_tag
@@ -311,15 +322,13 @@ class ParDoStage(Stage):
                 marks = [(items, len(items)) for items in outs.values()]
             try:
                 if not static_args:
-                    args, kwargs = self._side_args(wv.window)
+                    cached = side_args.get(wv.window)
+                    if cached is None:
+                        cached = side_args[wv.window] = self._side_args(wv.window)
+                    args, kwargs = cached
                 r = invoke(wv.value, wv, args, kwargs)
                 if call == "map":
-                    if type(r) is TimestampedValue:
-                        main.append(raw(r.value, r.ts, wv.window, wv.pane, wv.diff))
-                    elif type(r) is TaggedOutput:
-                        self._out(r, wv, outs)
-                    else:
-                        main.append(raw(r, wv.ts, wv.window, wv.pane, wv.diff))
+                    self._map_out(r, wv, outs, False)
                 elif call == "filter":
                     if r:
                         main.append(wv)
