@@ -655,3 +655,16 @@ def test_an_unbounded_run_leaves_open_windows_unfired():
     _, panes = run(stream_of(e((1, 1)), e((2, 1)), e((4, 1))),
                    pm.WindowInto(pm.GlobalWindows(), trigger=pm.Repeatedly(pm.AfterCount(2))))
     assert summary(panes) == [pane(3, EARLY, 0, -1, first=True)]
+
+
+
+def test_resetting_a_watermark_trigger_resets_early_and_late_even_when_one_object():
+    """The same AfterCount object serves as early and late trigger: it occupies two sets of
+    slots, and a reset (what a parent like Repeatedly does) must clear both."""
+    from pomset.triggers.kernel import TimeView, WindowRec
+    count = pm.AfterCount(2)
+    trigger = pm.AfterWatermark(early=count, late=count)
+    w = WindowRec(pm.IntervalWindow(0, 10), None, trigger._size())
+    w.ts[:] = [2, 1, 1]          # on-time fired; one element counted early and one late
+    trigger._reset(TimeView(), w, 0)
+    assert w.ts == [None, None, None]

@@ -281,8 +281,10 @@ class AfterWatermark(Trigger):
     def _reset(self, k, w, i) -> None:
         w.ts[i] = None
         w.fin[i] = False
-        for t in self.children:
-            t._reset(k, w, i + (self._eo if t is self.early else self._lo))
+        if self.early is not None:
+            self.early._reset(k, w, i + self._eo)
+        if self.late is not None:
+            self.late._reset(k, w, i + self._lo)
 
     def _on_merge(self, k, w, i, sources) -> None:
         states = [s.ts[i] for s in sources]
