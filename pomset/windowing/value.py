@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from .pane import NO_FIRING, PaneInfo
-from .time import Timestamp, TimeLike, to_micros
+from .time import Timestamp, TimeLike, timestamp_at, to_micros
 from .windows import GLOBAL_WINDOW, BoundedWindow
 
 
@@ -33,7 +33,7 @@ class WindowedValue:
 
     @property
     def timestamp(self) -> Timestamp:
-        return Timestamp.from_micros(self.ts)
+        return timestamp_at(self.ts)
 
     def with_value(self, value: Any) -> "WindowedValue":
         return WindowedValue.raw(value, self.ts, self.window, self.pane, self.diff)
@@ -61,11 +61,11 @@ class TimestampedValue:
 
     def __init__(self, value: Any, timestamp: TimeLike) -> None:
         self.value = value
-        self.ts = to_micros(timestamp)
+        self.ts = timestamp.micros if type(timestamp) is Timestamp else to_micros(timestamp)
 
     @property
     def timestamp(self) -> Timestamp:
-        return Timestamp.from_micros(self.ts)
+        return timestamp_at(self.ts)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, TimestampedValue) and (self.value, self.ts) == (other.value, other.ts)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .time import (GLOBAL_WINDOW_MAX_MICROS, MIN_MICROS, Timestamp, TimeLike,
-                   format_seconds, to_micros)
+                   format_seconds, timestamp_at, to_micros)
 
 
 class BoundedWindow:
@@ -13,7 +13,7 @@ class BoundedWindow:
     start_us: int = MIN_MICROS   # where a window with no start of its own sorts
 
     def max_timestamp(self) -> Timestamp:
-        return Timestamp.from_micros(self.max_ts)
+        return timestamp_at(self.max_ts)
 
     @property
     def end_micros(self) -> int:
@@ -45,11 +45,11 @@ class IntervalWindow(BoundedWindow):
 
     @property
     def start(self) -> Timestamp:
-        return Timestamp.from_micros(self.start_us)
+        return timestamp_at(self.start_us)
 
     @property
     def end(self) -> Timestamp:
-        return Timestamp.from_micros(self.max_ts + 1)
+        return timestamp_at(self.max_ts + 1)
 
     def contains(self, micros: int) -> bool:
         return self.start_us <= micros <= self.max_ts
