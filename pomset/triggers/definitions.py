@@ -2,7 +2,8 @@
 
 Triggers are immutable values that compose to any depth. Their per-window state lives outside
 them, in the kernel's window record: a list with one slot per node of the trigger tree (`w.ts`)
-and a list of finished flags (`w.fin`), so the state is plain data that pickles and merges.
+and the nodes' finished flags as the bits of an int (`w.fin`, bit `i` for node `i`), so the
+state is plain data that pickles and merges.
 Node `i`'s children sit at fixed slot offsets computed once from subtree sizes.
 
 Built-in triggers implement the slot protocol (`_on_element`, `_should_fire`, `_on_fire`,
@@ -119,7 +120,7 @@ class Trigger:
 
     def _reset(self, k, w, i: int) -> None:
         self.reset(TriggerContext(k, w, i))
-        w.fin[i] = False
+        w.fin &= ~(1 << i)
 
     def _on_merge(self, k, w, i: int, sources: list) -> None:
         self.on_merge(TriggerContext(k, w, i), [s.ts[i] or {} for s in sources])
@@ -185,7 +186,7 @@ class _Composite(Trigger):
 
     def _reset(self, k, w, i) -> None:
         w.ts[i] = None
-        w.fin[i] = False
+        w.fin &= ~(1 << i)
         for t, o in zip(self._subs, self._offsets):
             t._reset(k, w, i + o)
 
@@ -195,14 +196,17 @@ class _Composite(Trigger):
 
 def _merge_child(t: Trigger, k, w, j: int, sources: list) -> None:
     """A child is finished in the merged window only if finished in every source (Beam)."""
-    w.fin[j] = all(s.fin[j] for s in sources)
+    if all(s.fin >> j & 1 for s in sources):
+        w.fin |= 1 << j
+    else:
+        w.fin &= ~(1 << j)
     t._on_merge(k, w, j, sources)
 
 
 class _Leaf(Trigger):
     def _reset(self, k, w, i) -> None:
         w.ts[i] = None
-        w.fin[i] = False
+        w.fin &= ~(1 << i)
 
     def _wake(self, k, w, i, domain) -> Optional[int]:
         return None
@@ -280,7 +284,7 @@ class AfterWatermark(Trigger):
 
     def _reset(self, k, w, i) -> None:
         w.ts[i] = None
-        w.fin[i] = False
+        w.fin &= ~(1 << i)
         if self.early is not None:
             self.early._reset(k, w, i + self._eo)
         if self.late is not None:
@@ -447,27 +451,27 @@ class AfterAny(_Composite):
 
     def _on_element(self, k, w, i, value, ts) -> None:
         for t, o in zip(self._subs, self._offsets):
-            if not w.fin[i + o]:
+            if not w.fin >> (i + o) & 1:
                 t._on_element(k, w, i + o, value, ts)
 
     def _should_fire(self, k, w, i) -> bool:
-        return any(not w.fin[i + o] and t._should_fire(k, w, i + o)
+        return any(not w.fin >> (i + o) & 1 and t._should_fire(k, w, i + o)
                    for t, o in zip(self._subs, self._offsets))
 
     def _on_fire(self, k, w, i) -> bool:
         ready = [(t, o) for t, o in zip(self._subs, self._offsets)
-                 if not w.fin[i + o] and t._should_fire(k, w, i + o)]
+                 if not w.fin >> (i + o) & 1 and t._should_fire(k, w, i + o)]
         finished = False
         for t, o in ready:
             if t._on_fire(k, w, i + o):
-                w.fin[i + o] = True
+                w.fin |= 1 << (i + o)
                 finished = True
         return finished
 
     def _wake(self, k, w, i, domain) -> Optional[int]:
         out = None
         for t, o in zip(self._subs, self._offsets):
-            if not w.fin[i + o]:
+            if not w.fin >> (i + o) & 1:
                 out = _min(out, t._wake(k, w, i + o, domain))
         return out
 
@@ -482,14 +486,14 @@ class AfterAll(AfterAny):
         return all(c.fires_before_end_of_window() for c in self.children)
 
     def _should_fire(self, k, w, i) -> bool:
-        return all(w.fin[i + o] or t._should_fire(k, w, i + o)
+        return all(w.fin >> (i + o) & 1 or t._should_fire(k, w, i + o)
                    for t, o in zip(self._subs, self._offsets))
 
     def _on_fire(self, k, w, i) -> bool:
         for t, o in zip(self._subs, self._offsets):
-            if not w.fin[i + o] and t._on_fire(k, w, i + o):
-                w.fin[i + o] = True
-        return all(w.fin[i + o] for o in self._offsets)
+            if not w.fin >> (i + o) & 1 and t._on_fire(k, w, i + o):
+                w.fin |= 1 << (i + o)
+        return all(w.fin >> (i + o) & 1 for o in self._offsets)
 
 
 class AfterEach(_Composite):
@@ -513,7 +517,7 @@ class AfterEach(_Composite):
     def _on_fire(self, k, w, i) -> bool:
         c = self._current(w, i)
         if self._subs[c]._on_fire(k, w, i + self._offsets[c]):
-            w.fin[i + self._offsets[c]] = True
+            w.fin |= 1 << (i + self._offsets[c])
             c += 1
             w.ts[i] = c
         return c >= len(self._subs)

@@ -55,7 +55,7 @@ class WindowRec:
     """Everything one key keeps for one active window."""
 
     __slots__ = ("window", "acc", "pending", "hold", "ts", "fin", "closed", "index",
-                 "nonspec", "nonearly", "last_out", "retract", "et", "pt")
+                 "nonspec", "last_out", "retract", "et", "pt")
 
     def __init__(self, window: Any, acc: Any, n_trigger: int) -> None:
         self.window = window
@@ -63,11 +63,10 @@ class WindowRec:
         self.pending = False     # elements arrived since the last pane
         self.hold: Optional[int] = None   # output timestamp of the pending pane, if it holds the watermark
         self.ts: List[Any] = [None] * n_trigger     # trigger state, one slot per trigger node
-        self.fin: List[bool] = [False] * n_trigger  # finished flags, one per trigger node
+        self.fin = 0             # finished flags: bit i for trigger node i
         self.closed = False      # root trigger finished: later elements are dropped
         self.index = 0           # next pane index
-        self.nonspec = 0         # next non-speculative pane index
-        self.nonearly = False    # an ON_TIME or LATE pane was emitted
+        self.nonspec = 0         # next non-speculative pane index (> 0: an ON_TIME or LATE pane was emitted)
         # Both sequences are replaced, never mutated in place, so the empty tuple serves as
         # "none" without allocating two lists per window.
         self.last_out: Sequence[Any] = ()   # (value, ts, window, diff) emitted by the last pane (retracting)
@@ -254,7 +253,7 @@ class GroupAlsoByWindow:
         wm = k.wm
         lateness, slot, trigger, merging = self.lateness, self._wm_slot, self.trigger, self.merging
         event_time = domain == EVENT_TIME
-        fire = self._fire
+        fire, single, eow = self._fire, self._single_output, self.eow
         key = None
         try:
             for i in range(0, len(entries), 2):
@@ -277,11 +276,22 @@ class GroupAlsoByWindow:
                 if not rec.closed:
                     if slot is not None:   # the plain watermark trigger's _should_fire, inlined
                         if rec.ts[slot] == 1 and wm > max_ts:
-                            fire(key, rec, out)
+                            if single is not None and rec.index == 0 and max_ts + lateness < wm:
+                                # _fire for a single-datum pane that is the window's first and,
+                                # as the window expires below, its last: ON_TIME (sent even
+                                # when empty) unless the output watermark already passed it
+                                on_time = k.out_wm <= max_ts
+                                if rec.pending or on_time:
+                                    ts = max_ts if eow or rec.hold is None else rec.hold
+                                    out.append(_raw((key, single(rec.acc)), ts, window,
+                                                    _FIRST_PANES[False, on_time, True], 1))
+                                rec.closed = True
+                            else:
+                                fire(key, rec, out)
                     elif trigger._should_fire(k, rec, 0):
                         fire(key, rec, out)
                 if max_ts + lateness < wm:
-                    if not rec.closed and (rec.pending or not rec.nonearly):
+                    if not rec.closed and (rec.pending or not rec.nonspec):
                         fire(key, rec, out, final=True)
                     del ks[window]
                     if merging:
@@ -363,7 +373,7 @@ class GroupAlsoByWindow:
             # state 2 and finishes; Repeatedly (slot 1) then resets it and goes on.
             if slot:
                 rec.ts[1] = None
-                rec.fin[1] = False
+                rec.fin &= ~2
                 finished = False
             else:
                 rec.ts[0] = 2
@@ -372,7 +382,7 @@ class GroupAlsoByWindow:
             finished = self.trigger._on_fire(k, rec, 0)
         if wm <= max_ts:
             timing = EARLY
-        elif rec.nonearly or k.out_wm > max_ts:
+        elif rec.nonspec or k.out_wm > max_ts:
             timing = LATE
         else:
             timing = ON_TIME
@@ -387,7 +397,6 @@ class GroupAlsoByWindow:
                 pane = PaneInfo(False, is_last, timing, index, rec.nonspec)
             if timing is not EARLY:
                 rec.nonspec += 1
-                rec.nonearly = True
             rec.index = index + 1
             ts = max_ts if self.eow or rec.hold is None else rec.hold
             if self._single_output is not None:
@@ -439,7 +448,6 @@ class GroupAlsoByWindow:
             rec.closed = all(s.closed for s in sources)
             rec.index = max(s.index for s in sources)
             rec.nonspec = max(s.nonspec for s in sources)
-            rec.nonearly = any(s.nonearly for s in sources)
             retract: list = []
             for s in sources:
                 retract.extend(s.retract)
