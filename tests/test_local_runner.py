@@ -93,8 +93,11 @@ def _host(ops, strategy, roundtrip: bool) -> list:
     out: list = []
 
     def drain():
-        timers.extend(kernel.timer_requests)
-        kernel.timer_requests.clear()
+        for domain, at in kernel.timer_requests.items():
+            for time, entries in at.items():
+                timers.extend((domain, time, entries[i], entries[i + 1])
+                              for i in range(0, len(entries), 2))
+            at.clear()
         kernel.hold_requests.clear()
 
     def fire(domain, now):

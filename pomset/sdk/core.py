@@ -49,6 +49,9 @@ class Source(Primitive):
         return {None: PCollection(None, None, None, _default_strategy(), self.bounded, self.kind())}
 
 
+_TIMED = (TimestampedValue, WindowedValue)
+
+
 class Create(Source):
     """A bounded PCollection of the given values; `TimestampedValue`s carry their event time,
     other values get the minimum timestamp, all in the global window."""
@@ -66,19 +69,17 @@ class Create(Source):
     def bundles(self, size: int) -> Iterator[List[WindowedValue]]:
         """Fresh WindowedValues for the values, `size` at a time (made per bundle, so a large
         Create does not keep an element object per value alive for the whole run)."""
-        values = self.values
+        values, raw = self.values, WindowedValue.raw
         for i in range(0, len(values), size):
             bundle = []
             append = bundle.append
             for v in values[i:i + size]:
-                if type(v) is TimestampedValue:
-                    append(WindowedValue.raw(v.value, v.ts, GLOBAL_WINDOW, NO_FIRING, 1))
+                if not isinstance(v, _TIMED):
+                    append(raw(v, MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1))
                 elif isinstance(v, WindowedValue):
-                    append(WindowedValue.raw(v.value, v.ts, v.window, v.pane, v.diff))
-                elif isinstance(v, TimestampedValue):
-                    append(WindowedValue.raw(v.value, v.ts, GLOBAL_WINDOW, NO_FIRING, 1))
+                    append(raw(v.value, v.ts, v.window, v.pane, v.diff))
                 else:
-                    append(WindowedValue.raw(v, MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1))
+                    append(raw(v.value, v.ts, GLOBAL_WINDOW, NO_FIRING, 1))
             yield bundle
 
 

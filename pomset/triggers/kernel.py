@@ -7,8 +7,9 @@ Written once, hosted by every runner. The host owns storage, timers and the cloc
   bundle of elements, `on_timers` for the wake-ups due at one time;
 - it sets the kernel's time view `k` (input watermark `wm`, processing time `pt`, and the
   stage's last output watermark `out_wm`) before calling;
-- it drains `timer_requests` ((domain, time, key, window): pass (key, window) to `on_timers` once
-  the watermark or clock reaches `time`) and `hold_requests` ((hold, key, window): the output
+- it drains `timer_requests` (domain -> time -> [key, window, key, window, ...] in request
+  order: pass those entries to `on_timers` once the watermark or clock reaches `time`) and
+  `hold_requests` ((hold, key, window): the output
   watermark must not pass `hold` while that window still has that hold), both lazily valid:
   `on_timers` ignores a request that no longer stands, `is_current_hold` tells whether a hold does.
 
@@ -162,7 +163,7 @@ class GroupAlsoByWindow:
         # a pane's single datum, for reducers that always produce exactly one (combines),
         # outside retracting mode (which also keeps what each pane emitted)
         self._single_output = None if self.retracting else getattr(reducer, "output", None)
-        self.timer_requests: list = []
+        self.timer_requests: Dict[str, Dict[int, list]] = {EVENT_TIME: {}, PROCESSING_TIME: {}}
         self.hold_requests: list = []
 
     # --- inputs ---------------------------------------------------------------------------
@@ -175,7 +176,7 @@ class GroupAlsoByWindow:
         wm = k.wm
         lateness, merging, counters = self.lateness, self.merging, self.counters
         create, add, add_one = self.reducer.create, self.reducer.add, self._add_one
-        n_trigger, slot, requests = self.n_trigger, self._wm_slot, self.timer_requests
+        n_trigger, slot, requests = self.n_trigger, self._wm_slot, self.timer_requests[EVENT_TIME]
         # The plain watermark trigger fires a window's pending pane, output at its end, as soon
         # as the input watermark passes that end (before the host moves the output watermark),
         # and late elements at once: with OUTPUT_AT_EOW such a hold could never bind.
@@ -234,7 +235,11 @@ class GroupAlsoByWindow:
                     if st is None and rec.et is None:
                         rec.ts[slot] = 1
                         rec.et = end
-                        requests.append((EVENT_TIME, end, key, rec.window))
+                        entries = requests.get(end)
+                        if entries is None:
+                            entries = requests[end] = []
+                        entries.append(key)
+                        entries.append(window)
                         continue
                 self._on_element(key, rec, value, ts, out)
         except ElementError:
@@ -354,11 +359,19 @@ class GroupAlsoByWindow:
             et = gc
         if et != rec.et:
             rec.et = et
-            self.timer_requests.append((EVENT_TIME, et, key, rec.window))
+            self._request(EVENT_TIME, et, key, rec.window)
         if pt != rec.pt:
             rec.pt = pt
             if pt is not None:
-                self.timer_requests.append((PROCESSING_TIME, pt, key, rec.window))
+                self._request(PROCESSING_TIME, pt, key, rec.window)
+
+    def _request(self, domain: str, time: int, key: Any, window: Any) -> None:
+        at = self.timer_requests[domain]
+        entries = at.get(time)
+        if entries is None:
+            entries = at[time] = []
+        entries.append(key)
+        entries.append(window)
 
     def _fire(self, key: Any, rec: WindowRec, out: list, final: bool = False) -> None:
         k = self.k

@@ -6,7 +6,7 @@ Both take values with a diff (+1 datum, -1 retraction) and give a pane's outputs
 from __future__ import annotations
 
 import copy
-from typing import Any, Iterable, List, Tuple
+from typing import Any, Callable, Iterable, List, Tuple
 
 
 class Bag:
@@ -89,9 +89,7 @@ class CombineReducer:
         self._retract = combine_fn.retract_input
         # add(acc, value, +1), without the diff dispatch: the kernel's per-element fast path
         self.add_one = combine_fn.add_input
-
-    def create(self) -> Any:
-        return self.fn.create_accumulator()
+        self.create: Callable[[], Any] = combine_fn.create_accumulator
 
     def add(self, acc: Any, value: Any, diff: int) -> Any:
         if diff == 1:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import heapq
 import traceback
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from ...sdk.core import Create, Flatten, GroupByKey, ParDo, Source, WindowInto
 from ...sdk.dofn import DeadLetter, TaggedOutput, context_params, make_invoker
@@ -400,12 +400,15 @@ class _TimeBuckets:
         self.at: Dict[int, list] = {}
 
     def add(self, time: int, key: Any, window: Any) -> None:
+        self.extend(time, (key, window))
+
+    def extend(self, time: int, entries: Sequence[Any]) -> None:
+        """Entries (key, window, key, window, ...) due at `time`, after those already there."""
         bucket = self.at.get(time)
         if bucket is None:
             bucket = self.at[time] = []
             heapq.heappush(self.times, time)
-        bucket.append(key)
-        bucket.append(window)
+        bucket += entries
 
     def first(self) -> Optional[int]:
         return self.times[0] if self.times else None
@@ -446,11 +449,12 @@ class GroupStage(Stage):
 
     def _drain(self) -> None:
         k = self.kernel
-        if k.timer_requests:
-            et, pt = self.et_timers, self.pt_timers
-            for domain, time, key, window in k.timer_requests:
-                (et if domain == EVENT_TIME else pt).add(time, key, window)
-            k.timer_requests.clear()
+        for domain, at in k.timer_requests.items():
+            if at:
+                timers = self.et_timers if domain == EVENT_TIME else self.pt_timers
+                for time, entries in at.items():
+                    timers.extend(time, entries)
+                at.clear()
         if k.hold_requests:
             add = self.holds.add
             for hold, key, window in k.hold_requests:
