@@ -52,7 +52,7 @@ class WindowFn:
     def is_builtin(self) -> bool:
         return type(self)._assign is not WindowFn._assign
 
-    def _assign(self, ts: int, value: Any) -> List[BoundedWindow]:
+    def _assign(self, ts: int, value: Any) -> Sequence[BoundedWindow]:
         return list(self.assign_windows(Timestamp.from_micros(ts), value))
 
     def side_input_window(self, main_window: BoundedWindow) -> BoundedWindow:
@@ -89,8 +89,8 @@ _CACHE_LIMIT = 4096
 class FixedWindows(WindowFn):
     """Tumbling windows of `size` seconds, aligned to `offset`."""
 
-    # The windows recently assigned, by start µs: elements of one window share one window
-    # object (fewer allocations; dict lookups downstream hit by identity). A slot, so it is
+    # The windows recently assigned, by start µs, each as the (immutable) sequence _assign
+    # returns: elements of one window share one window object (fewer allocations; dict lookups downstream hit by identity). A slot, so it is
     # not in __dict__ and takes no part in equality or repr.
     __slots__ = ("_cache",)
 
@@ -101,15 +101,15 @@ class FixedWindows(WindowFn):
         self.offset_us = duration_micros(offset) % self.size_us
         self._cache: dict = {}
 
-    def _assign(self, ts: int, value: Any) -> List[BoundedWindow]:
+    def _assign(self, ts: int, value: Any) -> Sequence[BoundedWindow]:
         start = ts - (ts - self.offset_us) % self.size_us
         cache = self._cache
-        w = cache.get(start)
-        if w is None:
+        assigned = cache.get(start)
+        if assigned is None:
             if len(cache) >= _CACHE_LIMIT:
                 cache.clear()
-            w = cache[start] = IntervalWindow.from_micros(start, start + self.size_us)
-        return [w]
+            assigned = cache[start] = (IntervalWindow.from_micros(start, start + self.size_us),)
+        return assigned
 
     def __repr__(self) -> str:
         return f"FixedWindows({self.size_us / MICROS_PER_SECOND:g})"
