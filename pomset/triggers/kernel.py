@@ -219,20 +219,21 @@ class GroupAlsoByWindow:
                     # Fast paths for the plain watermark trigger (Beam's default) while the
                     # watermark has not passed the window, where _on_element (the general
                     # path, through the trigger objects) reduces to:
-                    # - armed (state 1) with its wake-up at the end of the window already asked
-                    #   for: the trigger's _on_element changes nothing (no early trigger),
-                    #   _should_fire is False (it fires only once wm > max_ts) and _schedule
-                    #   would ask for the same wake-ups again (end of window, before the gc
-                    #   time; no processing time): all no-ops;
+                    # - its wake-up at the end of the window asked for: then the trigger is
+                    #   armed (state 1; unarmed or fired it would have asked for no wake-up or
+                    #   the gc time, which is the end only with no allowed lateness, and
+                    #   only after the watermark passed the window), so its _on_element
+                    #   changes nothing (no early trigger), _should_fire is False (it fires
+                    #   only once wm > max_ts) and _schedule would ask for the same wake-ups
+                    #   again (end of window, before the gc time; no processing time);
                     # - unarmed (state None, a new window) with no wake-up asked for:
                     #   _on_element arms it, _should_fire is False, and _schedule asks for one
                     #   event-time wake-up at the end of the window.
                     # tests/test_fast_paths.py checks them against the general path.
                     end = rec.window.max_ts + 1
-                    st = rec.ts[slot]
-                    if st == 1 and rec.et == end:
+                    if rec.et == end:
                         continue
-                    if st is None and rec.et is None:
+                    if rec.et is None and rec.ts[slot] is None:
                         rec.ts[slot] = 1
                         rec.et = end
                         entries = requests.get(end)
