@@ -181,6 +181,8 @@ class GroupAlsoByWindow:
         # as the input watermark passes that end (before the host moves the output watermark),
         # and late elements at once: with OUTPUT_AT_EOW such a hold could never bind.
         hold = slot is None or not self.eow
+        if wm == MIN_MICROS and slot is not None and not merging and not hold and add_one:
+            return self._accumulate(store, bundle)
         try:
             for wv in bundle:
                 kv = wv.value
@@ -248,6 +250,44 @@ class GroupAlsoByWindow:
         except Exception as e:
             raise ElementError(wv.value, cause=e) from e
 
+    def _accumulate(self, store: Dict[Any, KeyState], bundle: Sequence[WindowedValue]) -> None:
+        """process_bundle for the plain watermark trigger with non-merging windows, output at
+        their ends, before the watermark has moved (a batch's whole input): nothing can be late
+        or fire, so each element only adds to its window, a new window armed with its one
+        wake-up, at its end (the fast paths' invariant: an existing window is armed)."""
+        create, add, add_one = self.reducer.create, self.reducer.add, self._add_one
+        n_trigger, slot, requests = self.n_trigger, self._wm_slot, self.timer_requests[EVENT_TIME]
+        try:
+            for wv in bundle:
+                kv = wv.value
+                if type(kv) is not tuple or len(kv) != 2:
+                    raise ElementError(kv, f"needs (key, value) pairs, got {kv!r}")
+                key, value = kv
+                try:
+                    ks = store.get(key)
+                except TypeError:
+                    raise ElementError(kv, f"key {key!r} is not hashable (use a tuple or str "
+                                           f"key)") from None
+                if ks is None:
+                    ks = store[key] = KeyState()
+                window = wv.window
+                rec = ks.get(window)
+                if rec is None:
+                    rec = ks[window] = WindowRec(window, create(), n_trigger)
+                    rec.ts[slot] = 1
+                    rec.et = end = window.max_ts + 1
+                    entries = requests.get(end)
+                    if entries is None:
+                        entries = requests[end] = []
+                    entries.append(key)
+                    entries.append(window)
+                rec.acc = add_one(rec.acc, value) if wv.diff == 1 else add(rec.acc, value, wv.diff)
+                rec.pending = True
+        except ElementError:
+            raise
+        except Exception as e:
+            raise ElementError(wv.value, cause=e) from e
+
     def on_timers(self, store: Dict[Any, KeyState], domain: str, time: int, entries: list,
                   out: list) -> None:
         """The wake-ups requested at `time` in `domain` are due, for `entries` (key, window,
@@ -281,19 +321,19 @@ class GroupAlsoByWindow:
                 max_ts = window.max_ts
                 if not rec.closed:
                     if slot is not None:   # the plain watermark trigger's _should_fire, inlined
-                        if rec.ts[slot] == 1 and wm > max_ts:
-                            if single is not None and rec.index == 0 and max_ts + lateness < wm:
-                                # _fire for a single-datum pane that is the window's first and,
-                                # as the window expires below, its last: ON_TIME (sent even
-                                # when empty) unless the output watermark already passed it
-                                on_time = k.out_wm <= max_ts
-                                if rec.pending or on_time:
-                                    ts = max_ts if eow or rec.hold is None else rec.hold
-                                    out.append(_raw((key, single(rec.acc)), ts, window,
-                                                    _FIRST_PANES[False, on_time, True], 1))
-                                rec.closed = True
-                            else:
-                                fire(key, rec, out)
+                        if single is not None and rec.index == 0 and max_ts + lateness < wm:
+                            # _fire for a single-datum pane that is the window's first (so the
+                            # trigger is armed: every element arms it, only firing disarms
+                            # it) and, as the window expires below, its last: ON_TIME (sent
+                            # even when empty) unless the output watermark already passed it
+                            on_time = k.out_wm <= max_ts
+                            if rec.pending or on_time:
+                                ts = max_ts if eow or rec.hold is None else rec.hold
+                                out.append(_raw((key, single(rec.acc)), ts, window,
+                                                _FIRST_PANES[False, on_time, True], 1))
+                            rec.closed = True
+                        elif rec.ts[slot] == 1 and wm > max_ts:
+                            fire(key, rec, out)
                     elif trigger._should_fire(k, rec, 0):
                         fire(key, rec, out)
                 if max_ts + lateness < wm:
