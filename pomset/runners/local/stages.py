@@ -278,28 +278,32 @@ class ParDoStage(Stage):
         direct, invoke = self.direct, self.invoke
         args, kwargs = self.t.args, self.t.kwargs
         owned, map_out = self.owned, self._map_out
+        main = outs[None]
         for wv in bundle:
             try:
                 r = direct(wv.value) if direct is not None else invoke(wv.value, wv, args, kwargs)
             except Exception as e:
                 raise self.fail(wv.value, e) from e
-            map_out(r, wv, outs, owned)
+            if owned:   # the input updated in place
+                tr = type(r)
+                if tr is TimestampedValue:
+                    wv.value, wv.ts = r.value, r.ts
+                    main.append(wv)
+                    continue
+                if tr is not TaggedOutput:
+                    wv.value = r
+                    main.append(wv)
+                    continue
+            map_out(r, wv, outs)
         for tag, items in outs.items():
             self.emit(tag, items)
 
-    def _map_out(self, r: Any, wv: WindowedValue, outs: Dict[Optional[str], list],
-                 owned: bool) -> None:
-        """A Map's result `r` for input `wv`: the input updated in place when the stage owns
-        it, else a new element; a TimestampedValue sets the time, a TaggedOutput the output."""
+    def _map_out(self, r: Any, wv: WindowedValue, outs: Dict[Optional[str], list]) -> None:
+        """A Map's result `r` for input `wv`, as a new element: a TimestampedValue sets the
+        time, a TaggedOutput the output."""
         tr = type(r)
         if tr is TaggedOutput:
             self._out(r, wv, outs)
-        elif owned:
-            if tr is TimestampedValue:
-                wv.value, wv.ts = r.value, r.ts
-            else:
-                wv.value = r
-            outs[None].append(wv)
         elif tr is TimestampedValue:
             outs[None].append(raw(r.value, r.ts, wv.window, wv.pane, wv.diff))
         else:
@@ -328,7 +332,7 @@ class ParDoStage(Stage):
                     args, kwargs = cached
                 r = invoke(wv.value, wv, args, kwargs)
                 if call == "map":
-                    self._map_out(r, wv, outs, False)
+                    self._map_out(r, wv, outs)
                 elif call == "filter":
                     if r:
                         main.append(wv)
