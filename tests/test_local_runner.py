@@ -92,23 +92,24 @@ def _host(ops, strategy, roundtrip: bool) -> list:
     timers: list = []
     out: list = []
 
+    # a timer: (domain, time, key, window, rec), fired in the order of its first four
     def drain():
         for domain, at in kernel.timer_requests.items():
             for time, entries in at.items():
-                timers.extend((domain, time, entries[i], entries[i + 1])
+                timers.extend((domain, time, entries[i], entries[i + 1].window, entries[i + 1])
                               for i in range(0, len(entries), 2))
             at.clear()
         kernel.hold_requests.clear()
 
     def fire(domain, now):
         while True:
-            due = sorted(t for t in timers if t[0] == domain and t[1] <= now)
+            due = sorted((t for t in timers if t[0] == domain and t[1] <= now), key=lambda t: t[:4])
             if not due:
                 return
             for t in due:
                 timers.remove(t)
-                _, time, key, window = t
-                kernel.on_timers(store, domain, time, [key, window], out)
+                _, time, key, _, rec = t
+                kernel.on_timers(store, domain, time, [key, rec], out)
             drain()
 
     for op, a, b, c in ops:
@@ -123,9 +124,13 @@ def _host(ops, strategy, roundtrip: bool) -> list:
         else:
             kernel.k.pt += a
             fire("processing", kernel.k.pt)
-        if roundtrip:
+        if roundtrip:   # restored state: its records ask again for their wake-ups
             store = {k: GroupAlsoByWindow.state_from_bytes(GroupAlsoByWindow.state_to_bytes(v))
                      for k, v in store.items()}
+            timers = [(domain, time, key, rec.window, rec) for key, ks in store.items()
+                      for rec in ks.values()
+                      for domain, time in ((EVENT_TIME, rec.et), ("processing", rec.pt))
+                      if time is not None]
     return [(wv.value, wv.ts, wv.window, wv.pane, wv.diff) for wv in out]
 
 

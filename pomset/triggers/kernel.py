@@ -7,11 +7,12 @@ Written once, hosted by every runner. The host owns storage, timers and the cloc
   bundle of elements, `on_timers` for the wake-ups due at one time;
 - it sets the kernel's time view `k` (input watermark `wm`, processing time `pt`, and the
   stage's last output watermark `out_wm`) before calling;
-- it drains `timer_requests` (domain -> time -> [key, window, key, window, ...] in request
-  order: pass those entries to `on_timers` once the watermark or clock reaches `time`) and
-  `hold_requests` ((hold, key, window): the output
-  watermark must not pass `hold` while that window still has that hold), both lazily valid:
-  `on_timers` ignores a request that no longer stands, `is_current_hold` tells whether a hold does.
+- it drains `timer_requests` (domain -> time -> [key, rec, key, rec, ...] in request order,
+  `rec` the window's `WindowRec`: pass those entries to `on_timers` once the watermark or clock
+  reaches `time`) and `hold_requests` ((hold, key, window): the output watermark must not pass
+  `hold` while that window still has that hold), both lazily valid: `on_timers` ignores a
+  request that no longer stands, `is_current_hold` tells whether a hold does. A host that
+  restores state from bytes asks again for each record's wake-ups (`rec.et`, `rec.pt`).
 
 Semantics follow Beam (default trigger, PaneInfo, timestamp combiners, allowed lateness,
 garbage collection, ON_TIME panes emitted even when empty) and the paper where Beam is silent
@@ -242,7 +243,7 @@ class GroupAlsoByWindow:
                         if entries is None:
                             entries = requests[end] = []
                         entries.append(key)
-                        entries.append(window)
+                        entries.append(rec)
                         continue
                 self._on_element(key, rec, value, ts, out)
         except ElementError:
@@ -280,7 +281,7 @@ class GroupAlsoByWindow:
                     if entries is None:
                         entries = requests[end] = []
                     entries.append(key)
-                    entries.append(window)
+                    entries.append(rec)
                 rec.acc = add_one(rec.acc, value) if wv.diff == 1 else add(rec.acc, value, wv.diff)
                 rec.pending = True
         except ElementError:
@@ -290,8 +291,8 @@ class GroupAlsoByWindow:
 
     def on_timers(self, store: Dict[Any, KeyState], domain: str, time: int, entries: list,
                   out: list) -> None:
-        """The wake-ups requested at `time` in `domain` are due, for `entries` (key, window,
-        key, window, ...: flat, in request order): fire what the trigger says, collect garbage
+        """The wake-ups requested at `time` in `domain` are due, for `entries` (key, rec,
+        key, rec, ...: flat, in request order): fire what the trigger says, collect garbage
         (a key left with no window leaves `store`). A request that no longer stands (the
         window's wake-up moved, or the window is gone) is ignored, so the host may keep stale
         requests and deliver them all. Raises `ElementError` naming the key that failed."""
@@ -303,13 +304,7 @@ class GroupAlsoByWindow:
         key = None
         try:
             for i in range(0, len(entries), 2):
-                key, window = entries[i], entries[i + 1]
-                ks = store.get(key)
-                rec = ks.get(window) if ks else None
-                if rec is None:
-                    if ks is not None and not ks:
-                        del store[key]
-                    continue
+                key, rec = entries[i], entries[i + 1]
                 if event_time:
                     if rec.et != time:
                         continue
@@ -318,6 +313,7 @@ class GroupAlsoByWindow:
                     if rec.pt != time:
                         continue
                     rec.pt = None
+                window = rec.window
                 max_ts = window.max_ts
                 if not rec.closed:
                     if slot is not None:   # the plain watermark trigger's _should_fire, inlined
@@ -339,6 +335,8 @@ class GroupAlsoByWindow:
                 if max_ts + lateness < wm:
                     if not rec.closed and (rec.pending or not rec.nonspec):
                         fire(key, rec, out, final=True)
+                    rec.et = rec.pt = None   # gone: its other requests no longer stand
+                    ks = store[key]
                     del ks[window]
                     if merging:
                         _remove_sorted(ks.order, window)
@@ -400,19 +398,19 @@ class GroupAlsoByWindow:
             et = gc
         if et != rec.et:
             rec.et = et
-            self._request(EVENT_TIME, et, key, rec.window)
+            self._request(EVENT_TIME, et, key, rec)
         if pt != rec.pt:
             rec.pt = pt
             if pt is not None:
-                self._request(PROCESSING_TIME, pt, key, rec.window)
+                self._request(PROCESSING_TIME, pt, key, rec)
 
-    def _request(self, domain: str, time: int, key: Any, window: Any) -> None:
+    def _request(self, domain: str, time: int, key: Any, rec: WindowRec) -> None:
         at = self.timer_requests[domain]
         entries = at.get(time)
         if entries is None:
             entries = at[time] = []
         entries.append(key)
-        entries.append(window)
+        entries.append(rec)
 
     def _fire(self, key: Any, rec: WindowRec, out: list, final: bool = False) -> None:
         k = self.k
@@ -489,6 +487,8 @@ class GroupAlsoByWindow:
         target = window
         for group, merged in self.window_fn._merge_new(order, window):
             sources = [ks.pop(w) for w in group]
+            for s in sources:   # merged away: their requests no longer stand
+                s.et = s.pt = None
             for w in group:
                 _remove_sorted(order, w)
             rec = WindowRec(merged, self.reducer.merge([s.acc for s in sources if s.acc is not None]),
