@@ -664,7 +664,7 @@ def test_resetting_a_watermark_trigger_resets_early_and_late_even_when_one_objec
     from pomset.triggers.kernel import TimeView, WindowRec
     count = pm.AfterCount(2)
     trigger = pm.AfterWatermark(early=count, late=count)
-    w = WindowRec(pm.IntervalWindow(0, 10), None, trigger._size())
+    w = WindowRec(pm.IntervalWindow(0, 10), None, [None] * trigger._size())
     w.ts[:] = [2, 1, 1]          # on-time fired; one element counted early and one late
     trigger._reset(TimeView(), w, 0)
     assert w.ts == [None, None, None]

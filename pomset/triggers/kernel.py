@@ -59,12 +59,14 @@ class WindowRec:
     __slots__ = ("window", "acc", "pending", "hold", "ts", "fin", "closed", "index",
                  "nonspec", "last_out", "retract", "et", "pt")
 
-    def __init__(self, window: Any, acc: Any, n_trigger: int) -> None:
+    def __init__(self, window: Any, acc: Any, ts: Sequence[Any]) -> None:
         self.window = window
         self.acc = acc
         self.pending = False     # elements arrived since the last pane
         self.hold: Optional[int] = None   # output timestamp of the pending pane, if it holds the watermark
-        self.ts: List[Any] = [None] * n_trigger     # trigger state, one slot per trigger node
+        # trigger state, one slot per trigger node: a list, or the kernel's shared tuple for
+        # the plain watermark trigger armed, copied to a list by _fire before it changes
+        self.ts: Sequence[Any] = ts
         self.fin = 0             # finished flags: bit i for trigger node i
         self.closed = False      # root trigger finished: later elements are dropped
         self.index = 0           # next pane index
@@ -161,6 +163,10 @@ class GroupAlsoByWindow:
         # reducer.add for diff == +1 without the diff dispatch, when the reducer offers it
         self._add_one = getattr(reducer, "add_one", None)
         self._wm_slot = _plain_watermark_slot(self.trigger)
+        # the plain watermark trigger's state while armed (AfterWatermark in state 1), shared
+        # by the windows that have not fired: it changes only in _fire, which copies it first
+        self._armed = (None if self._wm_slot is None else
+                       tuple(1 if i == self._wm_slot else None for i in range(self.n_trigger)))
         # a pane's single datum, for reducers that always produce exactly one (combines),
         # outside retracting mode (which also keeps what each pane emitted)
         self._single_output = None if self.retracting else getattr(reducer, "output", None)
@@ -178,6 +184,7 @@ class GroupAlsoByWindow:
         lateness, merging, counters = self.lateness, self.merging, self.counters
         create, add, add_one = self.reducer.create, self.reducer.add, self._add_one
         n_trigger, slot, requests = self.n_trigger, self._wm_slot, self.timer_requests[EVENT_TIME]
+        armed = self._armed
         # The plain watermark trigger fires a window's pending pane, output at its end, as soon
         # as the input watermark passes that end (before the host moves the output watermark),
         # and late elements at once: with OUTPUT_AT_EOW such a hold could never bind.
@@ -207,7 +214,19 @@ class GroupAlsoByWindow:
                     window = self._merge(ks, key, window)
                 rec = ks.get(window)
                 if rec is None:
-                    rec = ks[window] = WindowRec(window, create(), n_trigger)
+                    if slot is not None and wm <= window.max_ts:
+                        # a new window before the watermark passes it: the plain watermark
+                        # trigger's _on_element arms it and _schedule asks for one wake-up
+                        # at its end (the fast path below then takes the element)
+                        rec = ks[window] = WindowRec(window, create(), armed)
+                        rec.et = end = window.max_ts + 1
+                        entries = requests.get(end)
+                        if entries is None:
+                            entries = requests[end] = []
+                        entries.append(key)
+                        entries.append(rec)
+                    else:
+                        rec = ks[window] = WindowRec(window, create(), [None] * n_trigger)
                 elif rec.closed:
                     counters.dropped_closed += 1
                     continue
@@ -229,9 +248,9 @@ class GroupAlsoByWindow:
                     #   changes nothing (no early trigger), _should_fire is False (it fires
                     #   only once wm > max_ts) and _schedule would ask for the same wake-ups
                     #   again (end of window, before the gc time; no processing time);
-                    # - unarmed (state None, a new window) with no wake-up asked for:
-                    #   _on_element arms it, _should_fire is False, and _schedule asks for one
-                    #   event-time wake-up at the end of the window.
+                    # - unarmed (state None, a window new from merging) with no wake-up asked
+                    #   for: _on_element arms it, _should_fire is False, and _schedule asks for
+                    #   one event-time wake-up at the end of the window.
                     # tests/test_fast_paths.py checks them against the general path.
                     end = rec.window.max_ts + 1
                     if rec.et == end:
@@ -257,7 +276,7 @@ class GroupAlsoByWindow:
         or fire, so each element only adds to its window, a new window armed with its one
         wake-up, at its end (the fast paths' invariant: an existing window is armed)."""
         create, add, add_one = self.reducer.create, self.reducer.add, self._add_one
-        n_trigger, slot, requests = self.n_trigger, self._wm_slot, self.timer_requests[EVENT_TIME]
+        armed, requests = self._armed, self.timer_requests[EVENT_TIME]
         try:
             for wv in bundle:
                 kv = wv.value
@@ -274,8 +293,7 @@ class GroupAlsoByWindow:
                 window = wv.window
                 rec = ks.get(window)
                 if rec is None:
-                    rec = ks[window] = WindowRec(window, create(), n_trigger)
-                    rec.ts[slot] = 1
+                    rec = ks[window] = WindowRec(window, create(), armed)
                     rec.et = end = window.max_ts + 1
                     entries = requests.get(end)
                     if entries is None:
@@ -413,6 +431,8 @@ class GroupAlsoByWindow:
         entries.append(rec)
 
     def _fire(self, key: Any, rec: WindowRec, out: list, final: bool = False) -> None:
+        if type(rec.ts) is tuple:   # the shared armed state: this window's own copy changes
+            rec.ts = list(rec.ts)
         k = self.k
         wm = k.wm
         window = rec.window
@@ -480,7 +500,7 @@ class GroupAlsoByWindow:
         """MergeWindows with the new element's window; returns the window it now belongs to."""
         if window in ks:
             return window
-        fresh = WindowRec(window, self.reducer.create(), self.n_trigger)
+        fresh = WindowRec(window, self.reducer.create(), [None] * self.n_trigger)
         ks[window] = fresh
         order = ks.order
         bisect.insort(order, window, key=_start)
@@ -492,7 +512,7 @@ class GroupAlsoByWindow:
             for w in group:
                 _remove_sorted(order, w)
             rec = WindowRec(merged, self.reducer.merge([s.acc for s in sources if s.acc is not None]),
-                            self.n_trigger)
+                            [None] * self.n_trigger)
             rec.pending = any(s.pending for s in sources)
             holds = [s.hold for s in sources if s.hold is not None]
             rec.hold = None
