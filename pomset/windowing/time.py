@@ -27,8 +27,10 @@ class Timestamp:
     __slots__ = ("micros",)
 
     def __init__(self, seconds: Union[int, float] = 0, micros: int = 0) -> None:
-        if type(seconds) is int:
-            self.micros = seconds * MICROS_PER_SECOND + (micros if type(micros) is int else int(micros))
+        if type(micros) is int and seconds == 0:
+            self.micros = micros
+        elif type(seconds) is int:
+            self.micros = seconds * MICROS_PER_SECOND + int(micros)
         else:
             self.micros = int(round(seconds * MICROS_PER_SECOND)) + int(micros)
 
