@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import datetime as _dt
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Union
 
 from ..triggers import AccumulationMode, Trigger
 from ..triggers.reducers import BufferReducer, CombineReducer

@@ -6,7 +6,7 @@ It is the small interface the ordered-parallel executors replace: `deliver`, `pr
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Dict, List, Optional
 
 from .stages import Stage
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gc
 import time
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 from ...sdk.errors import PipelineConstructionError
 from ...sdk.test_stream import ELEMENTS, PROCESSING_TIME, WATERMARK, TestStream

@@ -3,18 +3,18 @@ and an output watermark; they receive bundles and push what they produce downstr
 from __future__ import annotations
 
 import heapq
-import traceback
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from ...sdk.core import Create, Flatten, GroupByKey, ParDo, Source, WindowInto
-from ...sdk.dofn import DeadLetter, TaggedOutput, context_params, make_invoker
+from ...sdk.dofn import DeadLetter
+from ...sdk.element_runner import DoFnRunner, assign_windows, user_code_error
 from ...sdk.errors import UserCodeError
 from ...sdk.pvalue import SideInput
 from ...triggers.definitions import EVENT_TIME, PROCESSING_TIME
 from ...triggers.kernel import ElementError, GroupAlsoByWindow
 from ...triggers.reducers import Bag
 from ...windowing import GLOBAL_WINDOW as _GLOBAL
-from ...windowing import MAX_MICROS, MIN_MICROS, TimestampedValue, WindowedValue
+from ...windowing import MAX_MICROS, MIN_MICROS, WindowedValue
 from ...windowing import NO_FIRING as _NO_FIRING
 
 raw = WindowedValue.raw
@@ -82,9 +82,7 @@ class Stage:
         return out
 
     def fail(self, element: Any, exc: BaseException) -> UserCodeError:
-        tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        return UserCodeError(f"transform {self.label!r} failed on element {element!r}: "
-                             f"{type(exc).__name__}: {exc}\n\nOriginal traceback:\n{tb}")
+        return user_code_error(self.label, element, exc)
 
 
 class SourceStage(Stage):
@@ -139,44 +137,12 @@ class SourceStage(Stage):
 class AssignWindowsStage(Stage):
     """WindowInto: re-assigns each element to its windows (or passes through, for a re-trigger)."""
 
-    def __init__(self, node: Any, executor: Any) -> None:
-        super().__init__(node, executor)
-        t: WindowInto = node.transform
-        self.fn = t.window_fn
-        self.check = self.fn is not None and not self.fn.is_builtin()
-
     def receive(self, index: int, bundle: list) -> None:
         self.received += len(bundle)
-        if self.fn is None:
-            self.emit(None, bundle)
-            return
-        assign, check, owned = self.fn._assign, self.check, self.owned
-        out = []
-        append = out.append
-        for wv in bundle:
-            try:
-                windows = assign(wv.ts, wv.value)
-            except Exception as e:
-                raise self.fail(wv.value, e) from e
-            if check:
-                self._check(windows, wv)
-            if owned and len(windows) == 1:
-                wv.window = windows[0]
-                append(wv)
-            else:
-                for w in windows:
-                    append(raw(wv.value, wv.ts, w, wv.pane, wv.diff))
-        self.emit(None, out)
-
-    def _check(self, windows: list, wv: WindowedValue) -> None:
-        for w in windows:
-            if not (getattr(w, "start_us", MIN_MICROS) <= wv.ts <= w.max_ts):
-                raise UserCodeError(
-                    f"transform {self.label!r}: {self.fn!r} assigned {w!r} to an element at "
-                    f"{wv.timestamp!r}, which that window does not contain (element {wv.value!r})")
+        self.emit(None, assign_windows(self.node.transform, bundle, self.owned, self.label))
 
     def makes_fresh(self, tag: Optional[str]) -> bool:
-        return self.fn is not None or self.owned
+        return self.node.transform.window_fn is not None or self.owned
 
 
 class FlattenStage(Stage):
@@ -189,34 +155,23 @@ class FlattenStage(Stage):
 
 
 class ParDoStage(Stage):
-    """ParDo and its shorthands, with side inputs (elements wait until their side windows are
-    ready), tagged outputs and optional dead-lettering of failing elements."""
+    """ParDo and its shorthands (run by the SDK's DoFnRunner), with side inputs: elements wait
+    until their side windows are ready."""
 
     def __init__(self, node: Any, executor: Any) -> None:
         super().__init__(node, executor)
         t: ParDo = node.transform
         self.t = t
-        self.call = t.call
+        self.runner = DoFnRunner(t, node.outputs, self.label)
         self.sides: List[SideInput] = node.side_inputs
         self.side_data: List[Dict[Any, Bag]] = [{} for _ in self.sides]
         self.pushed_back: List[WindowedValue] = []
-        self.dead_tag = t.dead_letter_tag
-        self.dead_count = 0
-        fn = t.fn.process if self.call == "dofn" else t.fn
-        self.invoke = make_invoker(fn, bool(t.args or t.kwargs))
-        self.dofn = t.fn if self.call == "dofn" else None
-        # Map without side inputs or dead letters runs a lean loop (_map_bundle); the function
-        # is called directly when it takes nothing but the element.
-        self.lean_map = self.call == "map" and not self.sides and self.dead_tag is None
-        self.direct = fn if not (t.args or t.kwargs or context_params(fn)) else None
 
     def start(self) -> None:
-        if self.dofn is not None:
-            self.dofn.setup()
+        self.runner.setup()
 
     def finish(self) -> None:
-        if self.dofn is not None:
-            self.dofn.teardown()
+        self.runner.teardown()
 
     def abort(self) -> None:
         self.finish()
@@ -271,123 +226,18 @@ class ParDoStage(Stage):
         kwargs = {k: views[id(v)] if isinstance(v, SideInput) else v for k, v in self.t.kwargs.items()}
         return args, kwargs
 
-    # --- processing -------------------------------------------------------------------------
-    def _map_bundle(self, bundle: list) -> None:
-        """_process for a Map without side inputs or dead letters: the same outputs."""
-        outs: Dict[Optional[str], list] = {tag: [] for tag in self.node.outputs}
-        direct, invoke = self.direct, self.invoke
-        args, kwargs = self.t.args, self.t.kwargs
-        owned, map_out = self.owned, self._map_out
-        main = outs[None]
-        for wv in bundle:
-            try:
-                r = direct(wv.value) if direct is not None else invoke(wv.value, wv, args, kwargs)
-            except Exception as e:
-                raise self.fail(wv.value, e) from e
-            if owned:   # the input updated in place
-                tr = type(r)
-                if tr is TimestampedValue:
-                    wv.value, wv.ts = r.value, r.ts
-                    main.append(wv)
-                    continue
-                if tr is not TaggedOutput:
-                    wv.value = r
-                    main.append(wv)
-                    continue
-            map_out(r, wv, outs)
-        for tag, items in outs.items():
-            self.emit(tag, items)
-
-    def _map_out(self, r: Any, wv: WindowedValue, outs: Dict[Optional[str], list]) -> None:
-        """A Map's result `r` for input `wv`, as a new element: a TimestampedValue sets the
-        time, a TaggedOutput the output."""
-        tr = type(r)
-        if tr is TaggedOutput:
-            self._out(r, wv, outs)
-        elif tr is TimestampedValue:
-            outs[None].append(raw(r.value, r.ts, wv.window, wv.pane, wv.diff))
-        else:
-            outs[None].append(raw(r, wv.ts, wv.window, wv.pane, wv.diff))
-
     def _process(self, bundle: list) -> None:
-        if self.lean_map:
-            return self._map_bundle(bundle)
-        outs: Dict[Optional[str], list] = {tag: [] for tag in self.node.outputs}
-        main = outs[None]
-        invoke, call = self.invoke, self.call
-        args, kwargs = self.t.args, self.t.kwargs
-        static_args = not self.sides
-        side_args: Dict[Any, tuple] = {}   # side data cannot change within a bundle
-        if self.dofn is not None:
-            self.dofn.start_bundle()
-        dead_tag = self.dead_tag
-        for wv in bundle:
-            if dead_tag is not None:   # a failing element's partial outputs are withdrawn
-                marks = [(items, len(items)) for items in outs.values()]
-            try:
-                if not static_args:
-                    cached = side_args.get(wv.window)
-                    if cached is None:
-                        cached = side_args[wv.window] = self._side_args(wv.window)
-                    args, kwargs = cached
-                r = invoke(wv.value, wv, args, kwargs)
-                if call == "map":
-                    self._map_out(r, wv, outs)
-                elif call == "filter":
-                    if r:
-                        main.append(wv)
-                elif r is not None:
-                    if isinstance(r, (str, bytes, dict)):
-                        raise TypeError(f"{self.label} must return an iterable of outputs, got a "
-                                        f"{type(r).__name__} (wrap a single output in a list)")
-                    for item in r:
-                        self._out(item, wv, outs)
-            except Exception as e:
-                if dead_tag is None:
-                    raise self.fail(wv.value, e) from e
-                for items, n in marks:
-                    del items[n:]
-                self.dead_count += 1
-                letter = DeadLetter(wv.value, self.label, f"{type(e).__name__}: {e}",
-                                    traceback.format_exc())
-                outs[self.dead_tag].append(raw(letter, wv.ts, wv.window, wv.pane, 1))
-        if self.dofn is not None:
-            try:
-                finished = self.dofn.finish_bundle()
-                for item in finished or ():
-                    self._out(item, None, outs)
-            except Exception as e:
-                raise self.fail("<finish_bundle>", e) from e
+        outs = self.runner.process(bundle, self.owned, self._side_args if self.sides else None)
         for tag, items in outs.items():
             self.emit(tag, items)
-
-    def _out(self, item: Any, wv: Optional[WindowedValue], outs: Dict[Optional[str], list]) -> None:
-        tag = None
-        if type(item) is TaggedOutput:
-            tag, item = item.tag, item.value
-            if tag not in outs:
-                raise ValueError(f"output tag {tag!r} was not declared; declare it with "
-                                 f".with_outputs({tag!r})")
-        target = outs[tag]
-        if type(item) is WindowedValue:   # copied: a DoFn may yield one object twice
-            target.append(raw(item.value, item.ts, item.window, item.pane, item.diff))
-        elif wv is None:
-            if type(item) is TimestampedValue:
-                target.append(raw(item.value, item.ts, _GLOBAL, _NO_FIRING, 1))
-            else:
-                raise TypeError("finish_bundle must yield WindowedValue or TimestampedValue")
-        elif type(item) is TimestampedValue:
-            target.append(raw(item.value, item.ts, wv.window, wv.pane, wv.diff))
-        else:
-            target.append(raw(item, wv.ts, wv.window, wv.pane, wv.diff))
 
     def makes_fresh(self, tag: Optional[str]) -> bool:
-        return tag is not None or self.call != "filter" or self.owned
+        return tag is not None or self.t.call != "filter" or self.owned
 
     def metrics(self) -> Dict[str, int]:
         out = super().metrics()
-        if self.dead_tag is not None:
-            out["dead_lettered"] = self.dead_count
+        if self.runner.dead_tag is not None:
+            out["dead_lettered"] = self.runner.dead_count
         return out
 
 

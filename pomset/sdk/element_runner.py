@@ -1,0 +1,196 @@
+"""Runner-neutral execution of the element-wise primitives, ParDo and WindowInto, over bundles
+of WindowedValues. Every runner runs these the same way (the local runner in its stages,
+Spark inside its Arrow tasks); runners add only where bundles come from and go to."""
+from __future__ import annotations
+
+import traceback
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+
+from ..windowing import GLOBAL_WINDOW, MIN_MICROS, NO_FIRING, TimestampedValue, WindowedValue
+from .core import ParDo, WindowInto
+from .dofn import DeadLetter, TaggedOutput, context_params, make_invoker
+from .errors import UserCodeError
+
+raw = WindowedValue.raw
+Outputs = Dict[Optional[str], list]
+SideArgs = Callable[[Any], Tuple[tuple, dict]]
+
+
+def user_code_error(label: str, element: Any, exc: BaseException) -> UserCodeError:
+    """The error a failing user function becomes: the transform, the element, the traceback."""
+    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return UserCodeError(f"transform {label!r} failed on element {element!r}: "
+                         f"{type(exc).__name__}: {exc}\n\nOriginal traceback:\n{tb}")
+
+
+class DoFnRunner:
+    """Runs one ParDo (or Map, FlatMap, Filter) over bundles: the function called with its
+    context parameters and side-input views, outputs by tag (a TimestampedValue sets the
+    time, a TaggedOutput picks the output), the DoFn lifecycle, and failing elements sent to
+    the dead-letter output when there is one (`dead_count` counts them)."""
+
+    def __init__(self, transform: ParDo, tags: Iterable[Optional[str]], label: str) -> None:
+        self.t = transform
+        self.tags = list(tags)
+        self.label = label
+        self.call = transform.call
+        self.dead_tag = transform.dead_letter_tag
+        self.dead_count = 0
+        fn = transform.fn.process if self.call == "dofn" else transform.fn
+        self.invoke = make_invoker(fn, bool(transform.args or transform.kwargs))
+        self.dofn = transform.fn if self.call == "dofn" else None
+        # A Map without side inputs or dead letters runs a lean loop (_map_bundle); the function
+        # is called directly when it takes nothing but the element.
+        self.lean_map = (self.call == "map" and self.dead_tag is None
+                         and not transform.side_inputs())
+        self.direct = fn if not (transform.args or transform.kwargs or context_params(fn)) else None
+
+    def setup(self) -> None:
+        if self.dofn is not None:
+            self.dofn.setup()
+
+    def teardown(self) -> None:
+        if self.dofn is not None:
+            self.dofn.teardown()
+
+    def process(self, bundle: List[WindowedValue], owned: bool = False,
+                side_args: Optional[SideArgs] = None) -> Outputs:
+        """The outputs, by tag, of one bundle. `owned`: the elements are this transform's
+        alone, so a Map may update them in place. `side_args(window)` gives the (args, kwargs)
+        with side-input views for elements in that window."""
+        if self.lean_map:
+            return self._map_bundle(bundle, owned)
+        outs: Outputs = {tag: [] for tag in self.tags}
+        main = outs[None]
+        invoke, call = self.invoke, self.call
+        args, kwargs = self.t.args, self.t.kwargs
+        per_window: Dict[Any, tuple] = {}   # side data cannot change within a bundle
+        if self.dofn is not None:
+            self.dofn.start_bundle()
+        dead_tag = self.dead_tag
+        for wv in bundle:
+            if dead_tag is not None:   # a failing element's partial outputs are withdrawn
+                marks = [(items, len(items)) for items in outs.values()]
+            try:
+                if side_args is not None:
+                    cached = per_window.get(wv.window)
+                    if cached is None:
+                        cached = per_window[wv.window] = side_args(wv.window)
+                    args, kwargs = cached
+                r = invoke(wv.value, wv, args, kwargs)
+                if call == "map":
+                    self._map_out(r, wv, outs)
+                elif call == "filter":
+                    if r:
+                        main.append(wv)
+                elif r is not None:
+                    if isinstance(r, (str, bytes, dict)):
+                        raise TypeError(f"{self.label} must return an iterable of outputs, got a "
+                                        f"{type(r).__name__} (wrap a single output in a list)")
+                    for item in r:
+                        self._out(item, wv, outs)
+            except Exception as e:
+                if dead_tag is None:
+                    raise user_code_error(self.label, wv.value, e) from e
+                for items, n in marks:
+                    del items[n:]
+                self.dead_count += 1
+                letter = DeadLetter(wv.value, self.label, f"{type(e).__name__}: {e}",
+                                    traceback.format_exc())
+                outs[dead_tag].append(raw(letter, wv.ts, wv.window, wv.pane, 1))
+        if self.dofn is not None:
+            try:
+                finished = self.dofn.finish_bundle()
+                for item in finished or ():
+                    self._out(item, None, outs)
+            except Exception as e:
+                raise user_code_error(self.label, "<finish_bundle>", e) from e
+        return outs
+
+    def _map_bundle(self, bundle: List[WindowedValue], owned: bool) -> Outputs:
+        """process for a Map without side inputs or dead letters: the same outputs."""
+        outs: Outputs = {tag: [] for tag in self.tags}
+        direct, invoke = self.direct, self.invoke
+        args, kwargs = self.t.args, self.t.kwargs
+        map_out = self._map_out
+        main = outs[None]
+        for wv in bundle:
+            try:
+                r = direct(wv.value) if direct is not None else invoke(wv.value, wv, args, kwargs)
+            except Exception as e:
+                raise user_code_error(self.label, wv.value, e) from e
+            if owned:   # the input updated in place
+                tr = type(r)
+                if tr is TimestampedValue:
+                    wv.value, wv.ts = r.value, r.ts
+                    main.append(wv)
+                    continue
+                if tr is not TaggedOutput:
+                    wv.value = r
+                    main.append(wv)
+                    continue
+            map_out(r, wv, outs)
+        return outs
+
+    def _map_out(self, r: Any, wv: WindowedValue, outs: Outputs) -> None:
+        """A Map's result `r` for input `wv`, as a new element: a TimestampedValue sets the
+        time, a TaggedOutput the output."""
+        tr = type(r)
+        if tr is TaggedOutput:
+            self._out(r, wv, outs)
+        elif tr is TimestampedValue:
+            outs[None].append(raw(r.value, r.ts, wv.window, wv.pane, wv.diff))
+        else:
+            outs[None].append(raw(r, wv.ts, wv.window, wv.pane, wv.diff))
+
+    def _out(self, item: Any, wv: Optional[WindowedValue], outs: Outputs) -> None:
+        tag = None
+        if type(item) is TaggedOutput:
+            tag, item = item.tag, item.value
+            if tag not in outs:
+                raise ValueError(f"output tag {tag!r} was not declared; declare it with "
+                                 f".with_outputs({tag!r})")
+        target = outs[tag]
+        if type(item) is WindowedValue:   # copied: a DoFn may yield one object twice
+            target.append(raw(item.value, item.ts, item.window, item.pane, item.diff))
+        elif wv is None:
+            if type(item) is TimestampedValue:
+                target.append(raw(item.value, item.ts, GLOBAL_WINDOW, NO_FIRING, 1))
+            else:
+                raise TypeError("finish_bundle must yield WindowedValue or TimestampedValue")
+        elif type(item) is TimestampedValue:
+            target.append(raw(item.value, item.ts, wv.window, wv.pane, wv.diff))
+        else:
+            target.append(raw(item, wv.ts, wv.window, wv.pane, wv.diff))
+
+
+def assign_windows(transform: WindowInto, bundle: List[WindowedValue], owned: bool,
+                   label: str) -> List[WindowedValue]:
+    """WindowInto over a bundle: each element in each window its WindowFn assigns (updated in
+    place when `owned` and there is one), or passed through for a re-trigger. A custom
+    WindowFn's windows are checked to contain the element's time."""
+    fn = transform.window_fn
+    if fn is None:
+        return bundle
+    assign, check = fn._assign, not fn.is_builtin()
+    out: List[WindowedValue] = []
+    append = out.append
+    for wv in bundle:
+        try:
+            windows = assign(wv.ts, wv.value)
+        except Exception as e:
+            raise user_code_error(label, wv.value, e) from e
+        if check:
+            for w in windows:
+                if not (getattr(w, "start_us", MIN_MICROS) <= wv.ts <= w.max_ts):
+                    raise UserCodeError(
+                        f"transform {label!r}: {fn!r} assigned {w!r} to an element at "
+                        f"{wv.timestamp!r}, which that window does not contain "
+                        f"(element {wv.value!r})")
+        if owned and len(windows) == 1:
+            wv.window = windows[0]
+            append(wv)
+        else:
+            for w in windows:
+                append(raw(wv.value, wv.ts, w, wv.pane, wv.diff))
+    return out
