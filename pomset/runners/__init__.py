@@ -9,5 +9,8 @@ def get_runner(name: str) -> Any:
     if name == "local":
         from .local.runner import LocalRunner
         return LocalRunner()
+    if name == "spark":
+        from .spark.runner import SparkRunner
+        return SparkRunner()
     from ..sdk.errors import OptionsError
     raise OptionsError(f"unknown runner {name!r}")

@@ -10,6 +10,7 @@ from ..windowing import GLOBAL_WINDOW, MIN_MICROS, NO_FIRING, TimestampedValue, 
 from .core import ParDo, WindowInto
 from .dofn import DeadLetter, TaggedOutput, context_params, make_invoker
 from .errors import UserCodeError
+from .pvalue import SideInput
 
 raw = WindowedValue.raw
 Outputs = Dict[Optional[str], list]
@@ -162,6 +163,23 @@ class DoFnRunner:
             target.append(raw(item.value, item.ts, wv.window, wv.pane, wv.diff))
         else:
             target.append(raw(item, wv.ts, wv.window, wv.pane, wv.diff))
+
+
+def side_input_args(transform: ParDo, sides: List[Any],
+                    values_of: Callable[[int, Any], list]) -> SideArgs:
+    """`side_args(window)` for DoFnRunner.process: the transform's arguments with each side
+    input replaced by its view of the values `values_of(j, side_window)` gives for side input
+    `j` in the side window that `window` reads."""
+    def side_args(window: Any) -> Tuple[tuple, dict]:
+        views = {}
+        for j, side in enumerate(sides):
+            side_window = side.pcoll.windowing.window_fn.side_input_window(window)
+            views[id(side)] = side.view(values_of(j, side_window))
+        args = tuple(views[id(a)] if isinstance(a, SideInput) else a for a in transform.args)
+        kwargs = {k: views[id(v)] if isinstance(v, SideInput) else v
+                  for k, v in transform.kwargs.items()}
+        return args, kwargs
+    return side_args
 
 
 def assign_windows(transform: WindowInto, bundle: List[WindowedValue], owned: bool,

@@ -7,7 +7,14 @@ from typing import Any, List, Optional, Sequence
 
 from .errors import OptionsError
 
-RUNNERS = ("local",)
+RUNNERS = ("local", "spark")
+
+
+def _spark_conf(text: str) -> tuple:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"--spark_conf takes KEY=VALUE, got {text!r}")
+    return key.strip(), value
 
 
 class _Parser(argparse.ArgumentParser):
@@ -51,6 +58,11 @@ class PipelineOptions:
                             help="which PCollections result.collect() can return")
         parser.add_argument("--bundle_size", type=int, default=1000,
                             help="elements per bundle read from a bounded source")
+        parser.add_argument("--spark_master", default="local[*]",
+                            help="spark runner: the master of the SparkSession it creates "
+                                 "(ignored when a session is already active)")
+        parser.add_argument("--spark_conf", action="append", default=[], metavar="KEY=VALUE",
+                            type=_spark_conf, help="spark runner: a Spark setting, repeatable")
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:

@@ -11,11 +11,11 @@ import time
 from typing import Any, Dict
 
 from ...sdk.errors import PipelineConstructionError
+from ...sdk.result import PipelineResult
 from ...sdk.test_stream import ELEMENTS, PROCESSING_TIME, WATERMARK, TestStream
 from ...windowing import MAX_MICROS, WindowedValue
 from .executor import SequentialExecutor
 from .progress import Progress
-from .result import LocalPipelineResult
 from .stages import SourceStage, stage_for
 
 
@@ -29,7 +29,7 @@ def _now_micros() -> int:
 class LocalRunner:
     """Runs a pipeline on this machine with the sequential reference executor."""
 
-    def run(self, pipeline: Any) -> LocalPipelineResult:
+    def run(self, pipeline: Any) -> PipelineResult:
         options = pipeline.options
         record: Dict[int, list] = {}
         leaves_only = options.collect == "leaves"
@@ -78,7 +78,7 @@ class LocalRunner:
         metrics = {s.label: s.metrics() for s in stages}
         elapsed = time.monotonic() - started
         progress.summary(metrics)
-        return LocalPipelineResult(record, metrics, elapsed)
+        return PipelineResult(record, metrics, elapsed)
 
     def _read(self, source: SourceStage, executor: SequentialExecutor, bundle_size: int,
               real_clock: bool) -> None:

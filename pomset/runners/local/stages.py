@@ -7,7 +7,8 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from ...sdk.core import Create, Flatten, GroupByKey, ParDo, Source, WindowInto
 from ...sdk.dofn import DeadLetter
-from ...sdk.element_runner import DoFnRunner, assign_windows, user_code_error
+from ...sdk.element_runner import (DoFnRunner, assign_windows, side_input_args,
+                                   user_code_error)
 from ...sdk.errors import UserCodeError
 from ...sdk.pvalue import SideInput
 from ...triggers.definitions import EVENT_TIME, PROCESSING_TIME
@@ -166,6 +167,7 @@ class ParDoStage(Stage):
         self.sides: List[SideInput] = node.side_inputs
         self.side_data: List[Dict[Any, Bag]] = [{} for _ in self.sides]
         self.pushed_back: List[WindowedValue] = []
+        self.side_args = side_input_args(t, self.sides, self._side_values) if self.sides else None
 
     def start(self) -> None:
         self.runner.setup()
@@ -217,17 +219,12 @@ class ParDoStage(Stage):
     def hold(self) -> int:
         return min((wv.ts for wv in self.pushed_back), default=MAX_MICROS)
 
-    def _side_args(self, window: Any):
-        views = {}
-        for j, side in enumerate(self.sides):
-            bag = self.side_data[j].get(self._side_window(j, window))
-            views[id(side)] = side.view(bag.pos if bag else [])
-        args = tuple(views[id(a)] if isinstance(a, SideInput) else a for a in self.t.args)
-        kwargs = {k: views[id(v)] if isinstance(v, SideInput) else v for k, v in self.t.kwargs.items()}
-        return args, kwargs
+    def _side_values(self, j: int, side_window: Any) -> list:
+        bag = self.side_data[j].get(side_window)
+        return bag.pos if bag else []
 
     def _process(self, bundle: list) -> None:
-        outs = self.runner.process(bundle, self.owned, self._side_args if self.sides else None)
+        outs = self.runner.process(bundle, self.owned, self.side_args)
         for tag, items in outs.items():
             self.emit(tag, items)
 

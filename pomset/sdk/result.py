@@ -1,13 +1,14 @@
-"""What a local run returns: the elements each PCollection received, and metrics."""
+"""What a run returns, on every runner: the elements each PCollection received, and metrics."""
 from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from ...sdk.errors import PipelineConstructionError
+from .errors import PipelineConstructionError
 
 
-class LocalPipelineResult:
-    """`collect(pcoll)` gives the WindowedValues a PCollection received, in production order."""
+class PipelineResult:
+    """`collect(pcoll)` gives the WindowedValues a PCollection received (in the order the
+    runner produced them, where it has one)."""
 
     state = "DONE"
 

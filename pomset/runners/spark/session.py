@@ -1,0 +1,73 @@
+"""The SparkSession a run uses: the active one if there is one, else one this run creates
+(and stops afterwards), after checking that Java is there in a version Spark supports."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from typing import Any, Optional, Tuple
+
+from ...sdk.errors import PipelineConstructionError
+
+MIN_JAVA = 17
+
+
+class SparkSetupError(PipelineConstructionError):
+    """Spark cannot start here: what to install or set."""
+
+
+def java_version() -> Optional[int]:
+    """The major version of the `java` Spark would start (JAVA_HOME's, else the PATH's), or
+    None when there is none."""
+    home = os.environ.get("JAVA_HOME")
+    java = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    if not java or not os.path.exists(java):
+        return None
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+    except OSError:
+        return None
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
+    if not m:
+        return None
+    major = int(m.group(1))
+    return int(m.group(2)) if major == 1 and m.group(2) else major   # "1.8" is Java 8
+
+
+def check_java() -> None:
+    version = java_version()
+    if version is None:
+        raise SparkSetupError(f"the Spark runner needs Java {MIN_JAVA} or newer and found none: "
+                              f"install a JDK {MIN_JAVA} (e.g. apt install openjdk-17-jre-headless) "
+                              f"or set JAVA_HOME")
+    if version < MIN_JAVA:
+        raise SparkSetupError(f"the Spark runner needs Java {MIN_JAVA} or newer, found Java "
+                              f"{version}: install a JDK {MIN_JAVA} and point JAVA_HOME at it")
+
+
+def spark_session(options: Any) -> Tuple[Any, bool]:
+    """(session, whether this call started it). Python workers run this interpreter, so they
+    import the same pomset and user modules as the driver."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise SparkSetupError("the Spark runner needs pyspark: pip install 'pomset[spark]'") from None
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active, False
+    check_java()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    cores = os.cpu_count() or 2
+    builder = (SparkSession.builder.master(options.spark_master).appName("pomset")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", str(2 * cores))
+               .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
+    for key, value in options.spark_conf:
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark, True
