@@ -12,8 +12,14 @@ from typing import Any, Callable, Iterable, Optional
 
 
 class _Param:
+    """A DoFn context-parameter marker; unpickles as the same marker (runners find the
+    parameters by identity, also in a function shipped to a Spark worker)."""
+
     def __init__(self, name: str) -> None:
         self.name = name
+
+    def __reduce__(self):
+        return (getattr, (DoFn, self.name))
 
     def __repr__(self) -> str:
         return f"DoFn.{self.name}"

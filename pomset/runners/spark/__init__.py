@@ -1,0 +1,1 @@
+"""The Spark runner (`--runner=spark`): pipelines as PySpark DataFrame plans."""

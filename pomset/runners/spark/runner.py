@@ -1,0 +1,107 @@
+"""The Spark runner: runs a pipeline on Apache Spark through PySpark (`--runner=spark`).
+
+Bounded pipelines become a DataFrame plan (`batch.py`). What Spark cannot run is refused
+before any Spark job starts, naming the transform and why; a user function failing in a
+Spark task is raised on the driver as the same `UserCodeError` the local runner gives."""
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from typing import Any, Dict, List
+
+from ...sdk.errors import PipelineConstructionError, UserCodeError
+from ...sdk.io.base import FileSink
+from ...sdk.result import PipelineResult
+from ...sdk.test_stream import TestStream
+from . import codec
+from .batch import BATCH_ROWS, BatchPlan
+from .session import spark_session
+
+
+class SparkRunner:
+    """Runs a pipeline on the active SparkSession, or on one it starts and stops."""
+
+    def run(self, pipeline: Any) -> PipelineResult:
+        self._check(pipeline)
+        options = pipeline.options
+        started = time.monotonic()
+        spark, owned = spark_session(options)
+        plan = BatchPlan(spark, pipeline)
+        sinks = [n for n in pipeline.nodes if isinstance(n.transform, FileSink)]
+        leaves_only = options.collect == "leaves"
+        recorded = [pc for n in pipeline.nodes for pc in n.outputs.values()
+                    if not leaves_only or not pc.consumers]
+        uses = Counter(id(pc) for pc in recorded)
+        for n in pipeline.nodes:
+            for pc in list(n.inputs) + [s.pcoll for s in n.side_inputs]:
+                uses[id(pc)] += 1
+        try:
+            with _user_errors():
+                plan.build(lambda pc: uses[id(pc)] > 1)
+                record = {id(pc): plan.elements(pc) for pc in recorded}
+                for node in sinks:
+                    self._write(plan, node)
+        finally:
+            plan.release()
+            if owned:
+                spark.stop()
+        metrics: Dict[str, Dict[str, int]] = {
+            label: {"dead_lettered": acc.value} for label, acc in plan.dead_letters.items()}
+        return PipelineResult(record, metrics, time.monotonic() - started)
+
+    @staticmethod
+    def _check(pipeline: Any) -> None:
+        """Refuse, before Spark starts, what this runner cannot run yet."""
+        for node in pipeline.nodes:
+            if isinstance(node.transform, TestStream) or any(
+                    not pc.bounded for pc in node.outputs.values()):
+                raise PipelineConstructionError(
+                    f"the Spark runner cannot run {node.label!r}: it is unbounded, and this "
+                    f"version of the Spark runner runs bounded (batch) pipelines only; run it "
+                    f"with --runner=local")
+
+    @staticmethod
+    def _write(plan: BatchPlan, node: Any) -> None:
+        """A file sink writes one file, so the driver writes it from its input's rows."""
+        pcoll = node.inputs[0]
+        writer = node.transform.writer(pcoll)
+        try:
+            for batch in plan.df(pcoll).toArrow().to_batches(BATCH_ROWS):
+                writer.write(codec.decode(batch))
+        except BaseException:
+            writer.abort()
+            raise
+        writer.close()
+
+
+class _user_errors:
+    """Re-raise a failure in a Spark task as what it was in the user's terms: a
+    `UserCodeError` raised in a task keeps its message (transform, element, traceback);
+    anything else names the Python worker's own error, never the JVM's stack."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool:
+        if exc is None:
+            return False
+        try:
+            from pyspark.errors import PySparkException
+            from py4j.protocol import Py4JJavaError
+        except ImportError:   # pragma: no cover - pyspark is there when this runs
+            return False
+        if not isinstance(exc, (PySparkException, Py4JJavaError)):
+            return False
+        text = str(exc)
+        m = re.search(r"pomset\.sdk\.errors\.UserCodeError: (.*)", text, re.S)
+        if m:
+            raise UserCodeError(_strip_jvm(m.group(1))) from None
+        lines: List[str] = [ln for ln in text.splitlines() if re.match(r"^\w[\w.]*(Error|Exception)\b", ln)]
+        raise UserCodeError(f"a Spark task failed: {lines[-1] if lines else text.splitlines()[0]}") from None
+
+
+def _strip_jvm(text: str) -> str:
+    """The Python part of a task failure's message, without the JVM frames Spark appends."""
+    cut = re.search(r"\n\s*(at |\tat |JVM stacktrace:)", text)
+    return (text[:cut.start()] if cut else text).rstrip()
