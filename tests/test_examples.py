@@ -27,6 +27,18 @@ def test_windowed_files_runs_with_the_runner_flag(tmp_path):
     assert "events.jsonl:2001" in dead
 
 
+def test_windowed_files_on_spark_writes_what_local_writes(tmp_path):
+    outs = {}
+    for runner in ("local", "spark"):
+        out = tmp_path / runner
+        proc = _run("examples/windowed_files.py", f"--runner={runner}", f"--output={out}")
+        assert proc.returncode == 0, proc.stderr
+        assert f"dead-lettered 1, wrote {out}-00000-of-00001.parquet on the {runner} runner" in proc.stdout
+        rows = pq.read_table(f"{out}-00000-of-00001.parquet").to_pylist()
+        outs[runner] = sorted(rows, key=lambda r: repr(sorted(r.items())))
+    assert outs["spark"] == outs["local"] and len(outs["local"]) > 100
+
+
 def test_unknown_flag_is_a_clear_error(tmp_path):
     proc = _run("examples/windowed_files.py", "--runnr=local")
     assert proc.returncode != 0

@@ -33,7 +33,7 @@ class BatchPlan:
         self.spark = spark
         self.pipeline = pipeline
         self.dfs: Dict[int, Any] = {}
-        self.dead_letters: Dict[str, Any] = {}   # label -> Spark accumulator
+        self.counts: Dict[str, Dict[str, Any]] = {}   # label -> name -> int or Spark accumulator
         self.persisted: List[Any] = []
 
     def build(self, reused: Callable[[Any], bool]) -> None:
@@ -87,6 +87,7 @@ class BatchPlan:
         elements = (wv for bundle in t.bundles(BATCH_ROWS) for wv in bundle)
         table = pa.Table.from_batches(list(codec.batches(elements, BATCH_ROWS)),
                                       schema=codec.ELEMENT_ARROW)
+        self.counts[node.label] = {"read": table.num_rows}
         if table.num_rows == 0:
             return self._empty()
         parallelism = self.spark.sparkContext.defaultParallelism
@@ -109,7 +110,8 @@ class BatchPlan:
     def _read_files(self, t: FileSource, node: Any) -> Dict[Optional[str], Any]:
         files = t.files()
         label, dead_tag = node.label, t.dead_letter_tag
-        counter = self._counter(label) if dead_tag is not None else None
+        read_count = self._counter(label, "read")
+        counter = self._counter(label, "dead_lettered") if dead_tag is not None else None
 
         def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             for b in batches:
@@ -123,7 +125,9 @@ class BatchPlan:
                         counter.add(1)
                         out.append(WindowedValue.raw(letter, MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1))
                         tags.append(dead_tag)
+                    read = 0
                     for wv in t.read_file(path, on_bad):
+                        read += 1
                         out.append(wv)
                         tags.append(None)
                         if len(out) >= BATCH_ROWS:
@@ -131,6 +135,7 @@ class BatchPlan:
                             out, tags = [], []
                     if out:
                         yield codec.encode(out, tags=tags)
+                    read_count.add(read)
         paths = self.spark.createDataFrame([(f,) for f in files], "path string").repartition(
             min(len(files), self.spark.sparkContext.defaultParallelism))
         return self._tagged(paths.mapInArrow(read, codec.TAGGED), node)
@@ -153,7 +158,7 @@ class BatchPlan:
         label = node.label
         sides = node.side_inputs
         side_data = self._side_data(node) if sides else None
-        counter = self._counter(label) if t.dead_letter_tag is not None else None
+        counter = self._counter(label, "dead_lettered") if t.dead_letter_tag is not None else None
 
         def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             runner = DoFnRunner(t, tags, label)
@@ -213,9 +218,14 @@ class BatchPlan:
         return (self.df(node.inputs[0]).mapInArrow(keyed, codec.KEYED)
                 .groupBy("k").applyInArrow(group, codec.ELEMENT))
 
-    def _counter(self, label: str) -> Any:
-        acc = self.dead_letters[label] = self.spark.sparkContext.accumulator(0)
+    def _counter(self, label: str, name: str) -> Any:
+        """A count the tasks of step `label` add to (read, dead_lettered)."""
+        acc = self.counts.setdefault(label, {})[name] = self.spark.sparkContext.accumulator(0)
         return acc
+
+    def metrics(self) -> Dict[str, Dict[str, int]]:
+        return {label: {name: c if isinstance(c, int) else c.value for name, c in counts.items()}
+                for label, counts in self.counts.items()}
 
 
 def run_kernel_to_end(kernel: GroupAlsoByWindow, elements: List[WindowedValue],

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
-from typing import Any, Dict, List
+from typing import Any, List
 
 from ...sdk.errors import PipelineConstructionError, UserCodeError
 from ...sdk.io.base import FileSink
@@ -46,9 +46,7 @@ class SparkRunner:
             plan.release()
             if owned:
                 spark.stop()
-        metrics: Dict[str, Dict[str, int]] = {
-            label: {"dead_lettered": acc.value} for label, acc in plan.dead_letters.items()}
-        return PipelineResult(record, metrics, time.monotonic() - started)
+        return PipelineResult(record, plan.metrics(), time.monotonic() - started)
 
     @staticmethod
     def _check(pipeline: Any) -> None:

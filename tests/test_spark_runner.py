@@ -1,0 +1,81 @@
+"""The Spark runner's own parts: element rows, the session's Java check, what it refuses.
+(What it computes is checked against the local runner in test_conformance.py.)"""
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pomset as pm
+from pomset.runners.spark import codec
+from pomset.runners.spark.session import SparkSetupError, check_java
+from pomset.windowing import GLOBAL_WINDOW, NO_FIRING, IntervalWindow, PaneInfo, PaneTiming, WindowedValue
+
+values = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
+                                st.text(max_size=5), st.binary(max_size=5)),
+                      lambda inner: st.one_of(st.lists(inner, max_size=3), st.tuples(inner, inner),
+                                              st.dictionaries(st.text(max_size=3), inner, max_size=3)),
+                      max_leaves=8)
+windows = st.one_of(st.just(GLOBAL_WINDOW),
+                    st.tuples(st.integers(-10**6, 10**6), st.integers(1, 10**6)).map(
+                        lambda t: IntervalWindow.from_micros(t[0], t[0] + t[1])))
+panes = st.one_of(st.just(NO_FIRING),
+                  st.builds(PaneInfo, st.booleans(), st.booleans(), st.sampled_from(list(PaneTiming)),
+                            st.integers(0, 5), st.integers(-1, 5)))
+elements = st.builds(WindowedValue.raw, values, st.integers(-2**62, 2**62), windows, panes,
+                     st.sampled_from([1, -1]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(elements, max_size=20))
+def test_elements_round_trip_through_arrow_rows(wvs):
+    back = codec.decode(codec.encode(wvs))
+    assert [(w.value, w.ts, w.window, w.pane, w.diff) for w in back] == \
+        [(w.value, w.ts, w.window, w.pane, w.diff) for w in wvs]
+
+
+def test_values_of_main_module_classes_are_pickled_by_value():
+    import __main__
+    cls = type("Point", (), {"__module__": "__main__"})
+    __main__.Point = cls
+    try:
+        data = codec.dumps(cls())
+    finally:
+        del __main__.Point
+    assert b"_make_skeleton_class" in data   # the class itself travels with the value
+    assert type(codec.loads(data)).__name__ == "Point"   # loads where __main__ has no Point
+
+
+def test_java_missing_is_one_line_saying_what_to_install(monkeypatch, tmp_path):
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-jdk"))
+    with pytest.raises(SparkSetupError) as e:
+        check_java()
+    assert "\n" not in str(e.value) and "Java 17" in str(e.value) and "install" in str(e.value)
+
+
+def test_old_java_is_one_line_naming_the_version(monkeypatch, tmp_path):
+    java = tmp_path / "jdk" / "bin" / "java"
+    java.parent.mkdir(parents=True)
+    java.write_text('#!/bin/sh\necho \'openjdk version "11.0.2" 2019-01-15\' >&2\n')
+    java.chmod(java.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "jdk"))
+    with pytest.raises(SparkSetupError, match="found Java 11") as e:
+        check_java()
+    assert "\n" not in str(e.value)
+
+
+def test_current_java_passes():
+    if os.environ.get("JAVA_HOME") is None and not any(
+            os.path.exists(os.path.join(d, "java")) for d in os.environ.get("PATH", "").split(os.pathsep)):
+        pytest.skip("no java here")
+    check_java()
+
+
+def test_spark_conf_flag_takes_key_value():
+    o = pm.PipelineOptions(["--runner=spark", "--spark_conf", "spark.a=1", "--spark_conf=b=x=y"])
+    assert o.spark_conf == [("spark.a", "1"), ("b", "x=y")]
+    with pytest.raises(pm.OptionsError, match="KEY=VALUE"):
+        pm.PipelineOptions(["--spark_conf", "nokey"])
