@@ -79,3 +79,24 @@ def test_spark_conf_flag_takes_key_value():
     assert o.spark_conf == [("spark.a", "1"), ("b", "x=y")]
     with pytest.raises(pm.OptionsError, match="KEY=VALUE"):
         pm.PipelineOptions(["--spark_conf", "nokey"])
+
+
+def test_combines_that_fire_once_in_batch_are_lifted_and_others_are_not(spark_session):
+    from pomset.runners.spark.batch import BatchPlan
+    p = pm.Pipeline(options=pm.PipelineOptions(["--runner=spark", "--quiet"]))
+    kv = p | pm.Create([pm.TimestampedValue(("a", i), i) for i in range(10)])
+    fixed = kv | "W" >> pm.WindowInto(pm.FixedWindows(5))
+    fixed | "Lifted" >> pm.CombinePerKey(sum)
+    (kv | "WL" >> pm.WindowInto(pm.FixedWindows(5), trigger=pm.AfterWatermark(late=pm.AfterCount(1)),
+                                accumulation_mode=pm.AccumulationMode.ACCUMULATING)
+     | "LateOnly" >> pm.CombinePerKey(sum))
+    (kv | "WE" >> pm.WindowInto(pm.FixedWindows(5), trigger=pm.AfterWatermark(early=pm.AfterCount(2)))
+     | "Early" >> pm.CombinePerKey(sum))
+    (kv | "WS" >> pm.WindowInto(pm.Sessions(3)) | "Sessions" >> pm.CombinePerKey(sum))
+    fixed | "Grouped" >> pm.GroupByKey()
+    plan = BatchPlan(spark_session, p)
+    plan.build(lambda pc: False)
+    assert plan.lifted == ["Lifted", "LateOnly"]
+    sums = sorted(wv.value for wv in plan.elements(next(
+        n for n in p.nodes if n.label == "Lifted").outputs[None]))
+    assert sums == [("a", 10), ("a", 35)]

@@ -114,4 +114,20 @@ class CombineReducer:
         return out
 
 
+class AccumulatorReducer(CombineReducer):
+    """Combine over partial accumulators (combiner lifting): each value is an accumulator a
+    runner built with the same CombineFn from some of a window's inputs (`create_accumulator`,
+    `add_input`), so taking it in merges it (`merge_accumulators`)."""
+
+    def __init__(self, combine_fn: Any) -> None:
+        super().__init__(combine_fn)
+        merge = combine_fn.merge_accumulators
+        self.add_one = lambda acc, partial: merge([acc, partial])
+
+    def add(self, acc: Any, partial: Any, diff: int) -> Any:
+        if diff != 1:
+            raise ValueError(f"a partial accumulator is a net value and carries no diff, got {diff}")
+        return self.add_one(acc, partial)
+
+
 _IMMUTABLE = (int, float, complex, str, bytes, bool, tuple, frozenset, type(None))

@@ -19,7 +19,7 @@ from ...sdk.errors import PipelineConstructionError, UserCodeError
 from ...sdk.io.base import FileSink, FileSource
 from ...triggers.definitions import EVENT_TIME
 from ...triggers.kernel import ElementError, GroupAlsoByWindow
-from ...triggers.reducers import Bag
+from ...triggers.reducers import AccumulatorReducer, Bag, CombineReducer
 from ...windowing import GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, WindowedValue
 from . import codec
 
@@ -35,6 +35,7 @@ class BatchPlan:
         self.dfs: Dict[int, Any] = {}
         self.counts: Dict[str, Dict[str, Any]] = {}   # label -> name -> int or Spark accumulator
         self.persisted: List[Any] = []
+        self.lifted: List[str] = []   # labels of the combines lifted before the shuffle
 
     def build(self, reused: Callable[[Any], bool]) -> None:
         """Translate every node; a PCollection `reused` says is read more than once is
@@ -196,23 +197,25 @@ class BatchPlan:
         return reduce(lambda a, b: a.unionAll(b), dfs) if dfs else self._empty()
 
     def _group(self, t: GroupByKey, node: Any) -> Any:
+        """Key the elements, shuffle by key, run the kernel per key. A combine whose trigger
+        cannot fire before the end of a window (so in batch it fires once, at the end) over
+        non-merging windows is lifted: each task first folds its elements into one partial
+        accumulator per key and window, and the kernel merges the partials."""
         label = node.label
         strategy = node.inputs[0].windowing
-
-        def keyed(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            for b in batches:
-                elements = codec.decode(b)
-                keys = []
-                for wv in elements:
-                    kv = wv.value
-                    if type(kv) is not tuple or len(kv) != 2:
-                        raise UserCodeError(f"transform {label!r}: needs (key, value) pairs, "
-                                            f"got {kv!r}")
-                    keys.append(codec.dumps(kv[0]))
-                yield codec.encode(elements, keys=keys)
+        fn = t.combine_fn
+        lifted = (fn is not None and not strategy.window_fn.is_merging()
+                  and not strategy.trigger.fires_before_end_of_window())
+        if lifted:
+            self.lifted.append(label)
+            keyed = _partial_combine(fn, strategy.timestamp_combiner, label)
+            reducer = lambda: AccumulatorReducer(fn)   # noqa: E731
+        else:
+            keyed = _key_elements(label)
+            reducer = t.reducer
 
         def group(table: pa.Table) -> pa.Table:
-            out = run_kernel_to_end(GroupAlsoByWindow(strategy, t.reducer()),
+            out = run_kernel_to_end(GroupAlsoByWindow(strategy, reducer()),
                                     codec.decode(table), label)
             return pa.Table.from_batches([codec.encode(out)], schema=codec.ELEMENT_ARROW)
         return (self.df(node.inputs[0]).mapInArrow(keyed, codec.KEYED)
@@ -226,6 +229,52 @@ class BatchPlan:
     def metrics(self) -> Dict[str, Dict[str, int]]:
         return {label: {name: c if isinstance(c, int) else c.value for name, c in counts.items()}
                 for label, counts in self.counts.items()}
+
+
+def _key_pair(kv: Any, label: str) -> Any:
+    if type(kv) is not tuple or len(kv) != 2:
+        raise UserCodeError(f"transform {label!r}: needs (key, value) pairs, got {kv!r}")
+    return kv
+
+
+def _key_elements(label: str) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """Elements as keyed rows (the pickled key beside each)."""
+    def keyed(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for b in batches:
+            elements = codec.decode(b)
+            yield codec.encode(elements, keys=[codec.dumps(_key_pair(wv.value, label)[0])
+                                               for wv in elements])
+    return keyed
+
+
+def _partial_combine(fn: Any, combiner: Any, label: str
+                     ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """A task's elements folded into one partial accumulator per key and window, each a keyed
+    row ((key, accumulator), at the earliest or latest of its elements' times as the
+    timestamp combiner takes, in the window): what the kernel then merges."""
+    def partial(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        reducer = CombineReducer(fn)
+        parts: Dict[tuple, list] = {}
+        for b in batches:
+            for wv in codec.decode(b):
+                key, value = _key_pair(wv.value, label)
+                try:
+                    kb = codec.dumps(key)
+                    part = parts.get((kb, wv.window))
+                    if part is None:
+                        part = parts[(kb, wv.window)] = [key, reducer.create(), wv.ts]
+                    else:
+                        part[2] = combiner.combine(part[2], wv.ts)
+                    part[1] = reducer.add(part[1], value, wv.diff)
+                except Exception as e:
+                    raise user_code_error(label, wv.value, e) from e
+        items = list(parts.items())
+        for i in range(0, len(items), BATCH_ROWS):
+            chunk = items[i:i + BATCH_ROWS]
+            yield codec.encode([WindowedValue.raw((key, acc), ts, window, NO_FIRING, 1)
+                                for (_, window), (key, acc, ts) in chunk],
+                               keys=[kb for (kb, _), _ in chunk])
+    return partial
 
 
 def run_kernel_to_end(kernel: GroupAlsoByWindow, elements: List[WindowedValue],
