@@ -132,13 +132,18 @@ class BatchPlan:
                         out.append(wv)
                         tags.append(None)
                         if len(out) >= BATCH_ROWS:
-                            yield codec.encode(out, tags=tags)
+                            yield encode(out, tags)
                             out, tags = [], []
                     if out:
-                        yield codec.encode(out, tags=tags)
+                        yield encode(out, tags)
                     read_count.add(read)
+
+        def encode(out: List[WindowedValue], tags: List[Optional[str]]) -> pa.RecordBatch:
+            return codec.encode(out) if dead_tag is None else codec.encode(out, tags=tags)
         paths = self.spark.createDataFrame([(f,) for f in files], "path string").repartition(
             min(len(files), self.spark.sparkContext.defaultParallelism))
+        if dead_tag is None:
+            return {None: paths.mapInArrow(read, codec.ELEMENT)}
         return self._tagged(paths.mapInArrow(read, codec.TAGGED), node)
 
     def _side_data(self, node: Any) -> List[Dict[Any, list]]:

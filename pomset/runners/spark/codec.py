@@ -1,7 +1,8 @@
 """Elements as Arrow rows, the form a PCollection takes in a Spark DataFrame:
-`v` (the pickled value), `ts` (event time, µs), `w` (the pickled window, null for the global
-window), `p` (the pickled PaneInfo, null for none), `d` (the diff); a keyed form adds `k`, the
-pickled key Spark groups by, and a tagged form `t`, the output tag of a multi-output step.
+`v` (the pickled value), `ts` (event time, µs), `w` (the window: null for the global window,
+17 bytes for an interval window, else pickled), `p` (the pane: null for none, else 19 bytes),
+`d` (the diff); a keyed form adds `k`, the pickled key Spark groups by, and a tagged form `t`,
+the output tag of a multi-output step.
 
 Values pickle with the standard pickler; what refers to `__main__` (classes defined in the
 pipeline's script) or cannot be pickled by reference (lambdas) is pickled by value with
@@ -9,12 +10,14 @@ cloudpickle, so Python workers, whose `__main__` differs, can read it."""
 from __future__ import annotations
 
 import pickle
+import struct
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 import pyarrow as pa
 from pyspark import cloudpickle
 
-from ...windowing import GLOBAL_WINDOW, NO_FIRING, WindowedValue
+from ...windowing import (GLOBAL_WINDOW, NO_FIRING, IntervalWindow, PaneInfo, PaneTiming,
+                          WindowedValue)
 
 ELEMENT = "v binary, ts long, w binary, p binary, d int"
 KEYED = "k binary, " + ELEMENT
@@ -43,21 +46,52 @@ def dumps(obj: Any) -> bytes:
 loads = pickle.loads
 
 
+_INTERVAL, _PICKLED = b"I", b"P"
+_WINDOW = struct.Struct("<qq")
+_PANE = struct.Struct("<??bqq")
+_TIMINGS = list(PaneTiming)
+
+
+def window_bytes(w: Any) -> bytes:
+    if type(w) is IntervalWindow:
+        return _INTERVAL + _WINDOW.pack(w.start_us, w.max_ts + 1)
+    return _PICKLED + dumps(w)
+
+
+def window_of(b: bytes) -> Any:
+    if b[:1] == _INTERVAL:
+        return IntervalWindow.from_micros(*_WINDOW.unpack_from(b, 1))
+    return loads(b[1:])
+
+
+def pane_bytes(p: PaneInfo) -> bytes:
+    return _PANE.pack(p.is_first, p.is_last, _TIMINGS.index(p.timing), p.index,
+                      p.nonspeculative_index)
+
+
+def pane_of(b: bytes) -> PaneInfo:
+    first, last, timing, index, nonspec = _PANE.unpack(b)
+    return PaneInfo(first, last, _TIMINGS[timing], index, nonspec)
+
+
 class _Memo(dict):
-    """Pickled bytes of shared objects (windows, panes) by identity, within one batch."""
+    """Bytes of shared objects (windows, panes) by identity, within one batch."""
+
+    def __init__(self, to_bytes: Any) -> None:
+        super().__init__()
+        self.to_bytes = to_bytes
 
     def bytes_of(self, obj: Any) -> bytes:
         b = self.get(id(obj))
         if b is None:
-            b = self[id(obj)] = dumps(obj)
+            b = self[id(obj)] = self.to_bytes(obj)
         return b
 
 
 def encode(elements: Sequence[WindowedValue], keys: Optional[Sequence[bytes]] = None,
            tags: Optional[Sequence[Optional[str]]] = None) -> pa.RecordBatch:
     """Elements as a record batch (with their pickled keys, or their output tags)."""
-    memo = _Memo()
-    w_of, p_of = memo.bytes_of, memo.bytes_of
+    w_of, p_of = _Memo(window_bytes).bytes_of, _Memo(pane_bytes).bytes_of
     vs, tss, ws, ps, ds = [], [], [], [], []
     for wv in elements:
         vs.append(dumps(wv.value))
@@ -76,21 +110,23 @@ def encode(elements: Sequence[WindowedValue], keys: Optional[Sequence[bytes]] = 
 
 def decode(batch: Any) -> List[WindowedValue]:
     """The elements of a record batch or table with the element columns."""
-    cache: Dict[Optional[bytes], Any] = {None: None}
+    windows: Dict[bytes, Any] = {}
+    panes: Dict[bytes, Any] = {}
 
-    def shared(b: Optional[bytes], default: Any) -> Any:
+    def shared(b: Optional[bytes], default: Any, cache: Dict[bytes, Any], of: Any) -> Any:
         if b is None:
             return default
         obj = cache.get(b)
         if obj is None:
-            obj = cache[b] = loads(b)
+            obj = cache[b] = of(b)
         return obj
     vs = batch.column("v").to_pylist()
     tss = batch.column("ts").to_pylist()
     ws = batch.column("w").to_pylist()
     ps = batch.column("p").to_pylist()
     ds = batch.column("d").to_pylist()
-    return [raw(loads(v), ts, shared(w, GLOBAL_WINDOW), shared(p, NO_FIRING), d)
+    return [raw(loads(v), ts, shared(w, GLOBAL_WINDOW, windows, window_of),
+                shared(p, NO_FIRING, panes, pane_of), d)
             for v, ts, w, p, d in zip(vs, tss, ws, ps, ds)]
 
 

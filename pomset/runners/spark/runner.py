@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
-from typing import Any, List
+from typing import Any
 
 from ...sdk.errors import PipelineConstructionError, UserCodeError
 from ...sdk.io.base import FileSink
@@ -95,8 +95,23 @@ class _user_errors:
         m = re.search(r"pomset\.sdk\.errors\.UserCodeError: (.*)", text, re.S)
         if m:
             raise UserCodeError(_strip_jvm(m.group(1))) from None
-        lines: List[str] = [ln for ln in text.splitlines() if re.match(r"^\w[\w.]*(Error|Exception)\b", ln)]
-        raise UserCodeError(f"a Spark task failed: {lines[-1] if lines else text.splitlines()[0]}") from None
+        raise SparkJobError(f"a Spark job failed: {_cause(text)}") from None
+
+
+class SparkJobError(RuntimeError):
+    """Spark itself failed a job (lost executors or results, out of memory), not user code."""
+
+
+def _cause(text: str) -> str:
+    """The line of a Spark failure that says what went wrong: the Python worker's own
+    exception if there is one, else Spark's reason for aborting the job."""
+    lines = text.splitlines()
+    python = [ln for ln in lines if re.match(r"^\w[\w.]*(Error|Exception): ", ln)
+              and not ln.startswith(("org.apache", "py4j", "java."))]
+    if python:
+        return python[-1]
+    m = re.search(r"(Job aborted due to stage failure: .*?)(?:\n|$)", text)
+    return m.group(1) if m else lines[0]
 
 
 def _strip_jvm(text: str) -> str:
