@@ -100,3 +100,20 @@ def test_combines_that_fire_once_in_batch_are_lifted_and_others_are_not(spark_se
     sums = sorted(wv.value for wv in plan.elements(next(
         n for n in p.nodes if n.label == "Lifted").outputs[None]))
     assert sums == [("a", 10), ("a", 35)]
+
+
+@settings(max_examples=10, deadline=None)
+@given(size=st.integers(1, 50), period=st.integers(1, 50), offset=st.integers(-100, 100),
+       sliding=st.booleans(), times=st.lists(st.integers(-10**4, 10**4), min_size=1, max_size=40))
+def test_fixed_and_sliding_windows_by_spark_columns_are_the_windowfns_own(
+        spark_session, size, period, offset, sliding, times):
+    from pomset.runners.spark.batch import _assign_by_columns
+    fn = pm.SlidingWindows(size, period, offset) if sliding else pm.FixedWindows(size, offset)
+    elements = [WindowedValue.raw(i, t * 1_000_000, GLOBAL_WINDOW, NO_FIRING, 1)
+                for i, t in enumerate(times)]
+    df = spark_session.createDataFrame(codec.encode(elements).to_pandas(), codec.ELEMENT)
+    got = sorted((wv.value, wv.window.start_us, wv.window.max_ts)
+                 for wv in codec.decode(_assign_by_columns(df, fn).toArrow()))
+    expected = sorted((wv.value, w.start_us, w.max_ts) for wv in elements
+                      for w in fn._assign(wv.ts, wv.value))
+    assert got == expected

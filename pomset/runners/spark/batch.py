@@ -21,6 +21,7 @@ from ...triggers.definitions import EVENT_TIME
 from ...triggers.kernel import ElementError, GroupAlsoByWindow
 from ...triggers.reducers import AccumulatorReducer, Bag, CombineReducer
 from ...windowing import GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, WindowedValue
+from ...windowing.windowfns import FixedWindows, SlidingWindows
 from . import codec
 
 BATCH_ROWS = 10_000   # elements per Arrow batch a task emits
@@ -190,12 +191,18 @@ class BatchPlan:
         return self._tagged(df.mapInArrow(run, codec.TAGGED), node)
 
     def _window_into(self, t: WindowInto, node: Any) -> Any:
+        df = self.df(node.inputs[0])
+        fn = t.window_fn
+        if fn is None:
+            return df
+        if type(fn) in (FixedWindows, SlidingWindows):
+            return _assign_by_columns(df, fn)
         label = node.label
 
         def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             for b in batches:
                 yield codec.encode(assign_windows(t, codec.decode(b), True, label))
-        return self.df(node.inputs[0]).mapInArrow(run, codec.ELEMENT)
+        return df.mapInArrow(run, codec.ELEMENT)
 
     def _flatten(self, node: Any) -> Any:
         dfs = [self.df(pc) for pc in node.inputs]
@@ -234,6 +241,26 @@ class BatchPlan:
     def metrics(self) -> Dict[str, Dict[str, int]]:
         return {label: {name: c if isinstance(c, int) else c.value for name, c in counts.items()}
                 for label, counts in self.counts.items()}
+
+
+def _assign_by_columns(df: Any, fn: Any) -> Any:
+    """Fixed and sliding windows as Spark column arithmetic: each element in the windows the
+    WindowFn's own `_assign` gives (window starts aligned to the offset; for sliding windows,
+    every start within `size` before the element, latest first)."""
+    from pyspark.sql import functions as F
+    ts = F.col("ts")
+    if isinstance(fn, FixedWindows):
+        start = ts - F.pmod(ts - F.lit(fn.offset_us), F.lit(fn.size_us))
+        size = fn.size_us
+    else:
+        latest = ts - F.pmod(ts - F.lit(fn.offset_us), F.lit(fn.period_us))
+        count = -(-fn.size_us // fn.period_us)
+        df = df.withColumn("_i", F.explode(F.sequence(F.lit(0), F.lit(count - 1))))
+        start = latest - F.col("_i") * F.lit(fn.period_us)
+        df = df.filter(start > ts - F.lit(fn.size_us))
+        size = fn.size_us
+    return df.select("v", "ts", start.alias("ws"), (start + F.lit(size)).alias("we"),
+                     F.lit(None).cast("binary").alias("wx"), "p", "d")
 
 
 def _key_pair(kv: Any, label: str) -> Any:

@@ -1,8 +1,9 @@
 """Elements as Arrow rows, the form a PCollection takes in a Spark DataFrame:
-`v` (the pickled value), `ts` (event time, µs), `w` (the window: null for the global window,
-17 bytes for an interval window, else pickled), `p` (the pane: null for none, else 19 bytes),
-`d` (the diff); a keyed form adds `k`, the pickled key Spark groups by, and a tagged form `t`,
-the output tag of a multi-output step.
+`v` (the pickled value), `ts` (event time, µs), the window as `ws`/`we` (start and end µs of
+an interval window, so Spark can compute fixed and sliding windows itself) or `wx` (any other
+window, pickled; all three null for the global window), `p` (the pane: null for none, else 19
+bytes), `d` (the diff); a keyed form adds `k`, the pickled key Spark groups by, and a tagged
+form `t`, the output tag of a multi-output step.
 
 Values pickle with the standard pickler; what refers to `__main__` (classes defined in the
 pipeline's script) or cannot be pickled by reference (lambdas) is pickled by value with
@@ -19,12 +20,13 @@ from pyspark import cloudpickle
 from ...windowing import (GLOBAL_WINDOW, NO_FIRING, IntervalWindow, PaneInfo, PaneTiming,
                           WindowedValue)
 
-ELEMENT = "v binary, ts long, w binary, p binary, d int"
+ELEMENT = "v binary, ts long, ws long, we long, wx binary, p binary, d int"
 KEYED = "k binary, " + ELEMENT
 TAGGED = ELEMENT + ", t string"
 
-_ARROW = [pa.field("v", pa.binary()), pa.field("ts", pa.int64()), pa.field("w", pa.binary()),
-          pa.field("p", pa.binary()), pa.field("d", pa.int32())]
+_ARROW = [pa.field("v", pa.binary()), pa.field("ts", pa.int64()), pa.field("ws", pa.int64()),
+          pa.field("we", pa.int64()), pa.field("wx", pa.binary()), pa.field("p", pa.binary()),
+          pa.field("d", pa.int32())]
 ELEMENT_ARROW = pa.schema(_ARROW)
 KEYED_ARROW = pa.schema([pa.field("k", pa.binary())] + _ARROW)
 TAGGED_ARROW = pa.schema(_ARROW + [pa.field("t", pa.string())])
@@ -46,22 +48,8 @@ def dumps(obj: Any) -> bytes:
 loads = pickle.loads
 
 
-_INTERVAL, _PICKLED = b"I", b"P"
-_WINDOW = struct.Struct("<qq")
 _PANE = struct.Struct("<??bqq")
 _TIMINGS = list(PaneTiming)
-
-
-def window_bytes(w: Any) -> bytes:
-    if type(w) is IntervalWindow:
-        return _INTERVAL + _WINDOW.pack(w.start_us, w.max_ts + 1)
-    return _PICKLED + dumps(w)
-
-
-def window_of(b: bytes) -> Any:
-    if b[:1] == _INTERVAL:
-        return IntervalWindow.from_micros(*_WINDOW.unpack_from(b, 1))
-    return loads(b[1:])
 
 
 def pane_bytes(p: PaneInfo) -> bytes:
@@ -91,16 +79,25 @@ class _Memo(dict):
 def encode(elements: Sequence[WindowedValue], keys: Optional[Sequence[bytes]] = None,
            tags: Optional[Sequence[Optional[str]]] = None) -> pa.RecordBatch:
     """Elements as a record batch (with their pickled keys, or their output tags)."""
-    w_of, p_of = _Memo(window_bytes).bytes_of, _Memo(pane_bytes).bytes_of
-    vs, tss, ws, ps, ds = [], [], [], [], []
+    p_of, x_of = _Memo(pane_bytes).bytes_of, _Memo(dumps).bytes_of
+    vs, tss, wss, wes, wxs, ps, ds = [], [], [], [], [], [], []
     for wv in elements:
         vs.append(dumps(wv.value))
         tss.append(wv.ts)
-        ws.append(None if wv.window is GLOBAL_WINDOW else w_of(wv.window))
+        w = wv.window
+        if type(w) is IntervalWindow:
+            wss.append(w.start_us)
+            wes.append(w.max_ts + 1)
+            wxs.append(None)
+        else:
+            wss.append(None)
+            wes.append(None)
+            wxs.append(None if w is GLOBAL_WINDOW else x_of(w))
         ps.append(None if wv.pane is NO_FIRING else p_of(wv.pane))
         ds.append(wv.diff)
-    arrays = [pa.array(vs, pa.binary()), pa.array(tss, pa.int64()), pa.array(ws, pa.binary()),
-              pa.array(ps, pa.binary()), pa.array(ds, pa.int32())]
+    arrays = [pa.array(vs, pa.binary()), pa.array(tss, pa.int64()), pa.array(wss, pa.int64()),
+              pa.array(wes, pa.int64()), pa.array(wxs, pa.binary()), pa.array(ps, pa.binary()),
+              pa.array(ds, pa.int32())]
     if keys is not None:
         return pa.RecordBatch.from_arrays([pa.array(keys, pa.binary())] + arrays, schema=KEYED_ARROW)
     if tags is not None:
@@ -110,24 +107,33 @@ def encode(elements: Sequence[WindowedValue], keys: Optional[Sequence[bytes]] = 
 
 def decode(batch: Any) -> List[WindowedValue]:
     """The elements of a record batch or table with the element columns."""
-    windows: Dict[bytes, Any] = {}
+    intervals: Dict[tuple, Any] = {}
+    others: Dict[bytes, Any] = {}
     panes: Dict[bytes, Any] = {}
 
-    def shared(b: Optional[bytes], default: Any, cache: Dict[bytes, Any], of: Any) -> Any:
+    def window(start: Optional[int], end: Optional[int], x: Optional[bytes]) -> Any:
+        if start is not None:
+            w = intervals.get((start, end))
+            if w is None:
+                w = intervals[(start, end)] = IntervalWindow.from_micros(start, end)
+            return w
+        if x is None:
+            return GLOBAL_WINDOW
+        w = others.get(x)
+        if w is None:
+            w = others[x] = loads(x)
+        return w
+
+    def pane(b: Optional[bytes]) -> Any:
         if b is None:
-            return default
-        obj = cache.get(b)
-        if obj is None:
-            obj = cache[b] = of(b)
-        return obj
-    vs = batch.column("v").to_pylist()
-    tss = batch.column("ts").to_pylist()
-    ws = batch.column("w").to_pylist()
-    ps = batch.column("p").to_pylist()
-    ds = batch.column("d").to_pylist()
-    return [raw(loads(v), ts, shared(w, GLOBAL_WINDOW, windows, window_of),
-                shared(p, NO_FIRING, panes, pane_of), d)
-            for v, ts, w, p, d in zip(vs, tss, ws, ps, ds)]
+            return NO_FIRING
+        p = panes.get(b)
+        if p is None:
+            p = panes[b] = pane_of(b)
+        return p
+    columns = [batch.column(c).to_pylist() for c in ("v", "ts", "ws", "we", "wx", "p", "d")]
+    return [raw(loads(v), ts, window(ws, we, wx), pane(p), d)
+            for v, ts, ws, we, wx, p, d in zip(*columns)]
 
 
 def batches(elements: Iterable[WindowedValue], size: int) -> Iterable[pa.RecordBatch]:

@@ -47,6 +47,16 @@ def check_java() -> None:
                               f"{version}: install a JDK {MIN_JAVA} and point JAVA_HOME at it")
 
 
+def _driver_memory() -> str:
+    """A quarter of this machine's memory, between 1 and 8 GiB: Spark's default of 1 GiB is
+    also all a local-mode executor gets, and results brought to the driver need room."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return "1g"
+    return f"{max(1, min(8, total // 4 // 2**30))}g"
+
+
 def spark_session(options: Any) -> Tuple[Any, bool]:
     """(session, whether this call started it). Python workers run this interpreter, so they
     import the same pomset and user modules as the driver."""
@@ -62,6 +72,7 @@ def spark_session(options: Any) -> Tuple[Any, bool]:
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     cores = os.cpu_count() or 2
     builder = (SparkSession.builder.master(options.spark_master).appName("pomset")
+               .config("spark.driver.memory", _driver_memory())
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.shuffle.partitions", str(2 * cores))
