@@ -117,3 +117,20 @@ def test_fixed_and_sliding_windows_by_spark_columns_are_the_windowfns_own(
     expected = sorted((wv.value, w.start_us, w.max_ts) for wv in elements
                       for w in fn._assign(wv.ts, wv.value))
     assert got == expected
+
+
+def test_consecutive_python_steps_run_in_one_arrow_task(spark_session):
+    from pomset.runners.spark.batch import BatchPlan
+    p = pm.Pipeline(options=pm.PipelineOptions(["--runner=spark", "--quiet"]))
+    out = (p | pm.Create([pm.TimestampedValue(("a", i), i) for i in range(10)])
+           | "Inc" >> pm.Map(lambda kv: (kv[0], kv[1] + 1))
+           | "Evens" >> pm.Filter(lambda kv: kv[1] % 2 == 0)
+           | pm.WindowInto(pm.Sessions(3))
+           | pm.CombinePerKey(sum)
+           | "Fmt" >> pm.Map(lambda kv: f"{kv[0]}={kv[1]}"))
+    plan = BatchPlan(spark_session, p)
+    plan.build(lambda pc: False)
+    text = plan.df(out)._jdf.queryExecution().optimizedPlan().toString()
+    # Map, Filter, the Sessions assignment and keying: one task; the kernel; the final Map
+    assert text.count("MapInArrow") == 2 and text.count("FlatMapGroupsInArrow") == 1, text
+    assert [wv.value for wv in plan.elements(out)] == ["a=30"]   # one session [1, 12)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import heapq
 import time
 from functools import reduce
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import pyarrow as pa
 
@@ -47,14 +47,24 @@ class BatchPlan:
                 continue
             outs = self._translate(node, t)
             for tag, pc in node.outputs.items():
-                df = outs[tag]
+                self.dfs[id(pc)] = outs[tag]
                 if reused(pc):
-                    df = df.persist()
+                    df = self.df(pc).persist()
                     self.persisted.append(df)
-                self.dfs[id(pc)] = df
+                    self.dfs[id(pc)] = df
 
     def df(self, pcoll: Any) -> Any:
-        return self.dfs[id(pcoll)]
+        """The PCollection's DataFrame (running its pending Python steps, if any)."""
+        df = self.dfs[id(pcoll)]
+        if isinstance(df, _Steps):
+            df = self.dfs[id(pcoll)] = df.run()
+        return df
+
+    def _steps(self, pcoll: Any) -> "_Steps":
+        """The Python steps that produce `pcoll`, to be extended: its pending ones (it has no
+        other reader: a reused PCollection was run and persisted), else a decode of its rows."""
+        df = self.dfs[id(pcoll)]
+        return df if isinstance(df, _Steps) else _Steps(df, _decode)
 
     def elements(self, pcoll: Any) -> List[WindowedValue]:
         """A PCollection's elements, brought to the driver."""
@@ -110,42 +120,46 @@ class BatchPlan:
         return outs
 
     def _read_files(self, t: FileSource, node: Any) -> Dict[Optional[str], Any]:
+        """One file per task, read by the source's own reader; without a dead-letter output
+        the rows go on to the following Python steps in the same task."""
         files = t.files()
         label, dead_tag = node.label, t.dead_letter_tag
         read_count = self._counter(label, "read")
         counter = self._counter(label, "dead_lettered") if dead_tag is not None else None
 
-        def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            for b in batches:
-                for path in b.column("path").to_pylist():
-                    out: List[WindowedValue] = []
-                    tags: List[Optional[str]] = []
+        def read(b: pa.RecordBatch) -> Iterator[Tuple[Optional[str], List[WindowedValue]]]:
+            """(tag, bundle) for the files named in a batch of paths."""
+            for path in b.column("path").to_pylist():
+                out: List[WindowedValue] = []
+                dead: List[WindowedValue] = []
 
-                    def on_bad(letter: DeadLetter) -> None:
-                        if dead_tag is None:
-                            raise UserCodeError(f"{label}: {letter.error}")
-                        counter.add(1)
-                        out.append(WindowedValue.raw(letter, MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1))
-                        tags.append(dead_tag)
-                    read = 0
-                    for wv in t.read_file(path, on_bad):
-                        read += 1
-                        out.append(wv)
-                        tags.append(None)
-                        if len(out) >= BATCH_ROWS:
-                            yield encode(out, tags)
-                            out, tags = [], []
-                    if out:
-                        yield encode(out, tags)
-                    read_count.add(read)
-
-        def encode(out: List[WindowedValue], tags: List[Optional[str]]) -> pa.RecordBatch:
-            return codec.encode(out) if dead_tag is None else codec.encode(out, tags=tags)
+                def on_bad(letter: DeadLetter) -> None:
+                    if dead_tag is None:
+                        raise UserCodeError(f"{label}: {letter.error}")
+                    dead.append(WindowedValue.raw(letter, MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1))
+                n = 0
+                for wv in t.read_file(path, on_bad):
+                    n += 1
+                    out.append(wv)
+                    if len(out) >= BATCH_ROWS:
+                        yield None, out
+                        out = []
+                if out:
+                    yield None, out
+                read_count.add(n)
+                if dead:
+                    counter.add(len(dead))
+                    yield dead_tag, dead
         paths = self.spark.createDataFrame([(f,) for f in files], "path string").repartition(
             min(len(files), self.spark.sparkContext.defaultParallelism))
         if dead_tag is None:
-            return {None: paths.mapInArrow(read, codec.ELEMENT)}
-        return self._tagged(paths.mapInArrow(read, codec.TAGGED), node)
+            return {None: _Steps(paths, lambda b: (bundle for _, bundle in read(b)))}
+
+        def tagged(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            for b in batches:
+                for tag, bundle in read(b):
+                    yield codec.encode(bundle, tags=[tag] * len(bundle))
+        return self._tagged(paths.mapInArrow(tagged, codec.TAGGED), node)
 
     def _side_data(self, node: Any) -> List[Dict[Any, list]]:
         """Each side input's values by window, brought to the driver (and shipped to tasks)."""
@@ -167,42 +181,37 @@ class BatchPlan:
         side_data = self._side_data(node) if sides else None
         counter = self._counter(label, "dead_lettered") if t.dead_letter_tag is not None else None
 
-        def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        def start() -> Any:
             runner = DoFnRunner(t, tags, label)
             side_args = (side_input_args(t, sides, lambda j, w: side_data[j].get(w, []))
                          if sides else None)
             runner.setup()
-            try:
-                for b in batches:
-                    outs = runner.process(codec.decode(b), True, side_args)
-                    if len(tags) == 1:
-                        yield codec.encode(outs[None])
-                    else:
-                        elements = [wv for items in outs.values() for wv in items]
-                        wire = [tag for tag, items in outs.items() for _ in items]
-                        yield codec.encode(elements, tags=wire)
-            finally:
+
+            def finish() -> None:
                 runner.teardown()
                 if counter is not None:
                     counter.add(runner.dead_count)
-        df = self.df(node.inputs[0])
+            return (lambda bundle: runner.process(bundle, True, side_args)), finish
+        steps = self._steps(node.inputs[0])
         if len(tags) == 1:
-            return {None: df.mapInArrow(run, codec.ELEMENT)}
-        return self._tagged(df.mapInArrow(run, codec.TAGGED), node)
+            return {None: steps.then(lambda: _outputs_of(start(), None))}
+
+        def tagged(bundles: Iterator[Dict[Optional[str], list]]) -> Iterator[pa.RecordBatch]:
+            for outs in bundles:
+                elements = [wv for items in outs.values() for wv in items]
+                wire = [tag for tag, items in outs.items() for _ in items]
+                yield codec.encode(elements, tags=wire)
+        return self._tagged(steps.then(start).run(tagged, codec.TAGGED), node)
 
     def _window_into(self, t: WindowInto, node: Any) -> Any:
-        df = self.df(node.inputs[0])
         fn = t.window_fn
         if fn is None:
-            return df
+            return self.dfs[id(node.inputs[0])]
         if type(fn) in (FixedWindows, SlidingWindows):
-            return _assign_by_columns(df, fn)
+            return _assign_by_columns(self.df(node.inputs[0]), fn)
         label = node.label
-
-        def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            for b in batches:
-                yield codec.encode(assign_windows(t, codec.decode(b), True, label))
-        return df.mapInArrow(run, codec.ELEMENT)
+        return self._steps(node.inputs[0]).then(
+            lambda: ((lambda bundle: assign_windows(t, bundle, True, label)), None))
 
     def _flatten(self, node: Any) -> Any:
         dfs = [self.df(pc) for pc in node.inputs]
@@ -235,7 +244,7 @@ class BatchPlan:
         # saves the per-group cost that dominates when keys have few elements each.
         from pyspark.sql import functions as F
         buckets = 8 * self.spark.sparkContext.defaultParallelism
-        return (self.df(node.inputs[0]).mapInArrow(keyed, codec.KEYED)
+        return (self._steps(node.inputs[0]).run(keyed, codec.KEYED)
                 .withColumn("bucket", F.pmod(F.xxhash64("k"), F.lit(buckets)))
                 .groupBy("bucket").applyInArrow(group, codec.ELEMENT))
 
@@ -247,6 +256,60 @@ class BatchPlan:
     def metrics(self) -> Dict[str, Dict[str, int]]:
         return {label: {name: c if isinstance(c, int) else c.value for name, c in counts.items()}
                 for label, counts in self.counts.items()}
+
+
+def _decode(b: pa.RecordBatch) -> Iterator[List[WindowedValue]]:
+    yield codec.decode(b)
+
+
+def _outputs_of(started: Any, tag: Optional[str]) -> Any:
+    """A started step whose results are outputs by tag, as a step giving those of `tag`."""
+    process, finish = started
+    return (lambda bundle: process(bundle)[tag]), finish
+
+
+def _encode_each(bundles: Iterator[List[WindowedValue]]) -> Iterator[pa.RecordBatch]:
+    for bundle in bundles:
+        if bundle:
+            yield codec.encode(bundle)
+
+
+class _Steps:
+    """Python steps not yet run, fused into one `mapInArrow` task when their result is
+    needed: `source`'s rows turned into bundles of elements by `head`, then each step in turn
+    on each bundle. A step is a function that, started once per task, gives
+    (process(bundle) -> result, finish or None)."""
+
+    def __init__(self, source: Any, head: Callable[[pa.RecordBatch], Iterator[list]],
+                 steps: tuple = ()) -> None:
+        self.source, self.head, self.steps = source, head, steps
+
+    def then(self, step: Callable[[], Any]) -> "_Steps":
+        return _Steps(self.source, self.head, self.steps + (step,))
+
+    def run(self, tail: Callable[[Iterator[Any]], Iterator[pa.RecordBatch]] = _encode_each,
+            schema: str = codec.ELEMENT) -> Any:
+        """The DataFrame of what `tail` makes of the steps' results (by default, elements)."""
+        head, steps = self.head, self.steps
+
+        def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            started = [step() for step in steps]
+            try:
+                yield from tail(_through(batches, head, [p for p, _ in started]))
+            finally:
+                for _, finish in started:
+                    if finish is not None:
+                        finish()
+        return self.source.mapInArrow(task, schema)
+
+
+def _through(batches: Iterator[pa.RecordBatch], head: Callable[[pa.RecordBatch], Iterator[list]],
+             processes: List[Callable[[Any], Any]]) -> Iterator[Any]:
+    for b in batches:
+        for bundle in head(b):
+            for process in processes:
+                bundle = process(bundle)
+            yield bundle
 
 
 def _assign_by_columns(df: Any, fn: Any) -> Any:
@@ -275,26 +338,25 @@ def _key_pair(kv: Any, label: str) -> Any:
     return kv
 
 
-def _key_elements(label: str) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+def _key_elements(label: str) -> Callable[[Iterator[List[WindowedValue]]], Iterator[pa.RecordBatch]]:
     """Elements as keyed rows (the pickled key beside each)."""
-    def keyed(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for b in batches:
-            elements = codec.decode(b)
+    def keyed(bundles: Iterator[List[WindowedValue]]) -> Iterator[pa.RecordBatch]:
+        for elements in bundles:
             yield codec.encode(elements, keys=[codec.dumps(_key_pair(wv.value, label)[0])
                                                for wv in elements])
     return keyed
 
 
 def _partial_combine(fn: Any, combiner: Any, label: str
-                     ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+                     ) -> Callable[[Iterator[List[WindowedValue]]], Iterator[pa.RecordBatch]]:
     """A task's elements folded into one partial accumulator per key and window, each a keyed
     row ((key, accumulator), at the earliest or latest of its elements' times as the
     timestamp combiner takes, in the window): what the kernel then merges."""
-    def partial(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def partial(bundles: Iterator[List[WindowedValue]]) -> Iterator[pa.RecordBatch]:
         reducer = CombineReducer(fn)
         parts: Dict[tuple, list] = {}
-        for b in batches:
-            for wv in codec.decode(b):
+        for bundle in bundles:
+            for wv in bundle:
                 key, value = _key_pair(wv.value, label)
                 try:
                     kb = codec.dumps(key)
