@@ -235,18 +235,19 @@ class BatchPlan:
             keyed = _key_elements(label)
             reducer = t.reducer
 
-        def group(table: pa.Table) -> pa.Table:
-            out = run_kernel_to_end(GroupAlsoByWindow(strategy, reducer()),
+        def group(table: pa.Table) -> Iterator[List[WindowedValue]]:
+            yield run_kernel_to_end(GroupAlsoByWindow(strategy, reducer()),
                                     codec.decode(table), label)
-            return pa.Table.from_batches([codec.encode(out)], schema=codec.ELEMENT_ARROW)
         # Groups are buckets of keys (by a hash of the key), not single keys: the kernel keeps
         # each key's state apart anyway, and one Python call per bucket instead of per key
-        # saves the per-group cost that dominates when keys have few elements each.
+        # saves the per-group cost that dominates when keys have few elements each. Python
+        # steps after the grouping run in the same task as the kernel.
         from pyspark.sql import functions as F
         buckets = 8 * self.spark.sparkContext.defaultParallelism
-        return (self._steps(node.inputs[0]).run(keyed, codec.KEYED)
-                .withColumn("bucket", F.pmod(F.xxhash64("k"), F.lit(buckets)))
-                .groupBy("bucket").applyInArrow(group, codec.ELEMENT))
+        grouped = (self._steps(node.inputs[0]).run(keyed, codec.KEYED)
+                   .withColumn("bucket", F.pmod(F.xxhash64("k"), F.lit(buckets)))
+                   .groupBy("bucket"))
+        return _Steps(grouped, group, grouped=True)
 
     def _counter(self, label: str, name: str) -> Any:
         """A count the tasks of step `label` add to (read, dead_lettered)."""
@@ -275,24 +276,25 @@ def _encode_each(bundles: Iterator[List[WindowedValue]]) -> Iterator[pa.RecordBa
 
 
 class _Steps:
-    """Python steps not yet run, fused into one `mapInArrow` task when their result is
-    needed: `source`'s rows turned into bundles of elements by `head`, then each step in turn
-    on each bundle. A step is a function that, started once per task, gives
-    (process(bundle) -> result, finish or None)."""
+    """Python steps not yet run, fused into one Arrow task when their result is needed:
+    `source`'s rows turned into bundles of elements by `head`, then each step in turn on each
+    bundle. The source is a DataFrame (a `mapInArrow` task over its batches) or, `grouped`,
+    grouped data (an `applyInArrow` task per group, whose table `head` takes). A step is a
+    function that, started once per task, gives (process(bundle) -> result, finish or None)."""
 
-    def __init__(self, source: Any, head: Callable[[pa.RecordBatch], Iterator[list]],
-                 steps: tuple = ()) -> None:
-        self.source, self.head, self.steps = source, head, steps
+    def __init__(self, source: Any, head: Callable[[Any], Iterator[list]], steps: tuple = (),
+                 grouped: bool = False) -> None:
+        self.source, self.head, self.steps, self.grouped = source, head, steps, grouped
 
     def then(self, step: Callable[[], Any]) -> "_Steps":
-        return _Steps(self.source, self.head, self.steps + (step,))
+        return _Steps(self.source, self.head, self.steps + (step,), self.grouped)
 
     def run(self, tail: Callable[[Iterator[Any]], Iterator[pa.RecordBatch]] = _encode_each,
             schema: str = codec.ELEMENT) -> Any:
         """The DataFrame of what `tail` makes of the steps' results (by default, elements)."""
         head, steps = self.head, self.steps
 
-        def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        def task(batches: Iterator[Any]) -> Iterator[pa.RecordBatch]:
             started = [step() for step in steps]
             try:
                 yield from tail(_through(batches, head, [p for p, _ in started]))
@@ -300,7 +302,11 @@ class _Steps:
                 for _, finish in started:
                     if finish is not None:
                         finish()
-        return self.source.mapInArrow(task, schema)
+        if not self.grouped:
+            return self.source.mapInArrow(task, schema)
+        arrow = codec.ARROW[schema]
+        return self.source.applyInArrow(
+            lambda table: pa.Table.from_batches(list(task([table])), schema=arrow), schema)
 
 
 def _through(batches: Iterator[pa.RecordBatch], head: Callable[[pa.RecordBatch], Iterator[list]],

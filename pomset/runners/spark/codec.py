@@ -30,6 +30,7 @@ _ARROW = [pa.field("v", pa.binary()), pa.field("ts", pa.int64()), pa.field("ws",
 ELEMENT_ARROW = pa.schema(_ARROW)
 KEYED_ARROW = pa.schema([pa.field("k", pa.binary())] + _ARROW)
 TAGGED_ARROW = pa.schema(_ARROW + [pa.field("t", pa.string())])
+ARROW = {ELEMENT: ELEMENT_ARROW, KEYED: KEYED_ARROW, TAGGED: TAGGED_ARROW}
 
 raw = WindowedValue.raw
 
