@@ -237,3 +237,15 @@ def test_spark_refuses_unbounded_pipelines_before_starting():
          | pm.CombinePerKey(sum))
     with pytest.raises(pm.PipelineConstructionError, match="bounded"):
         p.run()
+
+
+# --- the paper's batch figures -------------------------------------------------------------
+
+@pytest.mark.parametrize("number", [6, 10, 11])
+def test_paper_batch_figures(number, runner):
+    """Figures 6 (classic batch), 10 (fixed windows, batch) and 11 (fixed windows over one-minute
+    micro-batches, a batch run per round): the same panes as the local runner's."""
+    from test_paper_figures import paper
+    got = paper.run_figure(number, pm.PipelineOptions([f"--runner={runner}", "--quiet"]))
+    expected = paper.run_figure(number, pm.PipelineOptions(["--quiet"]))
+    assert Counter(got) == Counter(expected) and got
