@@ -106,32 +106,35 @@ def encode(elements: Sequence[WindowedValue], keys: Optional[Sequence[bytes]] = 
     return pa.RecordBatch.from_arrays(arrays, schema=ELEMENT_ARROW)
 
 
+class _Shared(dict):
+    """Objects read from bytes (`of`), one per distinct bytes within a batch; `default` for
+    null."""
+
+    def __init__(self, of: Any, default: Any) -> None:
+        super().__init__()
+        self.of, self.default = of, default
+
+    def __call__(self, b: Optional[bytes]) -> Any:
+        if b is None:
+            return self.default
+        obj = self.get(b)
+        if obj is None:
+            obj = self[b] = self.of(b)
+        return obj
+
+
 def decode(batch: Any) -> List[WindowedValue]:
     """The elements of a record batch or table with the element columns."""
     intervals: Dict[tuple, Any] = {}
-    others: Dict[bytes, Any] = {}
-    panes: Dict[bytes, Any] = {}
+    other_window, pane = _Shared(loads, GLOBAL_WINDOW), _Shared(pane_of, NO_FIRING)
 
     def window(start: Optional[int], end: Optional[int], x: Optional[bytes]) -> Any:
-        if start is not None:
-            w = intervals.get((start, end))
-            if w is None:
-                w = intervals[(start, end)] = IntervalWindow.from_micros(start, end)
-            return w
-        if x is None:
-            return GLOBAL_WINDOW
-        w = others.get(x)
+        if start is None:
+            return other_window(x)
+        w = intervals.get((start, end))
         if w is None:
-            w = others[x] = loads(x)
+            w = intervals[(start, end)] = IntervalWindow.from_micros(start, end)
         return w
-
-    def pane(b: Optional[bytes]) -> Any:
-        if b is None:
-            return NO_FIRING
-        p = panes.get(b)
-        if p is None:
-            p = panes[b] = pane_of(b)
-        return p
     columns = [batch.column(c).to_pylist() for c in ("v", "ts", "ws", "we", "wx", "p", "d")]
     return [raw(loads(v), ts, window(ws, we, wx), pane(p), d)
             for v, ts, ws, we, wx, p, d in zip(*columns)]
