@@ -1,8 +1,15 @@
 """A bounded pipeline as a Spark DataFrame plan: one DataFrame of element rows (see `codec`)
-per PCollection. Element-wise steps run the SDK's DoFnRunner and window assignment inside
-`mapInArrow` tasks, over Arrow batches; a grouping runs the GroupAlsoByWindow kernel per key
-inside `applyInArrow`, with the watermark moving from MIN to MAX once the key's elements are
-in (the paper's batch execution, Figure 10)."""
+per PCollection.
+
+- Element-wise Python steps (file reads, ParDos, custom window assignment, keying) run the
+  SDK's own code over Arrow batches, consecutive ones fused into one task (`_Steps`): a
+  `mapInArrow` task, or the task of the grouping they follow.
+- Fixed and sliding windows are Spark column arithmetic.
+- A grouping shuffles by a hash bucket of the key and runs the GroupAlsoByWindow kernel over
+  each bucket in `applyInArrow`, all elements in and then the watermark from MIN to MAX (the
+  paper's batch execution, Figure 10); combines that fire once in batch are lifted: partial
+  accumulators per key and window before the shuffle.
+"""
 from __future__ import annotations
 
 import heapq
