@@ -1,4 +1,5 @@
-# `make demo` and `make test` are complete on a fresh machine with Python 3.11: each creates
+# `make demo` and `make test` are complete on a fresh machine with Python 3.11 (and Java 17 for
+# the Spark runner's tests): each creates
 # .venv here if missing and installs the project into it first. `make bench` also installs
 # apache-beam, which only the benchmark uses.
 PYTHON ?= python3.11
