@@ -134,3 +134,16 @@ def test_consecutive_python_steps_run_in_one_arrow_task(spark_session):
     # Map, Filter, the Sessions assignment and keying: one task; the kernel and the final Map
     assert text.count("MapInArrow") == 1 and text.count("FlatMapGroupsInArrow") == 1, text
     assert [wv.value for wv in plan.elements(out)] == ["a=30"]   # one session [1, 12)
+
+
+def test_a_primitive_without_translation_is_refused_naming_it():
+    from pomset.sdk.ptransform import Primitive
+
+    class Reverse(Primitive):
+        def outputs(self, node):
+            return {None: node.inputs[0].derive()}
+
+    p = pm.Pipeline(options=pm.PipelineOptions(["--runner=spark", "--quiet"]))
+    _ = p | pm.Create([1, 2]) | "Rev" >> Reverse()
+    with pytest.raises(pm.PipelineConstructionError, match="cannot run 'Rev': Reverse"):
+        p.run()

@@ -22,7 +22,7 @@ import pyarrow as pa
 from ...sdk.core import Create, Flatten, GroupByKey, ParDo, WindowInto
 from ...sdk.dofn import DeadLetter
 from ...sdk.element_runner import DoFnRunner, assign_windows, side_input_args, user_code_error
-from ...sdk.errors import PipelineConstructionError, UserCodeError
+from ...sdk.errors import UserCodeError
 from ...sdk.io.base import FileSink, FileSource
 from ...triggers.definitions import EVENT_TIME
 from ...triggers.kernel import ElementError, GroupAlsoByWindow
@@ -32,6 +32,7 @@ from ...windowing.windowfns import FixedWindows, SlidingWindows
 from . import codec
 
 BATCH_ROWS = 10_000   # elements per Arrow batch a task emits
+TRANSLATED = (Create, FileSource, ParDo, WindowInto, Flatten, GroupByKey, FileSink)
 
 
 class BatchPlan:
@@ -93,11 +94,7 @@ class BatchPlan:
             return {None: self._window_into(t, node)}
         if isinstance(t, Flatten):
             return {None: self._flatten(node)}
-        if isinstance(t, GroupByKey):
-            return {None: self._group(t, node)}
-        raise PipelineConstructionError(
-            f"the Spark runner cannot run {node.label!r}: {type(t).__name__} has no Spark "
-            f"translation")
+        return {None: self._group(t, node)}
 
     def _empty(self) -> Any:
         return self.spark.createDataFrame([], codec.ELEMENT)

@@ -15,7 +15,7 @@ from ...sdk.io.base import FileSink
 from ...sdk.result import PipelineResult
 from ...sdk.test_stream import TestStream
 from . import codec
-from .batch import BATCH_ROWS, BatchPlan
+from .batch import BATCH_ROWS, TRANSLATED, BatchPlan
 from .session import spark_session
 
 
@@ -52,6 +52,10 @@ class SparkRunner:
     def _check(pipeline: Any) -> None:
         """Refuse, before Spark starts, what this runner cannot run yet."""
         for node in pipeline.nodes:
+            if not isinstance(node.transform, TRANSLATED + (TestStream,)):
+                raise PipelineConstructionError(
+                    f"the Spark runner cannot run {node.label!r}: {type(node.transform).__name__} "
+                    f"is a primitive it has no translation for")
             if isinstance(node.transform, TestStream) or any(
                     not pc.bounded for pc in node.outputs.values()):
                 raise PipelineConstructionError(
