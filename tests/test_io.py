@@ -487,3 +487,30 @@ def test_a_failed_run_leaves_no_output_files(tmp_path):
     with pytest.raises(pm.UserCodeError, match="bad three"):
         p.run()
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("unit", ["s", "ms", "us", "ns"])
+@pytest.mark.parametrize("tz", [None, "UTC", "+05:00"])
+def test_parquet_timestamp_columns_give_the_same_event_times_as_their_values(tmp_path, unit, tz):
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pomset.sdk.io.base import event_time_micros
+    values = [0, 1_700_000_000_123_456, -86_400_000_001, None, 4_102_444_800_000_001]
+    scale = {"s": 10**6, "ms": 10**3, "us": 1, "ns": 10**-3}[unit]
+    raw_values = [None if v is None else int(v // scale) if unit != "ns" else v * 1000 for v in values]
+    col = pa.array(raw_values, pa.int64()).cast(pa.timestamp(unit, tz))
+    pq.write_table(pa.table({"ts": col, "i": list(range(len(values)))}), str(tmp_path / "t.parquet"))
+    p = pm.Pipeline(options=pm.PipelineOptions(["--quiet"]))
+    good, bad_pc = p | pm.ReadFromParquet(str(tmp_path / "t.parquet"),
+                                          timestamp_field="ts").with_exception_handling()
+    result = p.run()
+    got, bad = result.collect(good), result.collect(bad_pc)
+    by_row = {wv.value["i"]: wv.ts for wv in got}
+    for i, v in enumerate(col.to_pylist()):
+        if v is None:
+            assert i not in by_row
+        else:
+            assert by_row[i] == event_time_micros(v if isinstance(v, dt.datetime) else v)
+    assert len(bad) == 1 and "null" in bad[0].value.error

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, List, Optional, Sequence
 
-from ...windowing import WindowedValue
+from ...windowing import GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, WindowedValue
 from .base import FileSink, FileSource, OnBad, PathLike, TableWriter
 
 
@@ -45,10 +45,20 @@ class ReadFromParquet(FileSource):
             if field is not None and field not in columns and field in available:
                 columns, drop = columns + [field], field
         element, row = self.element, 0
+        kind = pf.schema_arrow.field(field).type if field in pf.schema_arrow.names else None
+        # A timestamp column in s, ms or µs converts to event time losslessly in Arrow, a
+        # batch at a time; other columns (and nulls) go through element() per row.
+        vectorized = kind is not None and pa.types.is_timestamp(kind) and kind.unit != "ns"
         for batch in pf.iter_batches(batch_size=self.batch_size, columns=columns):
-            for record in batch.to_pylist():
+            records = batch.to_pylist()
+            times = (batch.column(field).cast(pa.timestamp("us", kind.tz)).cast(pa.int64()).to_pylist()
+                     if vectorized else [None] * len(records))
+            for record, ts in zip(records, times):
                 row += 1
-                wv = element(record, on_bad, path, row)
+                if ts is not None and MIN_MICROS < ts < MAX_MICROS:
+                    wv = WindowedValue.raw(record, ts, GLOBAL_WINDOW, NO_FIRING, 1)
+                else:
+                    wv = element(record, on_bad, path, row)
                 if wv is not None:
                     if drop is not None:
                         del record[drop]
