@@ -110,18 +110,14 @@ class BatchPlan:
         return self.spark.createDataFrame(table).repartition(
             max(1, min(parallelism, table.num_rows // BATCH_ROWS + 1)))
 
-    def _tagged(self, df: Any, node: Any, main: Optional[str] = None) -> Dict[Optional[str], Any]:
-        """The outputs of a step that wrote a tag column: one DataFrame per output tag, all
-        read from the step's persisted rows, so the step runs once."""
+    def _tagged(self, df: Any, node: Any) -> Dict[Optional[str], Any]:
+        """The outputs of a step that wrote a tag column (null for the main output): one
+        DataFrame per output tag, all read from the step's persisted rows, so it runs once."""
         from pyspark.sql import functions as F
         df = df.persist()
         self.persisted.append(df)
-        outs = {}
-        for tag in node.outputs:
-            wire = main if tag is None else tag
-            cond = F.col("t").isNull() if wire is None else F.col("t") == wire
-            outs[tag] = df.filter(cond).drop("t")
-        return outs
+        return {tag: df.filter(F.col("t").isNull() if tag is None else F.col("t") == tag).drop("t")
+                for tag in node.outputs}
 
     def _read_files(self, t: FileSource, node: Any) -> Dict[Optional[str], Any]:
         """One file per task, read by the source's own reader; without a dead-letter output
