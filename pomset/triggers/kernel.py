@@ -183,8 +183,7 @@ class GroupAlsoByWindow:
         wm = k.wm
         lateness, merging, counters = self.lateness, self.merging, self.counters
         create, add, add_one = self.reducer.create, self.reducer.add, self._add_one
-        n_trigger, slot, requests = self.n_trigger, self._wm_slot, self.timer_requests[EVENT_TIME]
-        armed = self._armed
+        n_trigger, slot = self.n_trigger, self._wm_slot
         # The plain watermark trigger fires a window's pending pane, output at its end, as soon
         # as the input watermark passes that end (before the host moves the output watermark),
         # and late elements at once: with OUTPUT_AT_EOW such a hold could never bind.
@@ -195,13 +194,9 @@ class GroupAlsoByWindow:
             for wv in bundle:
                 kv = wv.value
                 if type(kv) is not tuple or len(kv) != 2:
-                    raise ElementError(kv, f"needs (key, value) pairs, got {kv!r}")
+                    raise _element_error(kv, None)
                 key, value = kv
-                try:
-                    ks = store.get(key)
-                except TypeError:
-                    raise ElementError(kv, f"key {key!r} is not hashable (use a tuple or str "
-                                           f"key)") from None
+                ks = store.get(key)
                 if ks is None:
                     ks = store[key] = KeyState()
                 ts, window = wv.ts, wv.window
@@ -215,16 +210,9 @@ class GroupAlsoByWindow:
                 rec = ks.get(window)
                 if rec is None:
                     if slot is not None and wm <= window.max_ts:
-                        # a new window before the watermark passes it: the plain watermark
-                        # trigger's _on_element arms it and _schedule asks for one wake-up
-                        # at its end (the fast path below then takes the element)
-                        rec = ks[window] = WindowRec(window, create(), armed)
-                        rec.et = end = window.max_ts + 1
-                        entries = requests.get(end)
-                        if entries is None:
-                            entries = requests[end] = []
-                        entries.append(key)
-                        entries.append(rec)
+                        # a new window before the watermark passes it (the fast path below
+                        # then takes the element)
+                        rec = self._new_armed(ks, key, window)
                     else:
                         rec = ks[window] = WindowRec(window, create(), [None] * n_trigger)
                 elif rec.closed:
@@ -258,54 +246,48 @@ class GroupAlsoByWindow:
                     if rec.et is None and rec.ts[slot] is None:
                         rec.ts[slot] = 1
                         rec.et = end
-                        entries = requests.get(end)
-                        if entries is None:
-                            entries = requests[end] = []
-                        entries.append(key)
-                        entries.append(rec)
+                        self._request(EVENT_TIME, end, key, rec)
                         continue
                 self._on_element(key, rec, value, ts, out)
         except ElementError:
             raise
         except Exception as e:
-            raise ElementError(wv.value, cause=e) from e
+            raise _element_error(wv.value, e) from e
 
     def _accumulate(self, store: Dict[Any, KeyState], bundle: Sequence[WindowedValue]) -> None:
         """process_bundle for the plain watermark trigger with non-merging windows, output at
         their ends, before the watermark has moved (a batch's whole input): nothing can be late
         or fire, so each element only adds to its window, a new window armed with its one
         wake-up, at its end (the fast paths' invariant: an existing window is armed)."""
-        create, add, add_one = self.reducer.create, self.reducer.add, self._add_one
-        armed, requests = self._armed, self.timer_requests[EVENT_TIME]
+        add, add_one, new_armed = self.reducer.add, self._add_one, self._new_armed
         try:
             for wv in bundle:
                 kv = wv.value
                 if type(kv) is not tuple or len(kv) != 2:
-                    raise ElementError(kv, f"needs (key, value) pairs, got {kv!r}")
+                    raise _element_error(kv, None)
                 key, value = kv
-                try:
-                    ks = store.get(key)
-                except TypeError:
-                    raise ElementError(kv, f"key {key!r} is not hashable (use a tuple or str "
-                                           f"key)") from None
+                ks = store.get(key)
                 if ks is None:
                     ks = store[key] = KeyState()
                 window = wv.window
                 rec = ks.get(window)
                 if rec is None:
-                    rec = ks[window] = WindowRec(window, create(), armed)
-                    rec.et = end = window.max_ts + 1
-                    entries = requests.get(end)
-                    if entries is None:
-                        entries = requests[end] = []
-                    entries.append(key)
-                    entries.append(rec)
+                    rec = new_armed(ks, key, window)
                 rec.acc = add_one(rec.acc, value) if wv.diff == 1 else add(rec.acc, value, wv.diff)
                 rec.pending = True
         except ElementError:
             raise
         except Exception as e:
-            raise ElementError(wv.value, cause=e) from e
+            raise _element_error(wv.value, e) from e
+
+    def _new_armed(self, ks: KeyState, key: Any, window: Any) -> WindowRec:
+        """A new window's record before the watermark passes it, under the plain watermark
+        trigger: what _on_element and _schedule make of it, armed (the shared state) with one
+        wake-up asked for, at the end of the window."""
+        rec = ks[window] = WindowRec(window, self.reducer.create(), self._armed)
+        rec.et = window.max_ts + 1
+        self._request(EVENT_TIME, rec.et, key, rec)
+        return rec
 
     def on_timers(self, store: Dict[Any, KeyState], domain: str, time: int, entries: list,
                   out: list) -> None:
@@ -542,6 +524,19 @@ class GroupAlsoByWindow:
         if target is window and ks.get(window) is not fresh:
             raise ValueError(f"{self.window_fn!r}.merge_windows lost window {window!r}")
         return target
+
+
+def _element_error(kv: Any, cause: Optional[BaseException]) -> ElementError:
+    """The error for an element the kernel could not process: a message when it is not a
+    (key, value) pair or its key is not hashable, else `cause` (found only once something
+    raised, so the per-element path does no extra checks)."""
+    if type(kv) is not tuple or len(kv) != 2:
+        return ElementError(kv, f"needs (key, value) pairs, got {kv!r}")
+    try:
+        hash(kv[0])
+    except TypeError:
+        return ElementError(kv, f"key {kv[0]!r} is not hashable (use a tuple or str key)")
+    return ElementError(kv, cause=cause)
 
 
 def _remove_sorted(order: List[Any], window: Any) -> None:
