@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import heapq
 import time
-from functools import reduce
+from functools import partial, reduce
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import pyarrow as pa
@@ -230,7 +230,7 @@ class BatchPlan:
         if lifted:
             self.lifted.append(label)
             keyed = _partial_combine(fn, strategy.timestamp_combiner, label)
-            reducer = lambda: AccumulatorReducer(fn)   # noqa: E731
+            reducer = partial(AccumulatorReducer, fn)
         else:
             keyed = _key_elements(label)
             reducer = t.reducer

@@ -8,13 +8,13 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator, List
 
 from ...sdk.errors import PipelineConstructionError, UserCodeError
 from ...sdk.io.base import FileSink
 from ...sdk.result import PipelineResult
 from ...sdk.test_stream import TestStream
-from . import codec
 from .batch import BATCH_ROWS, TRANSLATED, BatchPlan
 from .session import spark_session
 
@@ -41,7 +41,9 @@ class SparkRunner:
                 plan.build(lambda pc: uses[id(pc)] > 1)
                 record = {id(pc): plan.elements(pc) for pc in recorded}
                 for node in sinks:
-                    self._write(plan, node)
+                    pcoll = node.inputs[0]
+                    self._write(node, record[id(pcoll)] if id(pcoll) in record
+                                else plan.elements(pcoll))
         finally:
             plan.release()
             if owned:
@@ -64,37 +66,28 @@ class SparkRunner:
                     f"with --runner=local")
 
     @staticmethod
-    def _write(plan: BatchPlan, node: Any) -> None:
-        """A file sink writes one file, so the driver writes it from its input's rows."""
-        pcoll = node.inputs[0]
-        writer = node.transform.writer(pcoll)
+    def _write(node: Any, elements: List[Any]) -> None:
+        """A file sink writes one file, so the driver writes it from its input's elements."""
+        writer = node.transform.writer(node.inputs[0])
         try:
-            for batch in plan.df(pcoll).toArrow().to_batches(BATCH_ROWS):
-                writer.write(codec.decode(batch))
+            for i in range(0, len(elements), BATCH_ROWS):
+                writer.write(elements[i:i + BATCH_ROWS])
         except BaseException:
             writer.abort()
             raise
         writer.close()
 
 
-class _user_errors:
+@contextmanager
+def _user_errors() -> Iterator[None]:
     """Re-raise a failure in a Spark task as what it was in the user's terms: a
     `UserCodeError` raised in a task keeps its message (transform, element, traceback);
     anything else names the Python worker's own error, never the JVM's stack."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: Any, exc: Any, tb: Any) -> bool:
-        if exc is None:
-            return False
-        try:
-            from pyspark.errors import PySparkException
-            from py4j.protocol import Py4JJavaError
-        except ImportError:   # pragma: no cover - pyspark is there when this runs
-            return False
-        if not isinstance(exc, (PySparkException, Py4JJavaError)):
-            return False
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+    try:
+        yield
+    except (PySparkException, Py4JJavaError) as exc:
         text = str(exc)
         m = re.search(r"pomset\.sdk\.errors\.UserCodeError: (.*)", text, re.S)
         if m:
