@@ -22,6 +22,7 @@ $(VENV)/.installed-dev: $(VENV)/.installed-test
 
 demo: $(VENV)/.installed-test
 	$(PY) examples/dataflow_paper.py --out figures
+	$(PY) examples/dataflow_paper.py --runner=spark --no-draw
 
 test: $(VENV)/.installed-test
 	$(PY) -m pytest

@@ -1,11 +1,21 @@
 """Shared fixtures: one local Spark session for the whole test run (the Spark runner uses the
 active session and leaves it running), and `runner`, which parametrizes a test over every
-runner (local, spark batch)."""
+runner mode: local, spark (batch), spark-streaming (a Structured Streaming query, bounded
+sources read as streams that end)."""
 from __future__ import annotations
+
+from typing import List
 
 import pytest
 
-RUNNERS = ["local", "spark"]
+RUNNERS = ["local", "spark", "spark-streaming"]
+
+
+def runner_flags(runner: str) -> List[str]:
+    """The pipeline flags that choose a runner mode."""
+    if runner == "spark-streaming":
+        return ["--runner=spark", "--streaming", "--streaming_until=latest"]
+    return [f"--runner={runner}"]
 
 
 @pytest.fixture(scope="session")
@@ -13,13 +23,13 @@ def spark_session():
     import pomset as pm
     from pomset.runners.spark.session import spark_session as start
     spark, _ = start(pm.PipelineOptions(["--spark_master=local[2]",
-                                         "--spark_conf=spark.sql.shuffle.partitions=4"]))
+                                         "--spark_conf=spark.sql.shuffle.partitions=2"]))
     yield spark
     spark.stop()
 
 
 @pytest.fixture(params=RUNNERS)
 def runner(request) -> str:
-    if request.param == "spark":
+    if request.param.startswith("spark"):
         request.getfixturevalue("spark_session")
     return request.param

@@ -1,6 +1,8 @@
-"""The conformance suite: the same bounded pipelines on every runner (local, spark batch) give
-the same panes — compared as multisets of (value, timestamp, window, pane, diff), with grouped
-value lists compared as multisets — and, where a plain-Python answer is easy, that answer."""
+"""The conformance suite: the same pipelines on every runner mode (local, spark batch, spark
+streaming) give the same panes — compared as multisets of (value, timestamp, window, pane,
+diff), with grouped value lists compared as multisets — and, where a plain-Python answer is
+easy, that answer. Bounded pipelines run in streaming mode as streams that end; TestStream
+transcripts (the paper's streaming figures) replay one micro-batch per step on Spark."""
 from __future__ import annotations
 
 import json
@@ -12,14 +14,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pomset as pm
+from conftest import runner_flags
 from pomset.windowing import PaneTiming
 
 
 def run(runner: str, build, collect: str = "leaves"):
     """Build a pipeline with `build(p) -> {name: PCollection}`, run it on `runner`; returns
     (result, {name: normalized multiset of its elements})."""
-    p = pm.Pipeline(options=pm.PipelineOptions([f"--runner={runner}", "--quiet",
-                                                f"--collect={collect}"]))
+    p = pm.Pipeline(options=pm.PipelineOptions(runner_flags(runner) + [
+        "--quiet", f"--collect={collect}"]))
     pcolls = build(p)
     result = p.run()
     return result, {name: Counter(_row(wv) for wv in result.collect(pc)) for name, pc in pcolls.items()}
@@ -196,10 +199,14 @@ def test_files_round_trip(runner, tmp_path):
         sums | pm.WriteToText(str(tmp_path / f"out-{runner}"), ".txt")
         return {"sums": sums, "bad": bad}
     result, out = run(runner, build, collect="all")
-    assert len(list((tmp_path).glob(f"out-{runner}-*.txt"))) == 1
-    lines = (tmp_path / f"out-{runner}-00000-of-00001.txt").read_text().splitlines()
+    files = sorted(tmp_path.glob(f"out-{runner}-*.txt"))
+    if runner == "spark-streaming":   # a file per micro-batch with output: here, the one
+        assert [f.name for f in files] == [f"out-{runner}-batch-000000.txt"]
+    else:
+        assert [f.name for f in files] == [f"out-{runner}-00000-of-00001.txt"]
+    lines = files[0].read_text().splitlines()
     assert len(lines) == sum(out["sums"].values()) == len(_plain_window_sums(EVENTS, 60))
-    assert sum(out["bad"].values()) == 1
+    assert sum(out["bad"].values()) == 1 == result.counter("dead_lettered")
 
 
 # --- differential: random pipelines, every runner the same --------------------------------
@@ -226,26 +233,27 @@ def test_random_batch_pipelines_match_local(seed, runner):
              | pm.WindowInto(window(), allowed_lateness=lateness))
         out = w | (pm.GroupByKey() if group else pm.CombinePerKey(combiner()))
         return {"o": out | pm.Map(lambda kv: (kv[0], kv[1]))}
-    assert run("spark", build)[1] == run("local", build)[1]
+    assert run(runner, build)[1] == run("local", build)[1]
 
 
-# --- what the Spark runner refuses ---------------------------------------------------------
-
-def test_spark_refuses_unbounded_pipelines_before_starting():
-    p = pm.Pipeline(options=pm.PipelineOptions(["--runner=spark", "--quiet"]))
-    _ = (p | pm.TestStream().add_elements([("a", 1)]).advance_watermark_to_infinity()
-         | pm.CombinePerKey(sum))
-    with pytest.raises(pm.PipelineConstructionError, match="bounded"):
-        p.run()
-
-
-# --- the paper's batch figures -------------------------------------------------------------
+# --- the paper's figures ------------------------------------------------------------------
 
 @pytest.mark.parametrize("number", [6, 10, 11])
 def test_paper_batch_figures(number, runner):
     """Figures 6 (classic batch), 10 (fixed windows, batch) and 11 (fixed windows over one-minute
     micro-batches, a batch run per round): the same panes as the local runner's."""
     from test_paper_figures import paper
-    got = paper.run_figure(number, pm.PipelineOptions([f"--runner={runner}", "--quiet"]))
+    got = paper.run_figure(number, pm.PipelineOptions(runner_flags(runner) + ["--quiet"]))
+    expected = paper.run_figure(number, pm.PipelineOptions(["--quiet"]))
+    assert Counter(got) == Counter(expected) and got
+
+
+@pytest.mark.parametrize("number", [7, 8, 9, 12, 13, 14])
+def test_paper_streaming_figures_on_spark(number, spark_session):
+    """The streaming figures' transcript replayed on Spark, one micro-batch per step: the
+    same panes, at the same processing times, as on the local runner (only their order
+    within a micro-batch may differ)."""
+    from test_paper_figures import paper
+    got = paper.run_figure(number, pm.PipelineOptions(["--runner=spark", "--quiet"]))
     expected = paper.run_figure(number, pm.PipelineOptions(["--quiet"]))
     assert Counter(got) == Counter(expected) and got

@@ -63,6 +63,23 @@ class PipelineOptions:
                                  "(ignored when a session is already active)")
         parser.add_argument("--spark_conf", action="append", default=[], metavar="KEY=VALUE",
                             type=_spark_conf, help="spark runner: a Spark setting, repeatable")
+        parser.add_argument("--streaming", action="store_true",
+                            help="spark runner: run as a Structured Streaming query even when "
+                                 "every source is bounded (file sources then read their "
+                                 "pattern as a stream of files)")
+        parser.add_argument("--checkpoint_dir", default=None,
+                            help="spark runner, streaming: where the query checkpoints; a "
+                                 "restart with the same directory resumes it")
+        parser.add_argument("--streaming_until", default="never", choices=("never", "latest"),
+                            help="streaming file sources: read new files forever (never), or "
+                                 "the files there at the start and then end (latest)")
+        parser.add_argument("--max_out_of_orderness", type=float, default=None, metavar="SECONDS",
+                            help="streaming file sources: the watermark trails the largest "
+                                 "event time read by this much (default: it stays at the "
+                                 "start of time until the stream ends)")
+        parser.add_argument("--trigger_interval", type=float, default=1.0, metavar="SECONDS",
+                            help="spark runner, streaming: how often a micro-batch starts "
+                                 "while sources keep going")
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:

@@ -1,22 +1,29 @@
 """What a run returns, on every runner: the elements each PCollection received, and metrics."""
 from __future__ import annotations
 
-from typing import Any, Dict, List
+import time
+from typing import Any, Dict, List, Optional, Tuple
 
+from ..windowing import Timestamp
 from .errors import PipelineConstructionError
 
 
 class PipelineResult:
     """`collect(pcoll)` gives the WindowedValues a PCollection received (in the order the
-    runner produced them, where it has one)."""
+    runner produced them, where it has one); `collect_timed(pcoll)` gives each with the
+    processing time at which it was produced."""
 
     state = "DONE"
 
     def __init__(self, record: Dict[int, list], metrics: Dict[str, Dict[str, int]],
-                 elapsed: float) -> None:
+                 elapsed: float, times: Optional[Dict[int, List[Tuple[int, int]]]] = None) -> None:
         self._record = record
         self._metrics = metrics
         self.elapsed = elapsed
+        # per PCollection: (index, processing time µs) where the elements from index on were
+        # produced at that time; without them, everything at the end of the run
+        self._times = times or {}
+        self._ended = time.time_ns() // 1000
 
     def collect(self, pcoll: Any) -> List[Any]:
         try:
@@ -25,6 +32,18 @@ class PipelineResult:
             raise PipelineConstructionError(
                 f"{pcoll!r} was not recorded: run with --collect=all to collect intermediate "
                 f"PCollections") from None
+
+    def collect_timed(self, pcoll: Any) -> List[Tuple[Timestamp, Any]]:
+        """(processing time, element) for each element `collect` gives: the runner's clock
+        when it produced the element (a TestStream's own clock when the pipeline has one)."""
+        elements = self.collect(pcoll)
+        marks = self._times.get(id(pcoll)) or [(0, self._ended)]
+        out = []
+        for i, (start, pt) in enumerate(marks):
+            end = marks[i + 1][0] if i + 1 < len(marks) else len(elements)
+            at = Timestamp.from_micros(pt)
+            out += [(at, wv) for wv in elements[start:end]]
+        return out
 
     def metrics(self) -> Dict[str, Dict[str, int]]:
         """Per stage: elements received and emitted, late, dropped, dead-lettered."""

@@ -17,6 +17,9 @@ class SequentialExecutor:
     def __init__(self, record: Dict[int, list]) -> None:
         self.stages: List[Stage] = []
         self.record = record
+        # per recorded PCollection: (index, processing time) where elements from index on
+        # were delivered at that time
+        self.times: Dict[int, list] = {key: [] for key in record}
         self.consumers: Dict[int, Dict[Optional[str], list]] = {}
         self.producer_of: Dict[int, Stage] = {}
         self.pt = 0
@@ -48,6 +51,9 @@ class SequentialExecutor:
         pc = stage.node.outputs[tag]
         rec = self.record.get(id(pc))
         if rec is not None:
+            times = self.times[id(pc)]
+            if not times or times[-1][1] != self.pt:
+                times.append((len(rec), self.pt))
             rec.extend(bundle)
         for consumer, index in self.consumers[id(stage)][tag]:
             consumer.receive(index, bundle)

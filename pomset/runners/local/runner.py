@@ -78,7 +78,7 @@ class LocalRunner:
         metrics = {s.label: s.metrics() for s in stages}
         elapsed = time.monotonic() - started
         progress.summary(metrics)
-        return PipelineResult(record, metrics, elapsed)
+        return PipelineResult(record, metrics, elapsed, executor.times)
 
     def _read(self, source: SourceStage, executor: SequentialExecutor, bundle_size: int,
               real_clock: bool) -> None:

@@ -38,6 +38,8 @@ TRANSLATED = (Create, FileSource, ParDo, WindowInto, Flatten, GroupByKey, FileSi
 class BatchPlan:
     """Builds the DataFrames of a bounded pipeline's PCollections, node by node."""
 
+    streaming = False
+
     def __init__(self, spark: Any, pipeline: Any) -> None:
         self.spark = spark
         self.pipeline = pipeline
@@ -65,7 +67,7 @@ class BatchPlan:
         """The PCollection's DataFrame (running its pending Python steps, if any)."""
         df = self.dfs[id(pcoll)]
         if isinstance(df, _Steps):
-            df = self.dfs[id(pcoll)] = df.run()
+            df = self.dfs[id(pcoll)] = self._step_df(df)
         return df
 
     def _steps(self, pcoll: Any) -> "_Steps":
@@ -73,6 +75,10 @@ class BatchPlan:
         other reader: a reused PCollection was run and persisted), else a decode of its rows."""
         df = self.dfs[id(pcoll)]
         return df if isinstance(df, _Steps) else _Steps(df, _decode)
+
+    def _step_df(self, steps: "_Steps", tagged: bool = False) -> Any:
+        """The DataFrame of the elements (with their tags, if `tagged`) the steps produce."""
+        return steps.run(_tail(tagged, stream=False), codec.TAGGED if tagged else codec.ELEMENT)
 
     def elements(self, pcoll: Any) -> List[WindowedValue]:
         """A PCollection's elements, brought to the driver."""
@@ -196,18 +202,13 @@ class BatchPlan:
         if len(tags) == 1:
             return {None: steps.then(lambda: _outputs_of(start(), None))}
 
-        def tagged(bundles: Iterator[Dict[Optional[str], list]]) -> Iterator[pa.RecordBatch]:
-            for outs in bundles:
-                elements = [wv for items in outs.values() for wv in items]
-                wire = [tag for tag, items in outs.items() for _ in items]
-                yield codec.encode(elements, tags=wire)
-        return self._tagged(steps.then(start).run(tagged, codec.TAGGED), node)
+        return self._tagged(self._step_df(steps.then(start), tagged=True), node)
 
     def _window_into(self, t: WindowInto, node: Any) -> Any:
         fn = t.window_fn
         if fn is None:
             return self.dfs[id(node.inputs[0])]
-        if type(fn) in (FixedWindows, SlidingWindows):
+        if type(fn) in (FixedWindows, SlidingWindows) and not self.streaming:
             return _assign_by_columns(self.df(node.inputs[0]), fn)
         label = node.label
         return self._steps(node.inputs[0]).then(
@@ -269,10 +270,26 @@ def _outputs_of(started: Any, tag: Optional[str]) -> Any:
     return (lambda bundle: process(bundle)[tag]), finish
 
 
-def _encode_each(bundles: Iterator[List[WindowedValue]]) -> Iterator[pa.RecordBatch]:
-    for bundle in bundles:
-        if bundle:
-            yield codec.encode(bundle)
+class Markers(list):
+    """Marker rows of a streaming query (see `codec`), passed through Python steps untouched."""
+
+
+def _tail(tagged: bool, stream: bool) -> Callable[[Iterator[Any]], Iterator[pa.RecordBatch]]:
+    """Encodes what steps produce: bundles of elements, or of elements by output tag if
+    `tagged`; in a streaming query (`stream`) as streaming rows, markers included."""
+    def tail(items: Iterator[Any]) -> Iterator[pa.RecordBatch]:
+        for item in items:
+            if type(item) is Markers:
+                yield codec.encode([], markers=item)
+                continue
+            if tagged:
+                elements = [wv for bundle in item.values() for wv in bundle]
+                tags: Optional[list] = [tag for tag, bundle in item.items() for _ in bundle]
+            else:
+                elements, tags = item, None
+            if elements:
+                yield codec.encode(elements, tags=tags, markers=[] if stream else None)
+    return tail
 
 
 class _Steps:
@@ -289,9 +306,8 @@ class _Steps:
     def then(self, step: Callable[[], Any]) -> "_Steps":
         return _Steps(self.source, self.head, self.steps + (step,), self.grouped)
 
-    def run(self, tail: Callable[[Iterator[Any]], Iterator[pa.RecordBatch]] = _encode_each,
-            schema: str = codec.ELEMENT) -> Any:
-        """The DataFrame of what `tail` makes of the steps' results (by default, elements)."""
+    def run(self, tail: Callable[[Iterator[Any]], Iterator[pa.RecordBatch]], schema: str) -> Any:
+        """The DataFrame of what `tail` makes of the steps' results."""
         head, steps = self.head, self.steps
 
         def task(batches: Iterator[Any]) -> Iterator[pa.RecordBatch]:
@@ -313,8 +329,9 @@ def _through(batches: Iterator[pa.RecordBatch], head: Callable[[pa.RecordBatch],
              processes: List[Callable[[Any], Any]]) -> Iterator[Any]:
     for b in batches:
         for bundle in head(b):
-            for process in processes:
-                bundle = process(bundle)
+            if type(bundle) is not Markers:
+                for process in processes:
+                    bundle = process(bundle)
             yield bundle
 
 

@@ -3,7 +3,9 @@
 an interval window, so Spark can compute fixed and sliding windows itself) or `wx` (any other
 window, pickled; all three null for the global window), `p` (the pane: null for none, else 19
 bytes), `d` (the diff); a keyed form adds `k`, the pickled key Spark groups by, and a tagged
-form `t`, the output tag of a multi-output step.
+form `t`, the output tag of a multi-output step. A streaming query's rows (`STREAM`) carry
+`t` and `m` on every row: `m` is null on an element and, on a marker row (all element columns
+null), the pickled `Marker` that carries a channel's watermark and clock downstream.
 
 Values pickle with the standard pickler; what refers to `__main__` (classes defined in the
 pipeline's script) or cannot be pickled by reference (lambdas) is pickled by value with
@@ -30,7 +32,12 @@ _ARROW = [pa.field("v", pa.binary()), pa.field("ts", pa.int64()), pa.field("ws",
 ELEMENT_ARROW = pa.schema(_ARROW)
 KEYED_ARROW = pa.schema([pa.field("k", pa.binary())] + _ARROW)
 TAGGED_ARROW = pa.schema(_ARROW + [pa.field("t", pa.string())])
-ARROW = {ELEMENT: ELEMENT_ARROW, KEYED: KEYED_ARROW, TAGGED: TAGGED_ARROW}
+STREAM = TAGGED + ", m binary"
+KEYED_STREAM = "k binary, " + STREAM
+STREAM_ARROW = pa.schema(_ARROW + [pa.field("t", pa.string()), pa.field("m", pa.binary())])
+KEYED_STREAM_ARROW = pa.schema([pa.field("k", pa.binary())] + list(STREAM_ARROW))
+ARROW = {ELEMENT: ELEMENT_ARROW, KEYED: KEYED_ARROW, TAGGED: TAGGED_ARROW,
+         STREAM: STREAM_ARROW, KEYED_STREAM: KEYED_STREAM_ARROW}
 
 raw = WindowedValue.raw
 
@@ -78,8 +85,10 @@ class _Memo(dict):
 
 
 def encode(elements: Sequence[WindowedValue], keys: Optional[Sequence[bytes]] = None,
-           tags: Optional[Sequence[Optional[str]]] = None) -> pa.RecordBatch:
-    """Elements as a record batch (with their pickled keys, or their output tags)."""
+           tags: Optional[Sequence[Optional[str]]] = None,
+           markers: Optional[Sequence[bytes]] = None) -> pa.RecordBatch:
+    """Elements as a record batch (with their pickled keys, or their output tags); given
+    `markers` (possibly none), as streaming rows followed by one marker row per marker."""
     p_of, x_of = _Memo(pane_bytes).bytes_of, _Memo(dumps).bytes_of
     vs, tss, wss, wes, wxs, ps, ds = [], [], [], [], [], [], []
     for wv in elements:
@@ -96,9 +105,22 @@ def encode(elements: Sequence[WindowedValue], keys: Optional[Sequence[bytes]] = 
             wxs.append(None if w is GLOBAL_WINDOW else x_of(w))
         ps.append(None if wv.pane is NO_FIRING else p_of(wv.pane))
         ds.append(wv.diff)
-    arrays = [pa.array(vs, pa.binary()), pa.array(tss, pa.int64()), pa.array(wss, pa.int64()),
-              pa.array(wes, pa.int64()), pa.array(wxs, pa.binary()), pa.array(ps, pa.binary()),
-              pa.array(ds, pa.int32())]
+    columns = [vs, tss, wss, wes, wxs, ps, ds]
+    if markers is not None:
+        n = len(vs)
+        tags = list(tags) if tags is not None else [None] * n
+        for column in columns + [tags]:
+            column.extend([None] * len(markers))
+        ms = [None] * n + list(markers)
+        if keys is not None:
+            keys = list(keys) + [None] * len(markers)
+    arrays = [pa.array(c, f.type) for c, f in zip(columns, _ARROW)]
+    if markers is not None:
+        arrays += [pa.array(tags, pa.string()), pa.array(ms, pa.binary())]
+        if keys is not None:
+            return pa.RecordBatch.from_arrays([pa.array(keys, pa.binary())] + arrays,
+                                              schema=KEYED_STREAM_ARROW)
+        return pa.RecordBatch.from_arrays(arrays, schema=STREAM_ARROW)
     if keys is not None:
         return pa.RecordBatch.from_arrays([pa.array(keys, pa.binary())] + arrays, schema=KEYED_ARROW)
     if tags is not None:
@@ -125,6 +147,11 @@ class _Shared(dict):
 
 def decode(batch: Any) -> List[WindowedValue]:
     """The elements of a record batch or table with the element columns."""
+    return decode_columns(*(batch.column(c).to_pylist() for c in ("v", "ts", "ws", "we", "wx", "p", "d")))
+
+
+def decode_columns(*columns: Sequence[Any]) -> List[WindowedValue]:
+    """The elements of the element columns, as lists (v, ts, ws, we, wx, p, d)."""
     intervals: Dict[tuple, Any] = {}
     other_window, pane = _Shared(loads, GLOBAL_WINDOW), _Shared(pane_of, NO_FIRING)
 
@@ -135,7 +162,6 @@ def decode(batch: Any) -> List[WindowedValue]:
         if w is None:
             w = intervals[(start, end)] = IntervalWindow.from_micros(start, end)
         return w
-    columns = [batch.column(c).to_pylist() for c in ("v", "ts", "ws", "we", "wx", "p", "d")]
     return [raw(loads(v), ts, window(ws, we, wx), pane(p), d)
             for v, ts, ws, we, wx, p, d in zip(*columns)]
 
@@ -150,3 +176,21 @@ def batches(elements: Iterable[WindowedValue], size: int) -> Iterable[pa.RecordB
             chunk = []
     if chunk:
         yield encode(chunk)
+
+
+def marker(channel: str, wm: int, pt: Optional[int]) -> bytes:
+    """A marker row's payload: channel `channel` has reached watermark `wm` (µs) at processing
+    time `pt` (µs; None when the channel does not drive the clock)."""
+    return pickle.dumps((channel, wm, pt), protocol=5)
+
+
+def split_stream(batch: Any) -> tuple:
+    """A streaming batch's (elements, their tags, its markers' payloads)."""
+    import pyarrow.compute as pc
+    m = batch.column("m")
+    if m.null_count == len(m):
+        return decode(batch), batch.column("t").to_pylist(), []
+    is_element = pc.is_null(m)
+    data = batch.filter(is_element)
+    markers = batch.filter(pc.invert(is_element)).column("m").to_pylist()
+    return decode(data), data.column("t").to_pylist(), markers

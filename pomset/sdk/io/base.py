@@ -383,8 +383,14 @@ class FileSink(Primitive):
     def result(self, node: Any) -> Any:
         return None
 
-    def writer(self, pcoll: PCollection) -> Any:
-        return self.writer_class(self.path, annotates(pcoll), self.name, self)
+    def writer(self, pcoll: PCollection, path: Optional[str] = None) -> Any:
+        """A writer of `pcoll` to this sink's file, or to `path` (a streaming runner writes
+        one file per micro-batch)."""
+        return self.writer_class(path or self.path, annotates(pcoll), self.name, self)
+
+    def part_path(self, part: int) -> str:
+        """The file of one part of a streaming run's output (part = micro-batch id)."""
+        return f"{self.path_prefix}-batch-{part:06d}{self.file_name_suffix}"
 
 
 class AtomicFile:

@@ -1,0 +1,47 @@
+"""Failures of Spark jobs, in the user's terms rather than the JVM's."""
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+from typing import Iterator
+
+from ...sdk.errors import UserCodeError
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Re-raise a failure in a Spark task as what it was in the user's terms: a
+    `UserCodeError` raised in a task keeps its message (transform, element, traceback);
+    anything else names the Python worker's own error, never the JVM's stack."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+    try:
+        yield
+    except (PySparkException, Py4JJavaError) as exc:
+        text = str(exc)
+        m = re.search(r"pomset\.sdk\.errors\.UserCodeError: (.*)", text, re.S)
+        if m:
+            raise UserCodeError(_strip_jvm(m.group(1))) from None
+        raise SparkJobError(f"a Spark job failed: {_cause(text)}") from None
+
+
+class SparkJobError(RuntimeError):
+    """Spark itself failed a job (lost executors or results, out of memory), not user code."""
+
+
+def _cause(text: str) -> str:
+    """The line of a Spark failure that says what went wrong: the Python worker's own
+    exception if there is one, else Spark's reason for aborting the job."""
+    lines = text.splitlines()
+    python = [ln for ln in lines if re.match(r"^\w[\w.]*(Error|Exception): ", ln)
+              and not ln.startswith(("org.apache", "py4j", "java."))]
+    if python:
+        return python[-1]
+    m = re.search(r"(Job aborted due to stage failure: .*?)(?:\n|$)", text)
+    return m.group(1) if m else lines[0]
+
+
+def _strip_jvm(text: str) -> str:
+    """The Python part of a task failure's message, without the JVM frames Spark appends."""
+    cut = re.search(r"\n\s*(at |\tat |JVM stacktrace:)", text)
+    return (text[:cut.start()] if cut else text).rstrip()

@@ -1,0 +1,130 @@
+"""A streaming plan run as one Structured Streaming query.
+
+Every PCollection the run records and every file sink's input is a branch of the query's
+output, tagged with its index; `foreachBatch` brings each micro-batch's rows to the driver,
+where they are collected and written to the sinks, one file per micro-batch named by its id
+(a micro-batch Spark replays after a restart rewrites the same file, so output is neither lost
+nor repeated). The query checkpoints to `--checkpoint_dir` (resumed from there on restart)
+or to a temporary directory; it runs until its sources end (`availableNow`) or, when some
+never do, every `--trigger_interval` until stopped (Ctrl-C)."""
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import shutil
+import tempfile
+import time
+from functools import reduce
+from typing import Any, Dict, List, Tuple
+
+from ...sdk.io.base import FileSink
+from ...sdk.result import PipelineResult
+from .batch import BATCH_ROWS
+from .failures import user_errors
+from .streaming import StreamingPlan
+from . import codec, stream_sources
+
+ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+
+
+def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) -> PipelineResult:
+    """Run the pipeline as a streaming query; the result holds what it recorded."""
+    from pyspark.sql import functions as F
+    options = pipeline.options
+    checkpoint, temporary = _checkpoint(options.checkpoint_dir)
+    try:
+        spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
+        stream_sources.register(spark)
+        ooo = options.max_out_of_orderness
+        plan = StreamingPlan(spark, pipeline, _buckets(spark, checkpoint),
+                             until_latest=options.streaming_until == "latest",
+                             out_of_orderness_us=None if ooo is None else int(ooo * 1_000_000),
+                             interval_s=options.trigger_interval)
+        sinks = [n for n in pipeline.nodes if isinstance(n.transform, FileSink)]
+        # dead letters are counted here, where each reaches the driver once
+        dead = {id(n.outputs[n.transform.dead_letter_tag]): n.label for n in pipeline.nodes
+                if getattr(n.transform, "dead_letter_tag", None) is not None}
+        dead_counts = {label: 0 for label in dead.values()}
+        targets: List[Any] = []
+        for pc in recorded + [n.inputs[0] for n in sinks] + [
+                pc for n in pipeline.nodes for pc in n.outputs.values() if id(pc) in dead]:
+            if all(pc is not t for t in targets):
+                targets.append(pc)
+        record: Dict[int, list] = {id(pc): [] for pc in recorded}
+        times: Dict[int, list] = {id(pc): [] for pc in recorded}
+        writes = [[n for n in sinks if n.inputs[0] is pc] for pc in targets]
+
+        def each_batch(df: Any, batch_id: int) -> None:
+            import pyarrow.compute as pc_
+            table = df.toArrow()
+            for i, target in enumerate(targets):
+                elements, _, markers = codec.split_stream(
+                    table.filter(pc_.equal(table.column("o"), i)))
+                if id(target) in dead:
+                    dead_counts[dead[id(target)]] += len(elements)
+                if id(target) in record and elements:
+                    clocks = [pt for _, _, pt in map(pickle.loads, markers) if pt is not None]
+                    times[id(target)].append((len(record[id(target)]),
+                                              max(clocks) if clocks else stream_sources.now_micros()))
+                    record[id(target)].extend(elements)
+                for node in writes[i]:
+                    if elements:
+                        write_file(node.transform.writer(target, node.transform.part_path(batch_id)),
+                                   elements)
+        with user_errors():
+            plan.build()
+            if targets:
+                out = reduce(lambda a, b: a.unionByName(b),
+                             [plan.df(pc).withColumn("o", F.lit(i)) for i, pc in enumerate(targets)])
+                writer = (out.writeStream.foreachBatch(each_batch)
+                          .option("checkpointLocation", checkpoint))
+                writer = (writer.trigger(availableNow=True) if plan.ends else
+                          writer.trigger(processingTime=f"{options.trigger_interval} seconds"))
+                _await(writer.start())
+    finally:
+        if temporary:
+            shutil.rmtree(checkpoint, ignore_errors=True)
+    metrics = plan.metrics()
+    for label, n in dead_counts.items():
+        metrics.setdefault(label, {})["dead_lettered"] = n
+    return PipelineResult(record, metrics, time.monotonic() - started, times)
+
+
+def _await(query: Any) -> None:
+    try:
+        query.awaitTermination()
+    except KeyboardInterrupt:
+        query.stop()
+
+
+def _checkpoint(directory: Any) -> Tuple[str, bool]:
+    """(the query's checkpoint directory, whether it is a temporary one)."""
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+        return os.path.abspath(directory), False
+    return tempfile.mkdtemp(prefix="pomset-checkpoint-"), True
+
+
+def _buckets(spark: Any, checkpoint: str) -> int:
+    """How many buckets keys hash to: the session's shuffle partitions when the query starts,
+    and the number recorded in its checkpoint when it resumes (keyed state stays where it is)."""
+    path = os.path.join(checkpoint, "pomset.json")
+    if os.path.exists(path):
+        with open(path) as f:
+            return int(json.load(f)["buckets"])
+    buckets = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    with open(path, "w") as f:
+        json.dump({"buckets": buckets}, f)
+    return buckets
+
+
+def write_file(writer: Any, elements: List[Any]) -> None:
+    """Write elements to a file sink's writer, which leaves no file if this fails."""
+    try:
+        for i in range(0, len(elements), BATCH_ROWS):
+            writer.write(elements[i:i + BATCH_ROWS])
+    except BaseException:
+        writer.abort()
+        raise
+    writer.close()

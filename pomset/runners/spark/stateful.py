@@ -1,0 +1,270 @@
+"""The GroupAlsoByWindow kernel hosted in Spark's `transformWithState`.
+
+Spark groups a streaming grouping's rows by a hash bucket of the key, and every micro-batch
+each bucket also receives a copy of every marker row upstream (`codec`): so each bucket is
+called once per micro-batch, with its keys' new elements and the watermark of every upstream
+channel and the processing clock. One time domain per Spark operator could not serve the
+kernel, which needs both an event-time and a processing-time clock, and a `TestStream`'s own
+processing clock besides; markers carry both, in band, as the data-trace model's
+synchronization markers do.
+
+State, in Spark state variables: each key's window state (`keys`: pickled key -> the kernel's
+`KeyState` bytes), and the bucket's `meta`: the watermark per upstream channel, the clocks,
+the output watermark, and the wake-ups and holds the kernel asked for, as heaps of
+(time, pickled key) checked lazily against the key's state when due. Each micro-batch a
+bucket takes its elements, then moves the watermark (firing event-time wake-ups in time
+order), then the processing clock, and emits its panes and one marker with its output
+watermark (the minimum of its input watermark and its holds, never going back)."""
+from __future__ import annotations
+
+import heapq
+import pickle
+from typing import Any, Dict, Iterator, List, Optional, Sequence
+
+from pyspark.sql import Row
+from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
+
+from ...sdk.element_runner import DoFnRunner, side_input_args, user_code_error
+from ...sdk.errors import UserCodeError
+from ...triggers.definitions import EVENT_TIME, PROCESSING_TIME
+from ...triggers.kernel import ElementError, GroupAlsoByWindow
+from ...triggers.reducers import Bag
+from ...windowing import MAX_MICROS, MIN_MICROS
+from . import codec
+
+_ROW = Row(*codec.STREAM_ARROW.names)
+
+
+class _Meta:
+    """A bucket's clocks and watermarks (per (input, channel) upstream) and, for a grouping,
+    its pending wake-ups and holds."""
+
+    def __init__(self) -> None:
+        self.wms: Dict[tuple, int] = {}
+        self.wm = MIN_MICROS
+        self.pt = 0
+        self.out_wm = MIN_MICROS
+        self.timers: Dict[str, list] = {EVENT_TIME: [], PROCESSING_TIME: []}
+        self.holds: list = []
+
+    def observe(self, markers: List[tuple]) -> None:
+        """Take markers ((input, (channel, wm, pt))): channel watermarks only go forward, the
+        clock to the latest it is shown."""
+        for index, (channel, wm, pt) in markers:
+            if wm > self.wms.get((index, channel), MIN_MICROS):
+                self.wms[(index, channel)] = wm
+            if pt is not None and pt > self.pt:
+                self.pt = pt
+
+    def input_wm(self, index: int, channels: Sequence[str]) -> int:
+        return min((self.wms.get((index, c), MIN_MICROS) for c in channels), default=MAX_MICROS)
+
+
+class _Host(StatefulProcessor):
+    """A stateful step hosted per bucket: each micro-batch it takes its rows (elements by
+    input, and markers), updates its meta, and emits its output with one marker of its own."""
+
+    keyed = False   # whether its rows carry the pickled key (`k`)
+
+    def __init__(self, label: str, out_channel: str) -> None:
+        self.label, self.out_channel = label, out_channel
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self.meta = handle.getValueState("meta", "b binary")
+
+    def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
+        bucket = key[0]
+        inputs: Dict[int, List[list]] = {}
+        markers = []
+        for r in rows:
+            index = int(r.t) if r.t is not None else 0
+            if r.m is not None:
+                markers.append((index, pickle.loads(r.m)))
+                continue
+            columns = inputs.get(index)
+            if columns is None:
+                columns = inputs[index] = [[] for _ in range(8)]
+            for column, value in zip(columns, (r.k if self.keyed else None, r.v, r.ts, r.ws, r.we,
+                                               r.wx, r.p, r.d)):
+                column.append(value)
+        meta = pickle.loads(self.meta.get()[0]) if self.meta.exists() else _Meta()
+        elements = {index: (columns[0], codec.decode_columns(*columns[1:]))
+                    for index, columns in inputs.items()}
+        try:
+            out, tags = self.step(meta, elements, markers)
+        except ElementError as e:
+            if e.cause is None:
+                raise UserCodeError(f"transform {self.label!r}: {e}") from None
+            raise user_code_error(self.label, e.element, e.cause) from e.cause
+        self.meta.update((pickle.dumps(meta, protocol=5),))
+        batch = codec.encode(out, tags=tags, markers=[codec.marker(f"{self.out_channel}#{bucket}",
+                                                                   meta.out_wm, meta.pt)])
+        yield from map(_ROW, *(batch.column(i).to_pylist() for i in range(batch.num_columns)))
+
+    def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[tuple]) -> tuple:
+        """(outputs, their tags or None) of one micro-batch, updating `meta`."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+class KernelProcessor(_Host):
+    """One grouping's kernel per bucket of keys, its state in Spark state variables."""
+
+    keyed = True
+
+    def __init__(self, label: str, strategy: Any, reducer: Any, channels: Sequence[str],
+                 out_channel: str) -> None:
+        super().__init__(label, out_channel)
+        self.strategy, self.reducer = strategy, reducer
+        self.channels = list(channels)
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        super().init(handle)
+        self.keys = handle.getMapState("keys", "k binary", "s binary")
+
+    def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[tuple]) -> tuple:
+        run = _BucketRun(self, meta)
+        kbs, values = elements.get(0, ((), []))
+        out = run.step(list(kbs), values, markers)
+        run.save()
+        return out, None
+
+
+class SideInputProcessor(_Host):
+    """A ParDo with side inputs, per bucket of its main input: side elements (sent to every
+    bucket) are kept per side window; a main element waits until the side windows it reads
+    are complete (each side input's watermark past their end), as on the local runner."""
+
+    def __init__(self, label: str, transform: Any, sides: List[Any], tags: List[Optional[str]],
+                 channels: List[List[str]], out_channel: str) -> None:
+        super().__init__(label, out_channel)
+        self.transform, self.sides, self.tags, self.channels = transform, sides, tags, channels
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        super().init(handle)
+        self.data = handle.getValueState("data", "b binary")
+        self.runner = DoFnRunner(self.transform, self.tags, self.label)
+        self.runner.setup()
+
+    def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[tuple]) -> tuple:
+        bags, waiting = pickle.loads(self.data.get()[0]) if self.data.exists() else (
+            [{} for _ in self.sides], [])
+        for j in range(len(self.sides)):
+            for wv in elements.get(j + 1, ((), []))[1]:
+                bag = bags[j].get(wv.window)
+                if bag is None:
+                    bag = bags[j][wv.window] = Bag()
+                bag.add(wv.value, wv.diff)
+        meta.observe(markers)
+        side_wms = [meta.input_wm(j + 1, self.channels[j + 1]) for j in range(len(self.sides))]
+        meta.wm = meta.input_wm(0, self.channels[0])
+        ready, still = [], []
+        for wv in waiting + elements.get(0, ((), []))[1]:
+            (ready if all(wm > side.pcoll.windowing.window_fn.side_input_window(wv.window).max_ts
+                          for side, wm in zip(self.sides, side_wms)) else still).append(wv)
+        out: list = []
+        tags: list = []
+        if ready:
+            side_args = side_input_args(self.transform, self.sides, lambda j, w: list(
+                bags[j][w].pos) if w in bags[j] else [])
+            for tag, items in self.runner.process(ready, True, side_args).items():
+                out += items
+                tags += [tag] * len(items)
+        self.data.update((pickle.dumps((bags, still), protocol=5),))
+        meta.out_wm = max(meta.out_wm, min([meta.wm] + [wv.ts for wv in still]))
+        return out, tags
+
+    def close(self) -> None:
+        self.runner.teardown()
+
+
+class _BucketRun:
+    """One micro-batch of one bucket: the kernel, the keys' states it touched, the meta."""
+
+    def __init__(self, host: KernelProcessor, meta: _Meta) -> None:
+        self.host, self.meta = host, meta
+        self.kernel = GroupAlsoByWindow(host.strategy, host.reducer())
+        self.store: Dict[Any, Any] = {}
+        self.kbytes: Dict[Any, bytes] = {}   # key -> its pickled form, for the keys loaded
+        self.dirty: set = set()
+
+    def _load(self, kb: bytes) -> Any:
+        """The key for `kb`, its state loaded into the store (if it has any)."""
+        key = codec.loads(kb)
+        if key not in self.kbytes:
+            self.kbytes[key] = kb
+            row = self.host.keys.getValue((kb,))
+            if row is not None:
+                self.store[key] = GroupAlsoByWindow.state_from_bytes(row[0])
+        return key
+
+    def step(self, kbs: List[bytes], elements: list, markers: list) -> list:
+        meta, k, out = self.meta, self.kernel.k, []
+        meta.observe(markers)
+        k.wm, k.pt, k.out_wm = meta.wm, meta.pt, meta.out_wm
+        if elements:
+            for kb in set(kbs):
+                self.dirty.add(self._load(kb))
+            self.kernel.process_bundle(self.store, elements, out)
+            self._drain()
+        wm = meta.input_wm(0, self.host.channels)
+        if wm > meta.wm:
+            meta.wm = k.wm = wm
+            self._fire(EVENT_TIME, wm, out)
+        self._fire(PROCESSING_TIME, meta.pt, out)
+        meta.out_wm = max(meta.out_wm, min(meta.wm, self._hold()))
+        return out
+
+    def _drain(self) -> None:
+        kernel, timers, kbytes = self.kernel, self.meta.timers, self.kbytes
+        for domain, at in kernel.timer_requests.items():
+            heap = timers[domain]
+            for time, entries in at.items():
+                for kb in {kbytes[entries[i]] for i in range(0, len(entries), 2)}:
+                    heapq.heappush(heap, (time, kb))
+            at.clear()
+        for hold, key, _ in kernel.hold_requests:
+            heapq.heappush(self.meta.holds, (hold, kbytes[key]))
+        kernel.hold_requests.clear()
+
+    def _fire(self, domain: str, now: int, out: list) -> None:
+        """The wake-ups due by `now`, in time order (later ones the firing asks for too)."""
+        heap, store = self.meta.timers[domain], self.store
+        attr = "et" if domain == EVENT_TIME else "pt"
+        while heap and heap[0][0] <= now:
+            time, kb = heapq.heappop(heap)
+            while heap and heap[0] == (time, kb):
+                heapq.heappop(heap)
+            key = self._load(kb)
+            ks = store.get(key)
+            if ks is None:
+                continue
+            entries = [x for rec in ks.values() if getattr(rec, attr) == time for x in (key, rec)]
+            if entries:
+                self.dirty.add(key)
+                self.kernel.on_timers(store, domain, time, entries, out)
+                self._drain()
+
+    def _hold(self) -> int:
+        """The earliest hold that still stands (stale ones are dropped)."""
+        holds, store = self.meta.holds, self.store
+        while holds:
+            hold, kb = holds[0]
+            ks = store.get(self._load(kb))
+            if ks is not None and any(rec.hold == hold for rec in ks.values()):
+                return hold
+            heapq.heappop(holds)
+        return MAX_MICROS
+
+    def save(self) -> None:
+        """Write back the keys' states that changed (a key left with none is removed)."""
+        keys, store = self.host.keys, self.store
+        for key in self.dirty:
+            kb = self.kbytes[key]
+            ks = store.get(key)
+            if ks is None:
+                keys.removeKey((kb,))
+            else:
+                keys.updateValue((kb,), (GroupAlsoByWindow.state_to_bytes(ks),))

@@ -1,0 +1,206 @@
+"""Python data sources that feed a streaming query, each micro-batch its elements followed by
+one marker row with the source's watermark and processing time (see `codec`):
+
+- `pomset_steps` releases a scripted list of steps, one per micro-batch: a `TestStream`'s steps
+  (its watermark and its own processing clock), or a `Create`'s elements in one step that also
+  moves the watermark to the end of time;
+- `pomset_files` reads the files a pattern matches as they appear, each file in one task by the
+  source's own reader; its watermark trails the largest event time read by the source's
+  `max_out_of_orderness`, and reaches the end of time once the files there at the start have
+  been read when the run is told to stop there (`--streaming_until=latest`).
+
+Both take their payload (pickled, base64) as the option `payload`, support Spark's
+`availableNow` trigger, and take their offsets from Spark's checkpoint on restart."""
+from __future__ import annotations
+
+import base64
+import io
+import time
+from typing import Any, Iterator, List, Optional
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import ReadMaxRows, SupportsTriggerAvailableNow
+
+from ...sdk.dofn import DeadLetter
+from ...sdk.errors import UserCodeError
+from ...sdk.io.base import expand_pattern
+from ...windowing import GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, WindowedValue
+from . import codec
+
+STEPS, FILES = "pomset_steps", "pomset_files"
+
+
+def payload(obj: Any) -> str:
+    """An object as the `payload` option of these sources."""
+    return base64.b64encode(codec.dumps(obj)).decode("ascii")
+
+
+def _load(options: Any) -> Any:
+    return codec.loads(base64.b64decode(options["payload"]))
+
+
+def now_micros() -> int:
+    return time.time_ns() // 1000
+
+
+def _ipc(batch: pa.RecordBatch) -> bytes:
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, batch.schema) as w:
+        w.write_batch(batch)
+    return sink.getvalue()
+
+
+def script(channel: str, steps: List[tuple]) -> List[bytes]:
+    """Micro-batches for `pomset_steps`: each step (elements, watermark, processing time or
+    None) as its encoded rows, the elements and then the marker."""
+    return [_ipc(codec.encode(elements, markers=[codec.marker(channel, wm, pt)]))
+            for elements, wm, pt in steps]
+
+
+class StepsSource(DataSource):
+    """A scripted stream: the micro-batches `script` made, one per micro-batch."""
+
+    @classmethod
+    def name(cls) -> str:
+        return STEPS
+
+    def schema(self) -> str:
+        return codec.STREAM
+
+    def streamReader(self, schema: Any) -> "StepsReader":
+        return StepsReader(_load(self.options))
+
+
+class StepsReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    def __init__(self, batches: List[bytes]) -> None:
+        self.batches = batches
+
+    def initialOffset(self) -> dict:
+        return {"step": 0}
+
+    def getDefaultReadLimit(self) -> Any:
+        return ReadMaxRows(1)
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        pass   # the script is all there is
+
+    def latestOffset(self, start: dict, limit: Any) -> dict:
+        return {"step": min(start["step"] + 1, len(self.batches))}
+
+    def partitions(self, start: dict, end: dict) -> List[InputPartition]:
+        return [InputPartition(self.batches[i]) for i in range(start["step"], end["step"])]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        yield from pa.ipc.open_stream(partition.value)
+
+    def commit(self, end: dict) -> None:
+        pass
+
+
+class FilesSource(DataSource):
+    """The files a source's pattern matches, new ones as they appear."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FILES
+
+    def schema(self) -> str:
+        return codec.STREAM
+
+    def streamReader(self, schema: Any) -> "FilesReader":
+        return FilesReader(**_load(self.options))
+
+
+class FilesReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """Offsets: `n`, how many files (in the order first seen, names sorted within a listing)
+    have been released, and `tick`, bumped every `interval_s` without new files so that a
+    marker-only micro-batch moves the processing clock."""
+
+    def __init__(self, channel: str, source: Any, label: str, until_latest: bool,
+                 out_of_orderness_us: Optional[int], interval_s: float, real_clock: bool) -> None:
+        self.channel, self.source, self.label = channel, source, label
+        self.real_clock = real_clock
+        self.until_latest = until_latest
+        self.out_of_orderness_us = out_of_orderness_us
+        self.interval_s = interval_s
+        self.files: List[str] = []
+        self.seen: set = set()
+        self.target: Optional[int] = None
+        self.last_tick = time.monotonic()
+        if until_latest:
+            self.prepareForTriggerAvailableNow()
+
+    def _list(self) -> None:
+        for path in expand_pattern(self.source.pattern):
+            if path not in self.seen:
+                self.seen.add(path)
+                self.files.append(path)
+
+    def initialOffset(self) -> dict:
+        return {"n": 0, "tick": 0}
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        if self.target is None:
+            self._list()
+            self.target = len(self.files)
+
+    def latestOffset(self, start: dict, limit: Any) -> dict:
+        if self.target is not None:
+            if start["n"] >= self.target and start["tick"] > 0:
+                return start
+            return {"n": self.target, "tick": 1}   # tick 1: the end of time was released
+        self._list()
+        if len(self.files) > start["n"]:
+            self.last_tick = time.monotonic()
+            return {"n": len(self.files), "tick": start["tick"]}
+        if time.monotonic() - self.last_tick >= self.interval_s:
+            self.last_tick = time.monotonic()
+            return {"n": start["n"], "tick": start["tick"] + 1}
+        return start
+
+    def partitions(self, start: dict, end: dict) -> List[InputPartition]:
+        if len(self.files) < end["n"]:   # restarted: the files released before, in name order
+            self._list()
+        ends = self.target is not None
+        parts = [InputPartition(("file", path)) for path in self.files[start["n"]:end["n"]]]
+        return parts + [InputPartition(("clock", MAX_MICROS if ends else MIN_MICROS))]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        kind, arg = partition.value
+        if kind == "clock":
+            clock = now_micros() if self.real_clock else None
+            yield codec.encode([], markers=[codec.marker(self.channel, arg, clock)])
+            return
+        yield from self._read_file(arg)
+
+    def _read_file(self, path: str) -> Iterator[pa.RecordBatch]:
+        source, label, dead_tag = self.source, self.label, self.source.dead_letter_tag
+        dead: List[WindowedValue] = []
+
+        def on_bad(letter: DeadLetter) -> None:
+            if dead_tag is None:
+                raise UserCodeError(f"{label}: {letter.error}")
+            dead.append(WindowedValue.raw(letter, MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1))
+        out: List[WindowedValue] = []
+        latest = MIN_MICROS
+        for wv in source.read_file(path, on_bad):
+            out.append(wv)
+            if wv.ts > latest:
+                latest = wv.ts
+            if len(out) >= 10_000:
+                yield codec.encode(out, markers=[])
+                out = []
+        ooo = self.out_of_orderness_us
+        wm = MIN_MICROS if ooo is None or latest == MIN_MICROS else latest - ooo
+        yield codec.encode(out + dead, tags=[None] * len(out) + [dead_tag] * len(dead),
+                           markers=[codec.marker(self.channel, wm, None)])
+
+    def commit(self, end: dict) -> None:
+        pass
+
+
+def register(spark: Any) -> None:
+    """Make these sources known to the session."""
+    spark.dataSource.register(StepsSource)
+    spark.dataSource.register(FilesSource)
