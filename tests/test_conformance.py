@@ -6,6 +6,7 @@ transcripts (the paper's streaming figures) replay one micro-batch per step on S
 from __future__ import annotations
 
 import json
+import os
 import random
 from collections import Counter, defaultdict
 
@@ -14,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pomset as pm
+import test_properties as props
 from conftest import runner_flags
 from pomset.windowing import PaneTiming
 
@@ -234,6 +236,45 @@ def test_random_batch_pipelines_match_local(seed, runner):
         out = w | (pm.GroupByKey() if group else pm.CombinePerKey(combiner()))
         return {"o": out | pm.Map(lambda kv: (kv[0], kv[1]))}
     assert run(runner, build)[1] == run("local", build)[1]
+
+
+# --- differential: random streams, spark streaming the same as local -----------------------
+
+@settings(max_examples=int(os.environ.get("PM_SPARK_EXAMPLES", 8)), deadline=None,
+          suppress_health_check=list(HealthCheck))
+@given(data=st.data(), events=props.events_st, spec=props.window_st,
+       trigger=props.eager_trigger_st, combiner=props.combiner_st,
+       mode=st.sampled_from(list(pm.AccumulationMode)), lateness=st.sampled_from([0, 20, 10**6]))
+def test_random_streams_on_spark_match_local(spark_session, data, events, spec, trigger, combiner,
+                                             mode, lateness):
+    """A random transcript (elements, watermark and processing-time steps), random windows,
+    triggers, accumulation mode, timestamp combiner and allowed lateness, then a second
+    grouping over the first one's panes: every pane of the first grouping is the local
+    runner's, exactly (each step is one micro-batch, and keys do not interact); the second
+    grouping's panes, which may see the first's panes of one micro-batch in another order,
+    are compared once netted (its retracting result)."""
+    steps = data.draw(props.steps_st(events))
+
+    def build(p):
+        sums = (p | props.make_stream(steps)
+                | pm.WindowInto(props.window_fn(spec), trigger=trigger, accumulation_mode=mode,
+                                allowed_lateness=lateness, timestamp_combiner=combiner)
+                | pm.CombinePerKey(sum))
+        total = (sums | pm.Map(lambda kv: ("all", kv[1]))
+                 | "Total" >> pm.WindowInto(pm.GlobalWindows(), accumulation_mode=pm.AccumulationMode.RETRACTING)
+                 | "Sum" >> pm.CombinePerKey(sum))
+        return {"sums": sums | "Leaf" >> pm.Map(lambda kv: kv), "total": total}
+    spark = run("spark-streaming", build)[1]
+    local = run("local", build)[1]
+    assert spark["sums"] == local["sums"]
+    assert _netted(spark["total"]) == _netted(local["total"])
+
+
+def _netted(rows: Counter) -> Counter:
+    out: Counter = Counter()
+    for (value, _, window, _, diff), n in rows.items():
+        out[(value, window)] += diff * n
+    return +out
 
 
 # --- the paper's figures ------------------------------------------------------------------

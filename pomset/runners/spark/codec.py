@@ -178,6 +178,18 @@ def batches(elements: Iterable[WindowedValue], size: int) -> Iterable[pa.RecordB
         yield encode(chunk)
 
 
+def encode_bus(elements: Sequence[WindowedValue], markers: Sequence[bytes], address: str,
+               keys: Optional[Sequence[Optional[bytes]]] = None) -> pa.RecordBatch:
+    """Rows of a streaming query's bus (`KEYED_STREAM`): elements and then markers, all of the
+    PCollection at `address` (in `t`), with their pickled keys if given."""
+    n = len(elements)
+    batch = encode(elements, keys=keys if keys is not None else [None] * n, markers=markers)
+    columns = batch.columns
+    t = KEYED_STREAM_ARROW.names.index("t")
+    columns[t] = pa.array([address] * (n + len(markers)), pa.string())
+    return pa.RecordBatch.from_arrays(columns, schema=KEYED_STREAM_ARROW)
+
+
 def marker(channel: str, wm: int, pt: Optional[int]) -> bytes:
     """A marker row's payload: channel `channel` has reached watermark `wm` (µs) at processing
     time `pt` (µs; None when the channel does not drive the clock)."""

@@ -15,7 +15,6 @@ import pickle
 import shutil
 import tempfile
 import time
-from functools import reduce
 from typing import Any, Dict, List, Tuple
 
 from ...sdk.io.base import FileSink
@@ -26,62 +25,59 @@ from .streaming import StreamingPlan
 from . import codec, stream_sources
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
 
 
 def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) -> PipelineResult:
     """Run the pipeline as a streaming query; the result holds what it recorded."""
-    from pyspark.sql import functions as F
+    import pyarrow.compute as pc
     options = pipeline.options
+    sinks = [n for n in pipeline.nodes if isinstance(n.transform, FileSink)]
+    # dead letters are counted here, where each reaches the driver once
+    dead = {id(n.outputs[n.transform.dead_letter_tag]): n.label for n in pipeline.nodes
+            if getattr(n.transform, "dead_letter_tag", None) is not None}
+    targets: List[Any] = []
+    for x in recorded + [n.inputs[0] for n in sinks] + [
+            x for n in pipeline.nodes for x in n.outputs.values() if id(x) in dead]:
+        if all(x is not t for t in targets):
+            targets.append(x)
+    record: Dict[int, list] = {id(x): [] for x in recorded}
+    times: Dict[int, list] = {id(x): [] for x in recorded}
+    dead_counts = {label: 0 for label in dead.values()}
     checkpoint, temporary = _checkpoint(options.checkpoint_dir)
     try:
         spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
+        spark.conf.set(CHANGELOG, "true")
         stream_sources.register(spark)
         ooo = options.max_out_of_orderness
-        plan = StreamingPlan(spark, pipeline, _buckets(spark, checkpoint),
+        plan = StreamingPlan(spark, pipeline, targets, _buckets(spark, checkpoint),
                              until_latest=options.streaming_until == "latest",
                              out_of_orderness_us=None if ooo is None else int(ooo * 1_000_000),
                              interval_s=options.trigger_interval)
-        sinks = [n for n in pipeline.nodes if isinstance(n.transform, FileSink)]
-        # dead letters are counted here, where each reaches the driver once
-        dead = {id(n.outputs[n.transform.dead_letter_tag]): n.label for n in pipeline.nodes
-                if getattr(n.transform, "dead_letter_tag", None) is not None}
-        dead_counts = {label: 0 for label in dead.values()}
-        targets: List[Any] = []
-        for pc in recorded + [n.inputs[0] for n in sinks] + [
-                pc for n in pipeline.nodes for pc in n.outputs.values() if id(pc) in dead]:
-            if all(pc is not t for t in targets):
-                targets.append(pc)
-        record: Dict[int, list] = {id(pc): [] for pc in recorded}
-        times: Dict[int, list] = {id(pc): [] for pc in recorded}
-        writes = [[n for n in sinks if n.inputs[0] is pc] for pc in targets]
+        writes = [[n for n in sinks if n.inputs[0] is x] for x in targets]
 
         def each_batch(df: Any, batch_id: int) -> None:
-            import pyarrow.compute as pc_
             table = df.toArrow()
-            for i, target in enumerate(targets):
-                elements, _, markers = codec.split_stream(
-                    table.filter(pc_.equal(table.column("o"), i)))
+            for target, nodes in zip(targets, writes):
+                rows = table.filter(pc.equal(table.column("t"), plan.address[id(target)]))
+                elements, _, markers = codec.split_stream(rows)
                 if id(target) in dead:
                     dead_counts[dead[id(target)]] += len(elements)
                 if id(target) in record and elements:
                     clocks = [pt for _, _, pt in map(pickle.loads, markers) if pt is not None]
-                    times[id(target)].append((len(record[id(target)]),
-                                              max(clocks) if clocks else stream_sources.now_micros()))
+                    times[id(target)].append((len(record[id(target)]), max(
+                        clocks, default=stream_sources.now_micros())))
                     record[id(target)].extend(elements)
-                for node in writes[i]:
+                for node in nodes:
                     if elements:
                         write_file(node.transform.writer(target, node.transform.part_path(batch_id)),
                                    elements)
         with user_errors():
-            plan.build()
-            if targets:
-                out = reduce(lambda a, b: a.unionByName(b),
-                             [plan.df(pc).withColumn("o", F.lit(i)) for i, pc in enumerate(targets)])
-                writer = (out.writeStream.foreachBatch(each_batch)
-                          .option("checkpointLocation", checkpoint))
-                writer = (writer.trigger(availableNow=True) if plan.ends else
-                          writer.trigger(processingTime=f"{options.trigger_interval} seconds"))
-                _await(writer.start())
+            bus = plan.build()
+            writer = bus.writeStream.foreachBatch(each_batch).option("checkpointLocation", checkpoint)
+            writer = (writer.trigger(availableNow=True) if plan.ends else
+                      writer.trigger(processingTime=f"{options.trigger_interval} seconds"))
+            _await(writer.start())
     finally:
         if temporary:
             shutil.rmtree(checkpoint, ignore_errors=True)

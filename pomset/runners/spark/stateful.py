@@ -32,7 +32,7 @@ from ...triggers.reducers import Bag
 from ...windowing import MAX_MICROS, MIN_MICROS
 from . import codec
 
-_ROW = Row(*codec.STREAM_ARROW.names)
+_ROW = Row(*codec.KEYED_STREAM_ARROW.names)
 
 
 class _Meta:
@@ -61,13 +61,19 @@ class _Meta:
 
 
 class _Host(StatefulProcessor):
-    """A stateful step hosted per bucket: each micro-batch it takes its rows (elements by
-    input, and markers), updates its meta, and emits its output with one marker of its own."""
+    """A stateful node hosted per bucket on the bus (see `streaming`): each micro-batch it takes
+    its inputs' rows (elements by input, and markers), updates its meta, and emits its outputs
+    with one marker of its own each, and every other row as it came (an input's row that a
+    later stage also reads once: from the bucket its key sent it to, or from bucket 0)."""
 
-    keyed = False   # whether its rows carry the pickled key (`k`)
-
-    def __init__(self, label: str, out_channel: str) -> None:
-        self.label, self.out_channel = label, out_channel
+    def __init__(self, label: str, ins: List[str], channels: List[List[str]],
+                 outs: Dict[Optional[str], str], retained: List[str], out_channel: str) -> None:
+        self.label, self.channels, self.outs = label, channels, outs
+        self.inputs: Dict[str, List[int]] = {}
+        for index, address in enumerate(ins):
+            self.inputs.setdefault(address, []).append(index)
+        self.retained = set(retained)
+        self.out_channel = out_channel
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.meta = handle.getValueState("meta", "b binary")
@@ -77,32 +83,45 @@ class _Host(StatefulProcessor):
         inputs: Dict[int, List[list]] = {}
         markers = []
         for r in rows:
-            index = int(r.t) if r.t is not None else 0
-            if r.m is not None:
-                markers.append((index, pickle.loads(r.m)))
+            indices = self.inputs.get(r.t)
+            own = indices is not None and indices[0] == 0 and r.m is None and self.routed(r.t)
+            if indices is None or (r.t in self.retained and (own or bucket == 0)):
+                yield _ROW(r.k, r.v, r.ts, r.ws, r.we, r.wx, r.p, r.d, r.t, r.m)
+            if indices is None:
                 continue
-            columns = inputs.get(index)
-            if columns is None:
-                columns = inputs[index] = [[] for _ in range(8)]
-            for column, value in zip(columns, (r.k if self.keyed else None, r.v, r.ts, r.ws, r.we,
-                                               r.wx, r.p, r.d)):
-                column.append(value)
+            if r.m is not None:
+                markers += [(index, pickle.loads(r.m)) for index in indices]
+                continue
+            for index in indices:
+                if index == 0 and not own and bucket != 0:
+                    continue   # a main element sent to every bucket (it is also a side input)
+                columns = inputs.get(index)
+                if columns is None:
+                    columns = inputs[index] = [[] for _ in range(8)]
+                for column, value in zip(columns, (r.k, r.v, r.ts, r.ws, r.we, r.wx, r.p, r.d)):
+                    column.append(value)
         meta = pickle.loads(self.meta.get()[0]) if self.meta.exists() else _Meta()
         elements = {index: (columns[0], codec.decode_columns(*columns[1:]))
                     for index, columns in inputs.items()}
         try:
-            out, tags = self.step(meta, elements, markers)
+            outputs = self.step(meta, elements, markers)
         except ElementError as e:
             if e.cause is None:
                 raise UserCodeError(f"transform {self.label!r}: {e}") from None
             raise user_code_error(self.label, e.element, e.cause) from e.cause
         self.meta.update((pickle.dumps(meta, protocol=5),))
-        batch = codec.encode(out, tags=tags, markers=[codec.marker(f"{self.out_channel}#{bucket}",
-                                                                   meta.out_wm, meta.pt)])
-        yield from map(_ROW, *(batch.column(i).to_pylist() for i in range(batch.num_columns)))
+        mark = [codec.marker(f"{self.out_channel}#{bucket}", meta.out_wm, meta.pt)]
+        for tag, address in self.outs.items():
+            batch = codec.encode_bus(outputs.get(tag, []), mark, address)
+            yield from map(_ROW, *(batch.column(i).to_pylist() for i in range(batch.num_columns)))
 
-    def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[tuple]) -> tuple:
-        """(outputs, their tags or None) of one micro-batch, updating `meta`."""
+    def routed(self, address: str) -> bool:
+        """Whether the main input's elements at `address` are sent to one bucket (by key)."""
+        return True
+
+    def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[tuple]
+             ) -> Dict[Optional[str], list]:
+        """The outputs by tag of one micro-batch, updating `meta`."""
         raise NotImplementedError
 
     def close(self) -> None:
@@ -112,24 +131,22 @@ class _Host(StatefulProcessor):
 class KernelProcessor(_Host):
     """One grouping's kernel per bucket of keys, its state in Spark state variables."""
 
-    keyed = True
-
-    def __init__(self, label: str, strategy: Any, reducer: Any, channels: Sequence[str],
-                 out_channel: str) -> None:
-        super().__init__(label, out_channel)
+    def __init__(self, label: str, strategy: Any, reducer: Any, ins: List[str],
+                 channels: List[List[str]], out: str, retained: List[str], out_channel: str) -> None:
+        super().__init__(label, ins, channels, {None: out}, retained, out_channel)
         self.strategy, self.reducer = strategy, reducer
-        self.channels = list(channels)
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         super().init(handle)
         self.keys = handle.getMapState("keys", "k binary", "s binary")
 
-    def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[tuple]) -> tuple:
+    def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[tuple]
+             ) -> Dict[Optional[str], list]:
         run = _BucketRun(self, meta)
         kbs, values = elements.get(0, ((), []))
         out = run.step(list(kbs), values, markers)
         run.save()
-        return out, None
+        return {None: out}
 
 
 class SideInputProcessor(_Host):
@@ -137,18 +154,23 @@ class SideInputProcessor(_Host):
     bucket) are kept per side window; a main element waits until the side windows it reads
     are complete (each side input's watermark past their end), as on the local runner."""
 
-    def __init__(self, label: str, transform: Any, sides: List[Any], tags: List[Optional[str]],
-                 channels: List[List[str]], out_channel: str) -> None:
-        super().__init__(label, out_channel)
-        self.transform, self.sides, self.tags, self.channels = transform, sides, tags, channels
+    def __init__(self, label: str, transform: Any, sides: List[Any],
+                 outs: Dict[Optional[str], str], ins: List[str], channels: List[List[str]],
+                 retained: List[str], out_channel: str) -> None:
+        super().__init__(label, ins, channels, outs, retained, out_channel)
+        self.transform, self.sides = transform, sides
+
+    def routed(self, address: str) -> bool:
+        return len(self.inputs[address]) == 1
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         super().init(handle)
         self.data = handle.getValueState("data", "b binary")
-        self.runner = DoFnRunner(self.transform, self.tags, self.label)
+        self.runner = DoFnRunner(self.transform, list(self.outs), self.label)
         self.runner.setup()
 
-    def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[tuple]) -> tuple:
+    def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[tuple]
+             ) -> Dict[Optional[str], list]:
         bags, waiting = pickle.loads(self.data.get()[0]) if self.data.exists() else (
             [{} for _ in self.sides], [])
         for j in range(len(self.sides)):
@@ -164,17 +186,14 @@ class SideInputProcessor(_Host):
         for wv in waiting + elements.get(0, ((), []))[1]:
             (ready if all(wm > side.pcoll.windowing.window_fn.side_input_window(wv.window).max_ts
                           for side, wm in zip(self.sides, side_wms)) else still).append(wv)
-        out: list = []
-        tags: list = []
+        outputs: Dict[Optional[str], list] = {}
         if ready:
             side_args = side_input_args(self.transform, self.sides, lambda j, w: list(
                 bags[j][w].pos) if w in bags[j] else [])
-            for tag, items in self.runner.process(ready, True, side_args).items():
-                out += items
-                tags += [tag] * len(items)
+            outputs = self.runner.process(ready, True, side_args)
         self.data.update((pickle.dumps((bags, still), protocol=5),))
         meta.out_wm = max(meta.out_wm, min([meta.wm] + [wv.ts for wv in still]))
-        return out, tags
+        return outputs
 
     def close(self) -> None:
         self.runner.teardown()
@@ -209,7 +228,7 @@ class _BucketRun:
                 self.dirty.add(self._load(kb))
             self.kernel.process_bundle(self.store, elements, out)
             self._drain()
-        wm = meta.input_wm(0, self.host.channels)
+        wm = meta.input_wm(0, self.host.channels[0])
         if wm > meta.wm:
             meta.wm = k.wm = wm
             self._fire(EVENT_TIME, wm, out)
