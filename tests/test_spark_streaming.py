@@ -1,0 +1,113 @@
+"""The Spark runner's streaming queries beyond the conformance suite: restarting from a
+checkpoint after a real kill, directory streams, and the shape of the query (each step once)."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+
+import pytest
+
+import pomset as pm
+
+JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spark_stream_job.py")
+
+
+def _start(*flags: str) -> subprocess.Popen:
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
+    return subprocess.Popen([sys.executable, JOB, *flags], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+
+
+def _finish(proc: subprocess.Popen, timeout: float = 300) -> None:
+    _, err = proc.communicate(timeout=timeout)
+    assert proc.returncode == 0, err[-3000:]
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    os.killpg(proc.pid, signal.SIGKILL)   # the driver and its JVM, no chance to clean up
+    proc.wait()
+
+
+def _wait_for(predicate, proc: subprocess.Popen, timeout: float = 240) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert proc.poll() is None, proc.stderr.read()[-3000:]
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.2)
+
+
+def _outputs(directory) -> dict:
+    """{file name: multiset of its lines} for the sink's per-micro-batch files."""
+    return {f.name: Counter(f.read_text().splitlines()) for f in sorted(directory.glob("o-*.jsonl"))}
+
+
+def test_a_killed_query_restarted_from_its_checkpoint_loses_and_repeats_no_output(tmp_path):
+    whole, parts = tmp_path / "whole", tmp_path / "parts"
+    _finish(_start("--job=transcript", f"--output={whole}/o", f"--checkpoint_dir={tmp_path}/ck1"))
+    expected = _outputs(whole)
+    assert len(expected) > 8
+
+    first = _start("--job=transcript", f"--output={parts}/o", f"--checkpoint_dir={tmp_path}/ck2")
+    _wait_for(lambda: len(list(parts.glob("o-*.jsonl"))) >= 4, first)
+    _kill(first)
+    written_before = set(_outputs(parts))
+    assert 4 <= len(written_before) < len(expected)
+    _finish(_start("--job=transcript", f"--output={parts}/o", f"--checkpoint_dir={tmp_path}/ck2"))
+    assert _outputs(parts) == expected
+    assert not list(parts.glob(".*inprogress"))
+
+
+def _write_events(path, events) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(json.dumps({"k": k, "v": v, "t": t}) + "\n" for k, v, t in events))
+    os.replace(tmp, path)   # a file appears whole
+
+
+def test_a_directory_is_read_as_a_stream_its_watermark_trailing_the_event_times(tmp_path):
+    inbox, out = tmp_path / "in", tmp_path / "out"
+    inbox.mkdir()
+    _write_events(inbox / "1.jsonl", [("a", 1, 5), ("a", 2, 25), ("b", 3, 40), ("a", 4, 52)])
+    job = _start("--job=files", f"--input={inbox}", f"--output={out}/o", "--streaming",
+                 "--max_out_of_orderness=10", "--trigger_interval=0.5",
+                 f"--checkpoint_dir={tmp_path}/ck")
+
+    def sums():
+        return {(r["key"], r["window_start"]): r["value"] for lines in _outputs(out).values()
+                for line in lines for r in [json.loads(line)]}
+    try:
+        # the watermark is 52 - 10: only [0, 30) is complete
+        _wait_for(lambda: sums(), job)
+        time.sleep(2)
+        assert sums() == {("a", 0.0): 3}
+        # then 95 - 10: [30, 60) too (b's 33 arrives late for the watermark of 42, on time
+        # for its window), while a's 95 waits in [90, 120)
+        _write_events(inbox / "2.jsonl", [("b", 5, 33), ("a", 6, 95)])
+        _wait_for(lambda: len(sums()) == 3, job)
+        time.sleep(2)
+        assert sums() == {("a", 0.0): 3, ("a", 30.0): 4, ("b", 30.0): 8}
+    finally:
+        _kill(job)
+
+
+def test_each_step_runs_once_whatever_reads_its_output(spark_session):
+    """A grouping read by two later steps and recorded itself appears once in the query."""
+    from pomset.runners.spark.streaming import StreamingPlan
+    p = pm.Pipeline(options=pm.PipelineOptions(["--runner=spark", "--quiet"]))
+    sums = (p | pm.TestStream().add_elements([("a", 1), ("b", 2)]).advance_watermark_to_infinity()
+            | pm.CombinePerKey(sum))
+    doubled = sums | "Double" >> pm.Map(lambda kv: (kv[0], 2 * kv[1]))
+    total = sums | pm.Values() | "Total" >> pm.CombineGlobally(sum)
+    targets = [sums, doubled, total]
+    from pomset.runners.spark import stream_sources
+    stream_sources.register(spark_session)
+    bus = StreamingPlan(spark_session, p, targets, 2, True, None, 1.0).build()
+    plan = bus._jdf.queryExecution().analyzed().toString()
+    stateful = [n.label for n in p.nodes
+                if isinstance(n.transform, pm.GroupByKey) or n.side_inputs]
+    # the two combines, and CombineGlobally's empty-input default (a side input)
+    assert len(stateful) == 3 == plan.count("TransformWithState")
