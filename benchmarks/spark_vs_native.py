@@ -90,14 +90,15 @@ def timed(fn, *args) -> tuple:
     return time.perf_counter() - started, rows
 
 
-def write_results(path: str, text: str) -> None:
-    """Replace (or append) this benchmark's block of results in BENCHMARKS.md."""
+def write_results(path: str, text: str, begin: str = BEGIN, end: str = END) -> None:
+    """Replace (or append) a benchmark's block of results (between `begin` and `end`) in
+    BENCHMARKS.md."""
     with open(path) as f:
         doc = f.read()
-    block = f"{BEGIN}\n{text}\n{END}"
-    if BEGIN in doc:
-        head, rest = doc.split(BEGIN, 1)
-        doc = head + block + rest.split(END, 1)[1]
+    block = f"{begin}\n{text}\n{end}"
+    if begin in doc:
+        head, rest = doc.split(begin, 1)
+        doc = head + block + rest.split(end, 1)[1]
     else:
         doc += f"\n{block}\n"
     with open(path, "w") as f:

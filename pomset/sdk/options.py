@@ -77,6 +77,9 @@ class PipelineOptions:
                             help="streaming file sources: the watermark trails the largest "
                                  "event time read by this much (default: it stays at the "
                                  "start of time until the stream ends)")
+        parser.add_argument("--max_files_per_batch", type=int, default=None, metavar="N",
+                            help="streaming file sources: read at most N new files per "
+                                 "micro-batch (default: all there are)")
         parser.add_argument("--trigger_interval", type=float, default=1.0, metavar="SECONDS",
                             help="spark runner, streaming: how often a micro-batch starts "
                                  "while sources keep going")

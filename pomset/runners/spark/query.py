@@ -49,11 +49,7 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
         spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
         spark.conf.set(CHANGELOG, "true")
         stream_sources.register(spark)
-        ooo = options.max_out_of_orderness
-        plan = StreamingPlan(spark, pipeline, targets, _buckets(spark, checkpoint),
-                             until_latest=options.streaming_until == "latest",
-                             out_of_orderness_us=None if ooo is None else int(ooo * 1_000_000),
-                             interval_s=options.trigger_interval)
+        plan = StreamingPlan(spark, pipeline, targets, _buckets(spark, checkpoint), options)
         writes = [[n for n in sinks if n.inputs[0] is x] for x in targets]
 
         def each_batch(df: Any, batch_id: int) -> None:
@@ -77,14 +73,26 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
             writer = bus.writeStream.foreachBatch(each_batch).option("checkpointLocation", checkpoint)
             writer = (writer.trigger(availableNow=True) if plan.ends else
                       writer.trigger(processingTime=f"{options.trigger_interval} seconds"))
-            _await(writer.start())
+            query = writer.start()
+            _await(query)
     finally:
         if temporary:
             shutil.rmtree(checkpoint, ignore_errors=True)
     metrics = plan.metrics()
     for label, n in dead_counts.items():
         metrics.setdefault(label, {})["dead_lettered"] = n
+    metrics["micro-batches"] = _batch_stats(query.recentProgress)
     return PipelineResult(record, metrics, time.monotonic() - started, times)
+
+
+def _batch_stats(progress: List[Any]) -> Dict[str, int]:
+    """How many micro-batches ran and how long they took (ms), from the query's progress
+    reports (Spark keeps the last `spark.sql.streaming.numRecentProgressUpdates`)."""
+    ms = sorted(p["durationMs"].get("triggerExecution", 0) for p in progress)
+    if not ms:
+        return {"count": 0}
+    return {"count": len(ms), "ms_p50": ms[len(ms) // 2], "ms_p99": ms[min(len(ms) - 1, len(ms) * 99 // 100)],
+            "ms_max": ms[-1], "ms_total": sum(ms)}
 
 
 def _await(query: Any) -> None:

@@ -1,27 +1,32 @@
-"""The GroupAlsoByWindow kernel hosted in Spark's `transformWithState`.
+"""Stateful steps of a streaming query hosted in Spark's `transformWithState`: the
+GroupAlsoByWindow kernel (`KernelProcessor`) and ParDos with side inputs.
 
-Spark groups a streaming grouping's rows by a hash bucket of the key, and every micro-batch
-each bucket also receives a copy of every marker row upstream (`codec`): so each bucket is
-called once per micro-batch, with its keys' new elements and the watermark of every upstream
-channel and the processing clock. One time domain per Spark operator could not serve the
-kernel, which needs both an event-time and a processing-time clock, and a `TestStream`'s own
-processing clock besides; markers carry both, in band, as the data-trace model's
-synchronization markers do.
+Spark groups a step's rows by a hash bucket of the key, and every micro-batch each bucket also
+receives a copy of every marker row of the step's inputs (`codec`): so each bucket is called
+once per micro-batch, with its keys' new elements, the watermark of every upstream channel and
+the processing clock. Spark's timers have one time domain per operator, which could not serve
+the kernel: it needs both an event-time and a processing-time clock, and a `TestStream`'s own
+processing clock besides. Markers carry both in band, as the data-trace model's
+synchronization markers do, and the bucket keeps the kernel's wake-ups itself.
 
-State, in Spark state variables: each key's window state (`keys`: pickled key -> the kernel's
-`KeyState` bytes), and the bucket's `meta`: the watermark per upstream channel, the clocks,
-the output watermark, and the wake-ups and holds the kernel asked for, as heaps of
-(time, pickled key) checked lazily against the key's state when due. Each micro-batch a
-bucket takes its elements, then moves the watermark (firing event-time wake-ups in time
-order), then the processing clock, and emits its panes and one marker with its output
-watermark (the minimum of its input watermark and its holds, never going back)."""
+State, in Spark state variables: the keys' window states (`keys`: shard -> the pickled
+`KeyState`s of the bucket's keys that hash to it, so a micro-batch reads and writes a shard
+per round trip to the state store, not a key), and the bucket's `meta`: the watermark per
+upstream channel, the clocks, the output watermark, and the wake-ups and holds the kernel
+asked for, as heaps of (time, pickled key) checked lazily against the key's state when due.
+Each micro-batch a bucket takes its elements, then moves the watermark (firing event-time
+wake-ups in time order), then the processing clock, and emits its panes and one marker with
+its output watermark (the minimum of its input watermark and its holds, never going back).
+"""
 from __future__ import annotations
 
 import heapq
 import pickle
-from typing import Any, Dict, Iterator, List, Optional, Sequence
+import zlib
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Set
 
-from pyspark.sql import Row
+import pandas as pd
+import pyarrow as pa
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
 from ...sdk.element_runner import DoFnRunner, side_input_args, user_code_error
@@ -32,7 +37,22 @@ from ...triggers.reducers import Bag
 from ...windowing import MAX_MICROS, MIN_MICROS
 from . import codec
 
-_ROW = Row(*codec.KEYED_STREAM_ARROW.names)
+# int columns with nulls stay exact integers in pandas (not floats)
+_NULLABLE = {pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int32Dtype()}
+# Spark hands pandas frames over with nullable int columns as floats, which cannot hold every
+# µs time exactly: the plan fills those nulls with 0 before the stateful step (no element has a
+# null time or diff; a window start equal to its end stands for "no interval window").
+FILLED = ("ts", "ws", "we", "d")
+
+
+def _with_nulls(frame: Any) -> Any:
+    """Bus rows passed through as they came: their nulls back in place of the filled zeros."""
+    frame = frame.astype({c: "Int64" if c != "d" else "Int32" for c in FILLED})
+    no_interval = frame["ws"] == frame["we"]
+    frame.loc[no_interval, ["ws", "we"]] = pd.NA
+    marker = frame["m"].notna()
+    frame.loc[marker, ["ts", "d"]] = pd.NA
+    return frame
 
 
 class _Meta:
@@ -79,27 +99,37 @@ class _Host(StatefulProcessor):
         self.meta = handle.getValueState("meta", "b binary")
 
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
-        bucket = key[0]
+        """`rows`: pandas frames of the bucket's bus rows; yields frames of bus rows."""
+        bucket = int(key[0])
         inputs: Dict[int, List[list]] = {}
         markers = []
-        for r in rows:
-            indices = self.inputs.get(r.t)
-            own = indices is not None and indices[0] == 0 and r.m is None and self.routed(r.t)
-            if indices is None or (r.t in self.retained and (own or bucket == 0)):
-                yield _ROW(r.k, r.v, r.ts, r.ws, r.we, r.wx, r.p, r.d, r.t, r.m)
-            if indices is None:
-                continue
-            if r.m is not None:
-                markers += [(index, pickle.loads(r.m)) for index in indices]
-                continue
-            for index in indices:
-                if index == 0 and not own and bucket != 0:
-                    continue   # a main element sent to every bucket (it is also a side input)
-                columns = inputs.get(index)
-                if columns is None:
-                    columns = inputs[index] = [[] for _ in range(8)]
-                for column, value in zip(columns, (r.k, r.v, r.ts, r.ws, r.we, r.wx, r.p, r.d)):
-                    column.append(value)
+        names = codec.KEYED_STREAM_ARROW.names
+        for frame in rows:
+            no_interval = frame["ws"] == frame["we"]
+            columns = [frame[name].tolist() for name in names]
+            columns[3] = [None if n else x for x, n in zip(columns[3], no_interval)]
+            columns[4] = [None if n else x for x, n in zip(columns[4], no_interval)]
+            kept = []
+            for i, (t, m) in enumerate(zip(columns[8], columns[9])):
+                indices = self.inputs.get(t)
+                own = indices is not None and indices[0] == 0 and m is None and self.routed(t)
+                if indices is None or (t in self.retained and (own or bucket == 0)):
+                    kept.append(i)
+                if indices is None:
+                    continue
+                if m is not None:
+                    markers += [(index, pickle.loads(m)) for index in indices]
+                    continue
+                for index in indices:
+                    if index == 0 and not own and bucket != 0:
+                        continue   # a main element sent to every bucket (also a side input)
+                    into = inputs.get(index)
+                    if into is None:
+                        into = inputs[index] = [[] for _ in range(8)]
+                    for column, values in zip(into, columns):
+                        column.append(values[i])
+            if kept:
+                yield _with_nulls(frame.iloc[kept][names])
         meta = pickle.loads(self.meta.get()[0]) if self.meta.exists() else _Meta()
         elements = {index: (columns[0], codec.decode_columns(*columns[1:]))
                     for index, columns in inputs.items()}
@@ -112,8 +142,8 @@ class _Host(StatefulProcessor):
         self.meta.update((pickle.dumps(meta, protocol=5),))
         mark = [codec.marker(f"{self.out_channel}#{bucket}", meta.out_wm, meta.pt)]
         for tag, address in self.outs.items():
-            batch = codec.encode_bus(outputs.get(tag, []), mark, address)
-            yield from map(_ROW, *(batch.column(i).to_pylist() for i in range(batch.num_columns)))
+            yield codec.encode_bus(outputs.get(tag, []), mark, address).to_pandas(
+                types_mapper=_NULLABLE.get)
 
     def routed(self, address: str) -> bool:
         """Whether the main input's elements at `address` are sent to one bucket (by key)."""
@@ -138,7 +168,7 @@ class KernelProcessor(_Host):
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         super().init(handle)
-        self.keys = handle.getMapState("keys", "k binary", "s binary")
+        self.keys = handle.getMapState("keys", "shard int", "states binary")
 
     def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[tuple]
              ) -> Dict[Optional[str], list]:
@@ -206,18 +236,28 @@ class _BucketRun:
         self.host, self.meta = host, meta
         self.kernel = GroupAlsoByWindow(host.strategy, host.reducer())
         self.store: Dict[Any, Any] = {}
-        self.kbytes: Dict[Any, bytes] = {}   # key -> its pickled form, for the keys loaded
-        self.dirty: set = set()
+        self.kbytes: Dict[Any, bytes] = {}   # key -> its pickled form, for the keys seen
+        self.shards: Dict[int, List[Any]] = {}   # shard -> its keys, for the shards loaded
+        self.dirty: Set[int] = set()
 
     def _load(self, kb: bytes) -> Any:
-        """The key for `kb`, its state loaded into the store (if it has any)."""
+        """The key for `kb`, the states of its shard loaded into the store."""
         key = codec.loads(kb)
         if key not in self.kbytes:
             self.kbytes[key] = kb
-            row = self.host.keys.getValue((kb,))
-            if row is not None:
-                self.store[key] = GroupAlsoByWindow.state_from_bytes(row[0])
+            shard = _shard(kb)
+            keys = self.shards.get(shard)
+            if keys is None:
+                row = self.host.keys.getValue((shard,))
+                states = pickle.loads(row[0]) if row is not None else {}
+                self.store.update(states)
+                keys = self.shards[shard] = list(states)
+            if key not in self.store:
+                keys.append(key)
         return key
+
+    def _touch(self, key: Any) -> None:
+        self.dirty.add(_shard(self.kbytes[key]))
 
     def step(self, kbs: List[bytes], elements: list, markers: list) -> list:
         meta, k, out = self.meta, self.kernel.k, []
@@ -225,7 +265,7 @@ class _BucketRun:
         k.wm, k.pt, k.out_wm = meta.wm, meta.pt, meta.out_wm
         if elements:
             for kb in set(kbs):
-                self.dirty.add(self._load(kb))
+                self._touch(self._load(kb))
             self.kernel.process_bundle(self.store, elements, out)
             self._drain()
         wm = meta.input_wm(0, self.host.channels[0])
@@ -262,7 +302,7 @@ class _BucketRun:
                 continue
             entries = [x for rec in ks.values() if getattr(rec, attr) == time for x in (key, rec)]
             if entries:
-                self.dirty.add(key)
+                self._touch(key)
                 self.kernel.on_timers(store, domain, time, entries, out)
                 self._drain()
 
@@ -278,12 +318,19 @@ class _BucketRun:
         return MAX_MICROS
 
     def save(self) -> None:
-        """Write back the keys' states that changed (a key left with none is removed)."""
-        keys, store = self.host.keys, self.store
-        for key in self.dirty:
-            kb = self.kbytes[key]
-            ks = store.get(key)
-            if ks is None:
-                keys.removeKey((kb,))
+        """Write back the shards whose keys' states changed (keys left with none leave)."""
+        store = self.store
+        for shard in self.dirty:
+            states = {key: store[key] for key in self.shards[shard] if key in store}
+            if states:
+                self.host.keys.updateValue((shard,), (pickle.dumps(states, protocol=5),))
             else:
-                keys.updateValue((kb,), (GroupAlsoByWindow.state_to_bytes(ks),))
+                self.host.keys.removeKey((shard,))
+
+
+SHARDS = 64
+
+
+def _shard(kb: bytes) -> int:
+    """Which of a bucket's state shards holds the key pickled as `kb` (stable everywhere)."""
+    return zlib.crc32(kb) % SHARDS

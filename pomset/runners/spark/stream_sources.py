@@ -114,13 +114,16 @@ class FilesSource(DataSource):
 
 class FilesReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Offsets: `n`, how many files (in the order first seen, names sorted within a listing)
-    have been released, and `tick`, bumped every `interval_s` without new files so that a
-    marker-only micro-batch moves the processing clock."""
+    have been released (at most `max_files` more per micro-batch, if set), and `tick`, bumped
+    every `interval_s` without new files so that a marker-only micro-batch moves the
+    processing clock (and set to 1 with the end of the stream, when it ends)."""
 
     def __init__(self, channel: str, source: Any, label: str, until_latest: bool,
-                 out_of_orderness_us: Optional[int], interval_s: float, real_clock: bool) -> None:
+                 out_of_orderness_us: Optional[int], interval_s: float, real_clock: bool,
+                 max_files: Optional[int]) -> None:
         self.channel, self.source, self.label = channel, source, label
         self.real_clock = real_clock
+        self.max_files = max_files
         self.until_latest = until_latest
         self.out_of_orderness_us = out_of_orderness_us
         self.interval_s = interval_s
@@ -145,15 +148,19 @@ class FilesReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._list()
             self.target = len(self.files)
 
+    def _upto(self, start: int, available: int) -> int:
+        return available if self.max_files is None else min(available, start + self.max_files)
+
     def latestOffset(self, start: dict, limit: Any) -> dict:
         if self.target is not None:
             if start["n"] >= self.target and start["tick"] > 0:
                 return start
-            return {"n": self.target, "tick": 1}   # tick 1: the end of time was released
+            n = self._upto(start["n"], self.target)
+            return {"n": n, "tick": int(n == self.target)}   # tick 1: the end was released
         self._list()
         if len(self.files) > start["n"]:
             self.last_tick = time.monotonic()
-            return {"n": len(self.files), "tick": start["tick"]}
+            return {"n": self._upto(start["n"], len(self.files)), "tick": start["tick"]}
         if time.monotonic() - self.last_tick >= self.interval_s:
             self.last_tick = time.monotonic()
             return {"n": start["n"], "tick": start["tick"] + 1}
@@ -162,7 +169,7 @@ class FilesReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def partitions(self, start: dict, end: dict) -> List[InputPartition]:
         if len(self.files) < end["n"]:   # restarted: the files released before, in name order
             self._list()
-        ends = self.target is not None
+        ends = self.target is not None and end["n"] == self.target
         parts = [InputPartition(("file", path)) for path in self.files[start["n"]:end["n"]]]
         return parts + [InputPartition(("clock", MAX_MICROS if ends else MIN_MICROS))]
 

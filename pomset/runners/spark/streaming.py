@@ -36,18 +36,20 @@ from ...sdk.test_stream import ELEMENTS, PROCESSING_TIME, WATERMARK, TestStream
 from ...windowing import GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, WindowedValue
 from . import codec, stream_sources
 from .batch import BATCH_ROWS, _key_pair
-from .stateful import KernelProcessor, SideInputProcessor
+from .stateful import FILLED, KernelProcessor, SideInputProcessor
 
 
 class StreamingPlan:
     """Builds the bus of a pipeline whose driver reads the PCollections `targets`."""
 
     def __init__(self, spark: Any, pipeline: Any, targets: List[Any], buckets: int,
-                 until_latest: bool, out_of_orderness_us: Optional[int], interval_s: float) -> None:
+                 options: Any) -> None:
         self.spark, self.pipeline, self.buckets = spark, pipeline, buckets
-        self.until_latest = until_latest
-        self.out_of_orderness_us = out_of_orderness_us
-        self.interval_s = interval_s
+        self.until_latest = options.streaming_until == "latest"
+        ooo = options.max_out_of_orderness
+        self.out_of_orderness_us = None if ooo is None else int(ooo * 1_000_000)
+        self.interval_s = options.trigger_interval
+        self.max_files = options.max_files_per_batch
         self.virtual_clock = any(isinstance(n.transform, TestStream) for n in pipeline.nodes)
         self.address = {id(pc_): str(i) for i, pc_ in enumerate(
             pc_ for n in pipeline.nodes for pc_ in n.outputs.values())}
@@ -133,7 +135,8 @@ class StreamingPlan:
                 .option("payload", stream_sources.payload(dict(
                     channel=f"s{self.index[id(node)]}", source=t, label=node.label,
                     until_latest=self.until_latest, out_of_orderness_us=self.out_of_orderness_us,
-                    interval_s=self.interval_s, real_clock=not self.virtual_clock)))
+                    interval_s=self.interval_s, real_clock=not self.virtual_clock,
+                    max_files=self.max_files)))
                 .load())
 
     # --- stages -----------------------------------------------------------------------------
@@ -183,8 +186,8 @@ class StreamingPlan:
             F.when(own, F.array(F.pmod(F.xxhash64(key), F.lit(buckets))))
             .when(tcol.isin(*ins), every)
             .otherwise(F.array(F.pmod(F.xxhash64("v", "m", "t"), F.lit(buckets)))))
-        return (bus.withColumn("bucket", bucket).groupBy("bucket")
-                .transformWithState(processor, codec.KEYED_STREAM, "Append", "None"))
+        return (bus.fillna(0, subset=list(FILLED)).withColumn("bucket", bucket).groupBy("bucket")
+                .transformWithStateInPandas(processor, codec.KEYED_STREAM, "Append", "None"))
 
 
 def _stateful(node: Any) -> bool:
