@@ -111,3 +111,62 @@ def test_each_step_runs_once_whatever_reads_its_output(spark_session):
                 if isinstance(n.transform, pm.GroupByKey) or n.side_inputs]
     # the two combines, and CombineGlobally's empty-input default (a side input)
     assert len(stateful) == 3 == plan.count("TransformWithState")
+
+
+# --- the pieces, without Spark --------------------------------------------------------------
+
+def test_a_file_stream_releases_files_as_they_come_and_ends_when_told(tmp_path):
+    from pomset.runners.spark.stream_sources import FilesReader
+    from pomset.windowing import MAX_MICROS, MIN_MICROS
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.jsonl").write_text('{"t": 1}\n')
+    source = pm.ReadFromJson(str(tmp_path / "*.jsonl"), timestamp_field="t")
+    ending = FilesReader("s0", source, "R", until_latest=True, out_of_orderness_us=None,
+                         interval_s=1.0, real_clock=True, max_files=2)
+    (tmp_path / "d.jsonl").write_text('{"t": 2}\n')   # after the start: not read
+    first = ending.latestOffset(ending.initialOffset(), None)
+    assert first == {"n": 2, "tick": 0}
+    second = ending.latestOffset(first, None)
+    assert second == {"n": 3, "tick": 1} and ending.latestOffset(second, None) == second
+    clocks = [p.value for p in ending.partitions(first, second) if p.value[0] == "clock"]
+    assert clocks == [("clock", MAX_MICROS)]   # the end of time with the last file
+
+    endless = FilesReader("s0", source, "R", until_latest=False, out_of_orderness_us=None,
+                          interval_s=3600.0, real_clock=True, max_files=None)
+    offset = endless.latestOffset(endless.initialOffset(), None)
+    assert offset == {"n": 4, "tick": 0}
+    assert endless.latestOffset(offset, None) == offset   # nothing new, no tick due yet
+    assert [p.value for p in endless.partitions({"n": 0, "tick": 0}, offset)][-1] == ("clock", MIN_MICROS)
+
+
+def test_a_test_streams_steps_become_micro_batches_with_its_clocks():
+    from pomset.runners.spark.streaming import _test_stream_steps
+    stream = (pm.TestStream().add_elements([pm.TimestampedValue("x", 5)])
+              .advance_processing_time(10).advance_watermark_to(20).advance_watermark_to_infinity())
+    steps = _test_stream_steps(stream)
+    assert [(len(e), wm, pt) for e, wm, pt in steps] == [
+        (1, pm.MIN_TIMESTAMP.micros, 0), (0, pm.MIN_TIMESTAMP.micros, 10_000_000),
+        (0, 20_000_000, 10_000_000), (0, pm.MAX_TIMESTAMP.micros, 10_000_000)]
+
+
+def test_bus_rows_keep_elements_and_markers_apart():
+    from pomset.runners.spark import codec
+    wvs = [pm.WindowedValue(("k", 1), 3.0, pm.IntervalWindow(0, 10)),
+           pm.WindowedValue("g", 4.0, pm.GlobalWindow())]
+    mark = codec.marker("s0", 7, None)
+    batch = codec.encode_bus(wvs, [mark], "5", keys=[b"k", None])
+    assert batch.column("t").to_pylist() == ["5"] * 3
+    assert batch.column("k").to_pylist() == [b"k", None, None]
+    elements, markers = codec.split_stream(batch)
+    assert elements == wvs and markers == [mark]
+
+
+def test_rows_passed_through_a_stateful_step_get_their_nulls_back():
+    import pandas as pd
+    from pomset.runners.spark.stateful import _with_nulls
+    frame = pd.DataFrame({"k": [None, None], "v": [b"x", None], "ts": [5, 0], "ws": [0, 0],
+                          "we": [10, 0], "wx": [None, None], "p": [None, None], "d": [1, 0],
+                          "t": ["1", "1"], "m": [None, b"marker"]})
+    out = _with_nulls(frame)
+    assert out["ws"].tolist() == [0, pd.NA] and out["we"].tolist() == [10, pd.NA]
+    assert out["ts"].tolist() == [5, pd.NA] and out["d"].tolist() == [1, pd.NA]

@@ -38,8 +38,6 @@ TRANSLATED = (Create, FileSource, ParDo, WindowInto, Flatten, GroupByKey, FileSi
 class BatchPlan:
     """Builds the DataFrames of a bounded pipeline's PCollections, node by node."""
 
-    streaming = False
-
     def __init__(self, spark: Any, pipeline: Any) -> None:
         self.spark = spark
         self.pipeline = pipeline
@@ -78,7 +76,7 @@ class BatchPlan:
 
     def _step_df(self, steps: "_Steps", tagged: bool = False) -> Any:
         """The DataFrame of the elements (with their tags, if `tagged`) the steps produce."""
-        return steps.run(_tail(tagged, stream=False), codec.TAGGED if tagged else codec.ELEMENT)
+        return steps.run(_tail(tagged), codec.TAGGED if tagged else codec.ELEMENT)
 
     def elements(self, pcoll: Any) -> List[WindowedValue]:
         """A PCollection's elements, brought to the driver."""
@@ -208,7 +206,7 @@ class BatchPlan:
         fn = t.window_fn
         if fn is None:
             return self.dfs[id(node.inputs[0])]
-        if type(fn) in (FixedWindows, SlidingWindows) and not self.streaming:
+        if type(fn) in (FixedWindows, SlidingWindows):
             return _assign_by_columns(self.df(node.inputs[0]), fn)
         label = node.label
         return self._steps(node.inputs[0]).then(
@@ -270,25 +268,18 @@ def _outputs_of(started: Any, tag: Optional[str]) -> Any:
     return (lambda bundle: process(bundle)[tag]), finish
 
 
-class Markers(list):
-    """Marker rows of a streaming query (see `codec`), passed through Python steps untouched."""
-
-
-def _tail(tagged: bool, stream: bool) -> Callable[[Iterator[Any]], Iterator[pa.RecordBatch]]:
+def _tail(tagged: bool) -> Callable[[Iterator[Any]], Iterator[pa.RecordBatch]]:
     """Encodes what steps produce: bundles of elements, or of elements by output tag if
-    `tagged`; in a streaming query (`stream`) as streaming rows, markers included."""
+    `tagged`."""
     def tail(items: Iterator[Any]) -> Iterator[pa.RecordBatch]:
         for item in items:
-            if type(item) is Markers:
-                yield codec.encode([], markers=item)
-                continue
             if tagged:
                 elements = [wv for bundle in item.values() for wv in bundle]
                 tags: Optional[list] = [tag for tag, bundle in item.items() for _ in bundle]
             else:
                 elements, tags = item, None
             if elements:
-                yield codec.encode(elements, tags=tags, markers=[] if stream else None)
+                yield codec.encode(elements, tags=tags)
     return tail
 
 
@@ -329,9 +320,8 @@ def _through(batches: Iterator[pa.RecordBatch], head: Callable[[pa.RecordBatch],
              processes: List[Callable[[Any], Any]]) -> Iterator[Any]:
     for b in batches:
         for bundle in head(b):
-            if type(bundle) is not Markers:
-                for process in processes:
-                    bundle = process(bundle)
+            for process in processes:
+                bundle = process(bundle)
             yield bundle
 
 

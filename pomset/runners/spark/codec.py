@@ -36,8 +36,7 @@ STREAM = TAGGED + ", m binary"
 KEYED_STREAM = "k binary, " + STREAM
 STREAM_ARROW = pa.schema(_ARROW + [pa.field("t", pa.string()), pa.field("m", pa.binary())])
 KEYED_STREAM_ARROW = pa.schema([pa.field("k", pa.binary())] + list(STREAM_ARROW))
-ARROW = {ELEMENT: ELEMENT_ARROW, KEYED: KEYED_ARROW, TAGGED: TAGGED_ARROW,
-         STREAM: STREAM_ARROW, KEYED_STREAM: KEYED_STREAM_ARROW}
+ARROW = {ELEMENT: ELEMENT_ARROW, KEYED: KEYED_ARROW, TAGGED: TAGGED_ARROW}
 
 raw = WindowedValue.raw
 
@@ -197,12 +196,11 @@ def marker(channel: str, wm: int, pt: Optional[int]) -> bytes:
 
 
 def split_stream(batch: Any) -> tuple:
-    """A streaming batch's (elements, their tags, its markers' payloads)."""
+    """A streaming batch's (elements, its markers' payloads)."""
     import pyarrow.compute as pc
     m = batch.column("m")
     if m.null_count == len(m):
-        return decode(batch), batch.column("t").to_pylist(), []
+        return decode(batch), []
     is_element = pc.is_null(m)
-    data = batch.filter(is_element)
     markers = batch.filter(pc.invert(is_element)).column("m").to_pylist()
-    return decode(data), data.column("t").to_pylist(), markers
+    return decode(batch.filter(is_element)), markers

@@ -1,12 +1,13 @@
 """A streaming plan run as one Structured Streaming query.
 
-Every PCollection the run records and every file sink's input is a branch of the query's
-output, tagged with its index; `foreachBatch` brings each micro-batch's rows to the driver,
-where they are collected and written to the sinks, one file per micro-batch named by its id
-(a micro-batch Spark replays after a restart rewrites the same file, so output is neither lost
-nor repeated). The query checkpoints to `--checkpoint_dir` (resumed from there on restart)
-or to a temporary directory; it runs until its sources end (`availableNow`) or, when some
-never do, every `--trigger_interval` until stopped (Ctrl-C)."""
+The bus (`streaming`) carries the rows of every PCollection the run records, every file sink's
+input and every dead-letter output to `foreachBatch`, which brings each micro-batch's rows to
+the driver: there they are collected (with the micro-batch's processing time), counted, and
+written to the sinks, one file per micro-batch named by its id (a micro-batch Spark replays
+after a restart rewrites the same file, so output is neither lost nor repeated). The query
+checkpoints to `--checkpoint_dir` (resumed from there on restart) or to a temporary
+directory; it runs until its sources end (`availableNow`) or, when some never do, a
+micro-batch every `--trigger_interval` seconds until stopped (Ctrl-C)."""
 from __future__ import annotations
 
 import json
@@ -56,7 +57,7 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
             table = df.toArrow()
             for target, nodes in zip(targets, writes):
                 rows = table.filter(pc.equal(table.column("t"), plan.address[id(target)]))
-                elements, _, markers = codec.split_stream(rows)
+                elements, markers = codec.split_stream(rows)
                 if id(target) in dead:
                     dead_counts[dead[id(target)]] += len(elements)
                 if id(target) in record and elements:

@@ -263,7 +263,7 @@ def _run_ops(b: pa.RecordBatch, ops: List[_Op], fns: list, consumed: Set[str],
         yield rest.cast(codec.KEYED_STREAM_ARROW)
     pending: Dict[str, list] = {}
     for a in consumed & present:
-        elements, _, markers = codec.split_stream(b.filter(pc.equal(t, a)))
+        elements, markers = codec.split_stream(b.filter(pc.equal(t, a)))
         pending[a] = [elements, markers]
     for op, fn in zip(ops, fns):
         ins = [pending.get(a) for a in op.ins]
