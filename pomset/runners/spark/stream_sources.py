@@ -4,10 +4,11 @@ one marker row with the source's watermark and processing time (see `codec`):
 - `pomset_steps` releases a scripted list of steps, one per micro-batch: a `TestStream`'s steps
   (its watermark and its own processing clock), or a `Create`'s elements in one step that also
   moves the watermark to the end of time;
-- `pomset_files` reads the files a pattern matches as they appear, each file in one task by the
-  source's own reader; its watermark trails the largest event time read by the source's
-  `max_out_of_orderness`, and reaches the end of time once the files there at the start have
-  been read when the run is told to stop there (`--streaming_until=latest`).
+- `pomset_files` reads the files a pattern matches as they appear (all new ones, or at most
+  `--max_files_per_batch`, per micro-batch), each file in one task by the source's own reader;
+  its watermark trails the largest event time read by `--max_out_of_orderness`, and reaches
+  the end of time once the files there at the start have been read when the run is told to
+  stop there (`--streaming_until=latest`).
 
 Both take their payload (pickled, base64) as the option `payload`, support Spark's
 `availableNow` trigger, and take their offsets from Spark's checkpoint on restart."""
