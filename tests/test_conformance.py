@@ -108,6 +108,13 @@ CASES = {
     "flatten_flatmap_filter_distinct": lambda p: (lambda a, b: {
         "o": (a, b) | pm.Flatten() | pm.FlatMap(lambda x: [x, x * 10]) | pm.Filter(lambda x: x % 3)
         | pm.Distinct()})(p | "A" >> pm.Create([1, 2, 3, 4]), p | "B" >> pm.Create([3, 4, 5])),
+    "grouping_right_after_a_source": lambda p: {
+        "o": p | pm.Create([("a", 1), ("b", 2), ("a", 3)]) | pm.CombinePerKey(sum)},
+    "one_source_two_branches_grouped_and_shared": lambda p: (lambda xs: {
+        "a": xs | "A" >> pm.Map(lambda x: (x % 2, x)) | "GA" >> pm.CombinePerKey(sum),
+        "b": xs | "B" >> pm.Map(lambda x: (x % 3, x)) | "GB" >> pm.CombinePerKey(max),
+        "f": xs | pm.Filter(lambda x: x > 2) | "F" >> pm.Map(lambda x: x * 10),
+        "g": xs | "G" >> pm.Map(lambda x: x + 1)})(p | pm.Create([1, 2, 3, 4, 5])),
     "cogroup_partition_keys": lambda p: (lambda x, y: {
         "co": {"x": x, "y": y} | pm.CoGroupByKey(),
         "keys": x | pm.Keys(),
@@ -199,7 +206,8 @@ def test_files_round_trip(runner, tmp_path):
         sums = (good | pm.Map(lambda r: (r["k"], r["v"])) | pm.WindowInto(pm.FixedWindows(60))
                 | pm.CombinePerKey(sum))
         sums | pm.WriteToText(str(tmp_path / f"out-{runner}"), ".txt")
-        return {"sums": sums, "bad": bad}
+        bad_count = bad | pm.Map(lambda letter: ("bad", 1)) | "Bad" >> pm.CombinePerKey(sum)
+        return {"sums": sums, "bad": bad, "bad_count": bad_count}
     result, out = run(runner, build, collect="all")
     files = sorted(tmp_path.glob(f"out-{runner}-*.txt"))
     if runner == "spark-streaming":   # a file per micro-batch with output: here, the one
@@ -209,6 +217,7 @@ def test_files_round_trip(runner, tmp_path):
     lines = files[0].read_text().splitlines()
     assert len(lines) == sum(out["sums"].values()) == len(_plain_window_sums(EVENTS, 60))
     assert sum(out["bad"].values()) == 1 == result.counter("dead_lettered")
+    assert values(out["bad_count"]) == Counter([("bad", 1)])
 
 
 # --- differential: random pipelines, every runner the same --------------------------------

@@ -14,9 +14,11 @@ State, in Spark state variables: the keys' window states (`keys`: shard -> the p
 per round trip to the state store, not a key), and the bucket's `meta`: the watermark per
 upstream channel, the clocks, the output watermark, and the wake-ups and holds the kernel
 asked for, as heaps of (time, pickled key) checked lazily against the key's state when due.
-Each micro-batch a bucket takes its elements, then moves the watermark (firing event-time
-wake-ups in time order), then the processing clock, and emits its panes and one marker with
-its output watermark (the minimum of its input watermark and its holds, never going back).
+Each micro-batch a bucket moves its processing clock to the latest its markers show, takes its
+elements at that time, fires the processing-time wake-ups now due, then moves the watermark
+(firing event-time wake-ups in time order), as the local runner does, and emits its panes and
+one marker with its output watermark (the minimum of its input watermark and its holds, never
+going back).
 """
 from __future__ import annotations
 
@@ -222,7 +224,8 @@ class SideInputProcessor(_Host):
                 bags[j][w].pos) if w in bags[j] else [])
             outputs = self.runner.process(ready, True, side_args)
         self.data.update((pickle.dumps((bags, still), protocol=5),))
-        meta.out_wm = max(meta.out_wm, min([meta.wm] + [wv.ts for wv in still]))
+        # as the local runner: the minimum over all inputs and the elements still waiting
+        meta.out_wm = max(meta.out_wm, min([meta.wm] + side_wms + [wv.ts for wv in still]))
         return outputs
 
     def close(self) -> None:
@@ -268,11 +271,12 @@ class _BucketRun:
                 self._touch(self._load(kb))
             self.kernel.process_bundle(self.store, elements, out)
             self._drain()
+        # as the local runner: the clock's wake-ups, then the watermark's
+        self._fire(PROCESSING_TIME, meta.pt, out)
         wm = meta.input_wm(0, self.host.channels[0])
         if wm > meta.wm:
             meta.wm = k.wm = wm
             self._fire(EVENT_TIME, wm, out)
-        self._fire(PROCESSING_TIME, meta.pt, out)
         meta.out_wm = max(meta.out_wm, min(meta.wm, self._hold()))
         return out
 

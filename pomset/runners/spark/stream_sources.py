@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import base64
 import io
+import os
 import time
 from typing import Any, Iterator, List, Optional
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
-from pyspark.sql.streaming.datasource import ReadMaxRows, SupportsTriggerAvailableNow
+from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
 from ...sdk.dofn import DeadLetter
 from ...sdk.errors import UserCodeError
@@ -80,9 +81,6 @@ class StepsReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def initialOffset(self) -> dict:
         return {"step": 0}
 
-    def getDefaultReadLimit(self) -> Any:
-        return ReadMaxRows(1)
-
     def prepareForTriggerAvailableNow(self) -> None:
         pass   # the script is all there is
 
@@ -114,7 +112,7 @@ class FilesSource(DataSource):
 
 
 class FilesReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    """Offsets: `n`, how many files (in the order first seen, names sorted within a listing)
+    """Offsets: `n`, how many files (in the order first seen, oldest first within a listing)
     have been released (at most `max_files` more per micro-batch, if set), and `tick`, bumped
     every `interval_s` without new files so that a marker-only micro-batch moves the
     processing clock (and set to 1 with the end of the stream, when it ends)."""
@@ -136,10 +134,12 @@ class FilesReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self.prepareForTriggerAvailableNow()
 
     def _list(self) -> None:
-        for path in expand_pattern(self.source.pattern):
-            if path not in self.seen:
-                self.seen.add(path)
-                self.files.append(path)
+        """Append the files not seen before, oldest first (by modification time, then name),
+        so that a restarted reader lists the files it released before in the same order."""
+        new = [path for path in expand_pattern(self.source.pattern) if path not in self.seen]
+        for path in sorted(new, key=lambda f: (os.stat(f).st_mtime_ns, f)):
+            self.seen.add(path)
+            self.files.append(path)
 
     def initialOffset(self) -> dict:
         return {"n": 0, "tick": 0}

@@ -83,6 +83,8 @@ class StreamingPlan:
             needed = self.targets | {self.address[id(x)] for later in stages[s + 1:]
                                      for n in later for x in _reads(n)}
             if _stateful(stage[0]):
+                if isinstance(stage[0].transform, GroupByKey) and (s == 0 or _stateful(stages[s - 1][0])):
+                    bus = self._elementwise(bus, [], needed, stage[0])   # only keys its input
                 bus = self._stateful(bus, stage[0], needed)
             else:
                 follower = stages[s + 1][0] if s + 1 < len(stages) else None
@@ -118,8 +120,12 @@ class StreamingPlan:
             raise TypeError(f"{node.label}: {type(t).__name__} is not a source")
         main = F.lit(self.address[id(node.outputs[None])])
         dead_tag = getattr(t, "dead_letter_tag", None)
-        address = main if dead_tag is None else F.when(F.col("t").isNull(), main).otherwise(
-            F.lit(self.address[id(node.outputs[dead_tag])]))
+        if dead_tag is None:
+            address = main
+        else:   # dead letters to their output, markers to both
+            dead = F.lit(self.address[id(node.outputs[dead_tag])])
+            address = F.explode(F.when(F.col("m").isNotNull(), F.array(main, dead))
+                                .when(F.col("t").isNull(), F.array(main)).otherwise(F.array(dead)))
         return df.select(F.lit(None).cast("binary").alias("k"), *codec.ELEMENT_ARROW.names,
                          address.alias("t"), "m")
 
@@ -154,12 +160,16 @@ class StreamingPlan:
         t, label = node.transform, node.label
         ins = [self.address[id(x)] for x in node.inputs]
         outs = {tag: self.address[id(x)] for tag, x in node.outputs.items()}
+        # whether an output's elements are new objects (else the input's, shared), as the
+        # local runner's stages say (`makes_fresh`)
         if isinstance(t, ParDo):
-            return _Op(ins, outs, lambda: _ParDoFn(t, list(outs), label))
+            return _Op(ins, outs, lambda: _ParDoFn(t, list(outs), label),
+                       lambda tag, owned: tag is not None or t.call != "filter" or owned)
         if isinstance(t, WindowInto):
-            return _Op(ins, outs, lambda: _WindowFn(t, label))
+            return _Op(ins, outs, lambda: _WindowFn(t, label),
+                       lambda tag, owned: t.window_fn is not None or owned)
         if isinstance(t, Flatten):
-            return _Op(ins, outs, None)
+            return _Op(ins, outs, None, lambda tag, owned: owned)
         raise TypeError(f"{label}: {type(t).__name__} has no streaming translation")
 
     def _stateful(self, bus: Any, node: Any, needed: Set[str]) -> Any:
@@ -200,11 +210,13 @@ def _reads(node: Any) -> List[Any]:
 
 
 class _Op:
-    """An element-wise node on the bus: input addresses, output addresses by tag, and what
-    makes its function (started once per task; None: Flatten, elements passed on as they are)."""
+    """An element-wise node on the bus: input addresses, output addresses by tag, what makes
+    its function (started once per task; None: Flatten, elements passed on as they are), and
+    `fresh(tag, owned)`: whether the elements it outputs on `tag` are its own new objects."""
 
-    def __init__(self, ins: List[str], outs: Dict[Optional[str], str], start: Any) -> None:
-        self.ins, self.outs, self.start = ins, outs, start
+    def __init__(self, ins: List[str], outs: Dict[Optional[str], str], start: Any,
+                 fresh: Any) -> None:
+        self.ins, self.outs, self.start, self.fresh = ins, outs, start, fresh
 
 
 class _ParDoFn:
@@ -262,23 +274,27 @@ def _run_ops(b: pa.RecordBatch, ops: List[_Op], fns: list, consumed: Set[str],
     if rest.num_rows:   # Spark may hand over large binary and string columns
         yield rest.cast(codec.KEYED_STREAM_ARROW)
     pending: Dict[str, list] = {}
+    fresh: Dict[str, bool] = {}   # whether an address's elements are referenced nowhere else
     for a in consumed & present:
         elements, markers = codec.split_stream(b.filter(pc.equal(t, a)))
         pending[a] = [elements, markers]
+        fresh[a] = True
     for op, fn in zip(ops, fns):
         ins = [pending.get(a) for a in op.ins]
         markers = [m for x in ins if x for m in x[1]]
         elements = [wv for x in ins if x for wv in x[0]]
+        # the node may update its input in place only if nothing else reads or emits it
+        owned = all(fresh.get(a, True) and readers[a] == 1 and a not in needed
+                    and a != key_address for a in op.ins)
         if fn is None:
             results = {None: elements}
         else:
-            # the elements are the node's own only if nothing else reads or emits them
-            owned = all(readers[a] == 1 and a not in needed for a in op.ins)
             results = fn(elements, owned) if elements else {}
         for tag, out in op.outs.items():
             entry = pending.setdefault(out, [[], []])
             entry[0].extend(results.get(tag, ()))
             entry[1].extend(markers)
+            fresh[out] = op.fresh(tag, owned)
     for a, (elements, markers) in pending.items():
         if a not in needed and a != key_address:
             continue
