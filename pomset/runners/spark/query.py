@@ -53,17 +53,21 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
         plan = StreamingPlan(spark, pipeline, targets, _buckets(spark, checkpoint), options)
         writes = [[n for n in sinks if n.inputs[0] is x] for x in targets]
 
+        clock = [None]   # the pipeline's processing time as of the last micro-batch
+
         def each_batch(df: Any, batch_id: int) -> None:
             table = df.toArrow()
+            clocks = [pt for _, _, pt in map(pickle.loads, table.column("m").drop_null().to_pylist())
+                      if pt is not None]
+            clock[0] = max(clocks + ([clock[0]] if clock[0] is not None else []),
+                           default=stream_sources.now_micros())
             for target, nodes in zip(targets, writes):
                 rows = table.filter(pc.equal(table.column("t"), plan.address[id(target)]))
-                elements, markers = codec.split_stream(rows)
+                elements, _ = codec.split_stream(rows)
                 if id(target) in dead:
                     dead_counts[dead[id(target)]] += len(elements)
                 if id(target) in record and elements:
-                    clocks = [pt for _, _, pt in map(pickle.loads, markers) if pt is not None]
-                    times[id(target)].append((len(record[id(target)]), max(
-                        clocks, default=stream_sources.now_micros())))
+                    times[id(target)].append((len(record[id(target)]), clock[0]))
                     record[id(target)].extend(elements)
                 for node in nodes:
                     if elements:
