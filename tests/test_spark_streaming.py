@@ -10,7 +10,6 @@ import sys
 import time
 from collections import Counter
 
-import pytest
 
 import pomset as pm
 

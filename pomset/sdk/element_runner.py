@@ -4,7 +4,7 @@ Spark inside its Arrow tasks); runners add only where bundles come from and go t
 from __future__ import annotations
 
 import traceback
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..windowing import GLOBAL_WINDOW, MIN_MICROS, NO_FIRING, TimestampedValue, WindowedValue
 from .core import ParDo, WindowInto
@@ -163,6 +163,13 @@ class DoFnRunner:
             target.append(raw(item.value, item.ts, wv.window, wv.pane, wv.diff))
         else:
             target.append(raw(item, wv.ts, wv.window, wv.pane, wv.diff))
+
+
+def side_inputs_ready(sides: List[Any], side_wms: Sequence[int], window: Any) -> bool:
+    """Whether a main-input element in `window` may run: each side input's watermark (in
+    `side_wms`) has passed the end of the side window the element reads."""
+    return all(wm > side.pcoll.windowing.window_fn.side_input_window(window).max_ts
+               for side, wm in zip(sides, side_wms))
 
 
 def side_input_args(transform: ParDo, sides: List[Any],

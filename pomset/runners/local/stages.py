@@ -6,19 +6,15 @@ import heapq
 from typing import Any, Dict, List, Optional, Sequence
 
 from ...sdk.core import Create, Flatten, GroupByKey, ParDo, Source, WindowInto
-from ...sdk.dofn import DeadLetter
 from ...sdk.element_runner import (DoFnRunner, assign_windows, side_input_args,
-                                   user_code_error)
+                                   side_inputs_ready, user_code_error)
 from ...sdk.errors import UserCodeError
 from ...sdk.pvalue import SideInput
 from ...triggers.definitions import EVENT_TIME, PROCESSING_TIME
 from ...triggers.kernel import ElementError, GroupAlsoByWindow
 from ...triggers.reducers import Bag
-from ...windowing import GLOBAL_WINDOW as _GLOBAL
 from ...windowing import MAX_MICROS, MIN_MICROS, WindowedValue
-from ...windowing import NO_FIRING as _NO_FIRING
 
-raw = WindowedValue.raw
 
 
 class Stage:
@@ -100,28 +96,26 @@ class SourceStage(Stage):
         if isinstance(t, Create):
             yield from t.bundles(size)
             return
-        dead_tag = getattr(t, "dead_letter_tag", None)
+        dead_tag = t.dead_letter_tag
         dead: list = []
-
-        def on_bad(letter: DeadLetter) -> None:
-            if dead_tag is None:
-                raise UserCodeError(f"{self.label}: {letter.error}")
-            dead.append(raw(letter, MIN_MICROS, _GLOBAL, _NO_FIRING, 1))
         batch: list = []
-        for wv in t.read(on_bad):
+        for wv in t.read(t.dead_letters(self.label, dead)):
             batch.append(wv)
             if len(batch) >= size:
                 yield batch
                 batch = []
             if dead:
-                self.dead_letters += len(dead)
-                self.emit(dead_tag, dead)
-                dead = []
+                self._emit_dead(dead_tag, dead)
         if batch:
             yield batch
         if dead:
-            self.dead_letters += len(dead)
-            self.emit(dead_tag, dead)
+            self._emit_dead(dead_tag, dead)
+
+    def _emit_dead(self, tag: str, dead: list) -> None:
+        """Send the dead letters read so far, emptying the list the reader appends to."""
+        self.dead_letters += len(dead)
+        self.emit(tag, list(dead))
+        dead.clear()
 
     def push(self, bundle: list) -> None:
         self.read_count += len(bundle)
@@ -194,19 +188,11 @@ class ParDoStage(Stage):
                 bag = data[wv.window] = Bag()
             bag.add(wv.value, wv.diff)
 
-    def _side_window(self, j: int, window: Any) -> Any:
-        return self.sides[j].pcoll.windowing.window_fn.side_input_window(window)
-
-    def _is_ready(self, window: Any) -> bool:
-        for j in range(len(self.sides)):
-            if self.in_wms[1 + j] <= self._side_window(j, window).max_ts:
-                return False
-        return True
-
     def _ready(self, bundle: list) -> list:
-        ready = []
+        ready, side_wms = [], self.in_wms[1:]
         for wv in bundle:
-            (ready if self._is_ready(wv.window) else self.pushed_back).append(wv)
+            (ready if side_inputs_ready(self.sides, side_wms, wv.window)
+             else self.pushed_back).append(wv)
         return ready
 
     def advance(self) -> None:

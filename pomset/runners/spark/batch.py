@@ -20,14 +20,13 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 import pyarrow as pa
 
 from ...sdk.core import Create, Flatten, GroupByKey, ParDo, WindowInto
-from ...sdk.dofn import DeadLetter
 from ...sdk.element_runner import DoFnRunner, assign_windows, side_input_args, user_code_error
 from ...sdk.errors import UserCodeError
 from ...sdk.io.base import FileSink, FileSource
 from ...triggers.definitions import EVENT_TIME
 from ...triggers.kernel import ElementError, GroupAlsoByWindow
 from ...triggers.reducers import AccumulatorReducer, Bag, CombineReducer
-from ...windowing import GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, WindowedValue
+from ...windowing import MAX_MICROS, MIN_MICROS, NO_FIRING, WindowedValue
 from ...windowing.windowfns import FixedWindows, SlidingWindows
 from . import codec
 
@@ -136,13 +135,8 @@ class BatchPlan:
             for path in b.column("path").to_pylist():
                 out: List[WindowedValue] = []
                 dead: List[WindowedValue] = []
-
-                def on_bad(letter: DeadLetter) -> None:
-                    if dead_tag is None:
-                        raise UserCodeError(f"{label}: {letter.error}")
-                    dead.append(WindowedValue.raw(letter, MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1))
                 n = 0
-                for wv in t.read_file(path, on_bad):
+                for wv in t.read_file(path, t.dead_letters(label, dead)):
                     n += 1
                     out.append(wv)
                     if len(out) >= BATCH_ROWS:

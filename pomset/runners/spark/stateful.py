@@ -31,7 +31,8 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
-from ...sdk.element_runner import DoFnRunner, side_input_args, user_code_error
+from ...sdk.element_runner import (DoFnRunner, side_input_args, side_inputs_ready,
+                                   user_code_error)
 from ...sdk.errors import UserCodeError
 from ...triggers.definitions import EVENT_TIME, PROCESSING_TIME
 from ...triggers.kernel import ElementError, GroupAlsoByWindow
@@ -216,8 +217,7 @@ class SideInputProcessor(_Host):
         meta.wm = meta.input_wm(0, self.channels[0])
         ready, still = [], []
         for wv in waiting + elements.get(0, ((), []))[1]:
-            (ready if all(wm > side.pcoll.windowing.window_fn.side_input_window(wv.window).max_ts
-                          for side, wm in zip(self.sides, side_wms)) else still).append(wv)
+            (ready if side_inputs_ready(self.sides, side_wms, wv.window) else still).append(wv)
         outputs: Dict[Optional[str], list] = {}
         if ready:
             side_args = side_input_args(self.transform, self.sides, lambda j, w: list(

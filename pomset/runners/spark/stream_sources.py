@@ -24,10 +24,8 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
-from ...sdk.dofn import DeadLetter
-from ...sdk.errors import UserCodeError
 from ...sdk.io.base import expand_pattern
-from ...windowing import GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, WindowedValue
+from ...windowing import MAX_MICROS, MIN_MICROS, WindowedValue
 from . import codec
 
 STEPS, FILES = "pomset_steps", "pomset_files"
@@ -183,16 +181,11 @@ class FilesReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         yield from self._read_file(arg)
 
     def _read_file(self, path: str) -> Iterator[pa.RecordBatch]:
-        source, label, dead_tag = self.source, self.label, self.source.dead_letter_tag
+        source, dead_tag = self.source, self.source.dead_letter_tag
         dead: List[WindowedValue] = []
-
-        def on_bad(letter: DeadLetter) -> None:
-            if dead_tag is None:
-                raise UserCodeError(f"{label}: {letter.error}")
-            dead.append(WindowedValue.raw(letter, MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1))
         out: List[WindowedValue] = []
         latest = MIN_MICROS
-        for wv in source.read_file(path, on_bad):
+        for wv in source.read_file(path, source.dead_letters(self.label, dead)):
             out.append(wv)
             if wv.ts > latest:
                 latest = wv.ts

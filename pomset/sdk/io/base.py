@@ -30,7 +30,7 @@ from ...windowing import (GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, Glob
                           GlobalWindows, Timestamp, WindowedValue, to_micros)
 from ..core import Source
 from ..dofn import DeadLetter
-from ..errors import PipelineConstructionError
+from ..errors import PipelineConstructionError, UserCodeError
 from ..kinds import NOT_KV
 from ..ptransform import Primitive
 from ..pvalue import DoOutputsTuple, PCollection
@@ -185,6 +185,17 @@ class FileSource(Source):
 
     def read_file(self, path: str, on_bad: OnBad) -> Iterator[WindowedValue]:
         raise NotImplementedError(f"{type(self).__name__} must implement read_file(path, on_bad)")
+
+    def dead_letters(self, label: str, into: List[WindowedValue]) -> OnBad:
+        """The `on_bad` every runner reads with: a malformed record becomes an element of the
+        dead-letter output, appended to `into`, or without one fails the run naming it."""
+        tag = self.dead_letter_tag
+
+        def on_bad(letter: DeadLetter) -> None:
+            if tag is None:
+                raise UserCodeError(f"{label}: {letter.error}")
+            into.append(WindowedValue.raw(letter, MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1))
+        return on_bad
 
     def bad(self, on_bad: OnBad, element: Any, path: str, line: Any, what: str) -> None:
         """Report a malformed record: `line` is its line (or row) number, or a function
