@@ -220,6 +220,26 @@ def test_files_round_trip(runner, tmp_path):
     assert values(out["bad_count"]) == Counter([("bad", 1)])
 
 
+def test_late_and_dropped_elements_are_counted(runner):
+    """Nothing is lost silently: elements behind the watermark are counted as late, and those
+    whose window had expired as dropped, on every runner (a TestStream runs as a streaming
+    query on Spark)."""
+    stream = (pm.TestStream()
+              .add_elements([pm.TimestampedValue(("k", 1), 10), pm.TimestampedValue(("j", 1), 10)])
+              .advance_watermark_to(200)
+              .add_elements([pm.TimestampedValue(("k", 2), 50), pm.TimestampedValue(("j", 4), 5)])
+              .advance_watermark_to(1000)
+              .add_elements([pm.TimestampedValue(("k", 8), 20)])   # its window expired: dropped
+              .advance_watermark_to_infinity())
+
+    def build(p):
+        return {"o": p | stream | pm.WindowInto(pm.FixedWindows(100), allowed_lateness=300)
+                | pm.CombinePerKey(sum)}
+    result, out = run(runner, build)
+    assert values(out["o"]) == Counter([("k", 1), ("j", 1), ("k", 2), ("j", 4)])
+    assert (result.counter("late"), result.counter("dropped")) == (2, 1)
+
+
 # --- differential: random pipelines, every runner the same --------------------------------
 
 WINDOWS = [lambda: pm.GlobalWindows(), lambda: pm.FixedWindows(30), lambda: pm.SlidingWindows(40, 20),

@@ -146,7 +146,8 @@ class _Shared(dict):
 
 def decode(batch: Any) -> List[WindowedValue]:
     """The elements of a record batch or table with the element columns."""
-    return decode_columns(*(batch.column(c).to_pylist() for c in ("v", "ts", "ws", "we", "wx", "p", "d")))
+    return decode_columns(*(batch.column(c).to_pylist()
+                            for c in ("v", "ts", "ws", "we", "wx", "p", "d")))
 
 
 def decode_columns(*columns: Sequence[Any]) -> List[WindowedValue]:
@@ -187,6 +188,14 @@ def encode_bus(elements: Sequence[WindowedValue], markers: Sequence[bytes], addr
     t = KEYED_STREAM_ARROW.names.index("t")
     columns[t] = pa.array([address] * (n + len(markers)), pa.string())
     return pa.RecordBatch.from_arrays(columns, schema=KEYED_STREAM_ARROW)
+
+
+COUNTS = "#counts"   # the bus address of rows carrying a stateful step's counts to the driver
+
+
+def counts_row(label: str, counts: Dict[str, int]) -> pa.RecordBatch:
+    """A bus row telling the driver that step `label` counted `counts` in a micro-batch."""
+    return encode_bus([], [pickle.dumps((label, counts), protocol=5)], COUNTS)
 
 
 def marker(channel: str, wm: int, pt: Optional[int]) -> bytes:

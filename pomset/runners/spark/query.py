@@ -2,7 +2,8 @@
 
 The bus (`streaming`) carries the rows of every PCollection the run records, every file sink's
 input and every dead-letter output to `foreachBatch`, which brings each micro-batch's rows to
-the driver: there they are collected (with the micro-batch's processing time), counted, and
+the driver, with the counts of late and dropped elements the stateful steps send along: there
+they are collected (with the micro-batch's processing time), counted, and
 written to the sinks, one file per micro-batch named by its id (a micro-batch Spark replays
 after a restart rewrites the same file, so output is neither lost nor repeated). The query
 checkpoints to `--checkpoint_dir` (resumed from there on restart) or to a temporary
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import defaultdict
 import pickle
 import shutil
 import tempfile
@@ -45,6 +47,7 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
     record: Dict[int, list] = {id(x): [] for x in recorded}
     times: Dict[int, list] = {id(x): [] for x in recorded}
     dead_counts = {label: 0 for label in dead.values()}
+    step_counts: Dict[str, Dict[str, int]] = defaultdict(dict)
     checkpoint, temporary = _checkpoint(options.checkpoint_dir)
     try:
         spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
@@ -57,8 +60,13 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
 
         def each_batch(df: Any, batch_id: int) -> None:
             table = df.toArrow()
-            clocks = [pt for _, _, pt in map(pickle.loads, table.column("m").drop_null().to_pylist())
-                      if pt is not None]
+            is_counts = pc.equal(table.column("t"), codec.COUNTS)
+            counted = table.filter(is_counts).column("m").to_pylist()
+            for label, batch_counts in map(pickle.loads, counted):
+                for name, n in batch_counts.items():
+                    step_counts[label][name] = step_counts[label].get(name, 0) + n
+            markers = table.filter(pc.invert(is_counts)).column("m").drop_null().to_pylist()
+            clocks = [pt for _, _, pt in map(pickle.loads, markers) if pt is not None]
             clock[0] = max(clocks + ([clock[0]] if clock[0] is not None else []),
                            default=stream_sources.now_micros())
             for target, nodes in zip(targets, writes):
@@ -71,11 +79,12 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
                     record[id(target)].extend(elements)
                 for node in nodes:
                     if elements:
-                        write_file(node.transform.writer(target, node.transform.part_path(batch_id)),
-                                   elements)
+                        path = node.transform.part_path(batch_id)
+                        write_file(node.transform.writer(target, path), elements)
         with user_errors():
             bus = plan.build()
-            writer = bus.writeStream.foreachBatch(each_batch).option("checkpointLocation", checkpoint)
+            writer = (bus.writeStream.foreachBatch(each_batch)
+                      .option("checkpointLocation", checkpoint))
             writer = (writer.trigger(availableNow=True) if plan.ends else
                       writer.trigger(processingTime=f"{options.trigger_interval} seconds"))
             query = writer.start()
@@ -86,6 +95,8 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
     metrics = plan.metrics()
     for label, n in dead_counts.items():
         metrics.setdefault(label, {})["dead_lettered"] = n
+    for label, counts in step_counts.items():
+        metrics.setdefault(label, {}).update(counts)
     metrics["micro-batches"] = _batch_stats(query.recentProgress)
     return PipelineResult(record, metrics, time.monotonic() - started, times)
 
@@ -96,8 +107,9 @@ def _batch_stats(progress: List[Any]) -> Dict[str, int]:
     ms = sorted(p["durationMs"].get("triggerExecution", 0) for p in progress)
     if not ms:
         return {"count": 0}
-    return {"count": len(ms), "ms_p50": ms[len(ms) // 2], "ms_p99": ms[min(len(ms) - 1, len(ms) * 99 // 100)],
-            "ms_max": ms[-1], "ms_total": sum(ms)}
+    return {"count": len(ms), "ms_p50": ms[len(ms) // 2],
+            "ms_p99": ms[min(len(ms) - 1, len(ms) * 99 // 100)], "ms_max": ms[-1],
+            "ms_total": sum(ms)}
 
 
 def _await(query: Any) -> None:

@@ -144,9 +144,17 @@ class _Host(StatefulProcessor):
             raise user_code_error(self.label, e.element, e.cause) from e.cause
         self.meta.update((pickle.dumps(meta, protocol=5),))
         mark = [codec.marker(f"{self.out_channel}#{bucket}", meta.out_wm, meta.pt)]
-        for tag, address in self.outs.items():
-            yield codec.encode_bus(outputs.get(tag, []), mark, address).to_pandas(
-                types_mapper=_NULLABLE.get)
+        batches = [codec.encode_bus(outputs.get(tag, []), mark, address)
+                   for tag, address in self.outs.items()]
+        counts = self.counts()
+        if any(counts.values()):
+            batches.append(codec.counts_row(self.label, counts))
+        for batch in batches:
+            yield batch.to_pandas(types_mapper=_NULLABLE.get)
+
+    def counts(self) -> Dict[str, int]:
+        """What the last micro-batch counted (late and dropped elements), for the metrics."""
+        return {}
 
     def routed(self, address: str) -> bool:
         """Whether the main input's elements at `address` are sent to one bucket (by key)."""
@@ -165,7 +173,8 @@ class KernelProcessor(_Host):
     """One grouping's kernel per bucket of keys, its state in Spark state variables."""
 
     def __init__(self, label: str, strategy: Any, reducer: Any, ins: List[str],
-                 channels: List[List[str]], out: str, retained: List[str], out_channel: str) -> None:
+                 channels: List[List[str]], out: str, retained: List[str],
+                 out_channel: str) -> None:
         super().__init__(label, ins, channels, {None: out}, retained, out_channel)
         self.strategy, self.reducer = strategy, reducer
 
@@ -175,11 +184,15 @@ class KernelProcessor(_Host):
 
     def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[tuple]
              ) -> Dict[Optional[str], list]:
-        run = _BucketRun(self, meta)
+        run = self.run = _BucketRun(self, meta)
         kbs, values = elements.get(0, ((), []))
         out = run.step(list(kbs), values, markers)
         run.save()
         return {None: out}
+
+    def counts(self) -> Dict[str, int]:
+        c = self.run.kernel.counters
+        return {"late": c.late, "dropped": c.dropped_expired + c.dropped_closed}
 
 
 class SideInputProcessor(_Host):

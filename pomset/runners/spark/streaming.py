@@ -83,7 +83,8 @@ class StreamingPlan:
             needed = self.targets | {self.address[id(x)] for later in stages[s + 1:]
                                      for n in later for x in _reads(n)}
             if _stateful(stage[0]):
-                if isinstance(stage[0].transform, GroupByKey) and (s == 0 or _stateful(stages[s - 1][0])):
+                unkeyed = s == 0 or _stateful(stages[s - 1][0])
+                if isinstance(stage[0].transform, GroupByKey) and unkeyed:
                     bus = self._elementwise(bus, [], needed, stage[0])   # only keys its input
                 bus = self._stateful(bus, stage[0], needed)
             else:
@@ -151,9 +152,9 @@ class StreamingPlan:
         """Element-wise nodes in one Arrow task; the rows of a grouping that follows get their
         keys here."""
         ops = [self._op(n) for n in nodes]
-        key_address = (self.address[id(follower.inputs[0])]
-                       if follower is not None and isinstance(follower.transform, GroupByKey) else None)
-        key_label = follower.label if key_address is not None else ""
+        groups = follower is not None and isinstance(follower.transform, GroupByKey)
+        key_address = self.address[id(follower.inputs[0])] if groups else None
+        key_label = follower.label if groups else ""
         return bus.mapInArrow(_task(ops, needed, key_address, key_label), codec.KEYED_STREAM)
 
     def _op(self, node: Any) -> "_Op":
