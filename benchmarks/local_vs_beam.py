@@ -26,13 +26,11 @@ same multiset of (key, window_start, window_end, sum) on both.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import pickle
 import platform
 import random
 import resource
-import statistics
 import subprocess
 import sys
 import tempfile

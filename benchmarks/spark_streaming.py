@@ -26,35 +26,14 @@ import sys
 import tempfile
 from typing import Any, Dict
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 BEGIN, END = "<!-- spark-streaming-results:begin -->", "<!-- spark-streaming-results:end -->"
-EPOCH_S = 1_700_000_000
 STRETCH_S = 600   # event time each file covers
 
 import pomset as pm  # noqa: E402
-from spark_vs_native import write_results  # noqa: E402
-
-
-def write_input(directory: str, events: int, keys: int, files: int, seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    names = np.array([f"k{i:05d}" for i in range(keys)])
-    per = -(-events // files)
-    for f in range(files):
-        n = min(per, events - f * per)
-        start = EPOCH_S + f * STRETCH_S
-        table = pa.table({
-            "key": pa.array(names[rng.integers(0, keys, n)]),
-            "value": pa.array(rng.integers(1, 100, n), pa.int64()),
-            "ts": pa.array((start + rng.integers(0, STRETCH_S, n)) * 1_000_000,
-                           pa.timestamp("us", "UTC")),
-        })
-        pq.write_table(table, os.path.join(directory, f"part-{f:04d}.parquet"))
+from spark_vs_native import write_input, write_results  # noqa: E402
 
 
 def run_pomset(directory: str) -> tuple:
@@ -98,7 +77,7 @@ def main() -> None:
     from pomset.runners.spark.session import spark_session
     spark, _ = spark_session(pm.PipelineOptions(["--runner=spark"]))
     with tempfile.TemporaryDirectory() as d:
-        write_input(d, args.events, args.keys, args.files, args.seed)
+        write_input(d, args.events, args.keys, args.files, args.seed, stretch_s=STRETCH_S)
         got, batches, panes = run_pomset(d)
         expected = batch_answer(spark, d)
     version = spark.version

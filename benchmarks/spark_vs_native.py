@@ -44,16 +44,20 @@ EPOCH_S = 1_700_000_000
 import pomset as pm  # noqa: E402
 
 
-def write_input(directory: str, rows: int, keys: int, files: int, seed: int) -> str:
+def write_input(directory: str, rows: int, keys: int, files: int, seed: int,
+                stretch_s: int = 0) -> str:
+    """Seeded random (key, value, ts) rows in `files` Parquet files: event times over 6 hours
+    in every file, or file f's within its own `stretch_s` seconds from f * stretch_s."""
     rng = np.random.default_rng(seed)
     names = np.array([f"k{i:05d}" for i in range(keys)])
     per = -(-rows // files)
     for f in range(files):
         n = min(per, rows - f * per)
+        start, span = (EPOCH_S + f * stretch_s, stretch_s) if stretch_s else (EPOCH_S, 6 * 3600)
         table = pa.table({
             "key": pa.array(names[rng.integers(0, keys, n)]),
             "value": pa.array(rng.integers(1, 100, n), pa.int64()),
-            "ts": pa.array((EPOCH_S + rng.integers(0, 6 * 3600, n)) * 1_000_000, pa.timestamp("us", "UTC")),
+            "ts": pa.array((start + rng.integers(0, span, n)) * 1_000_000, pa.timestamp("us", "UTC")),
         })
         pq.write_table(table, os.path.join(directory, f"part-{f:03d}.parquet"))
     return os.path.join(directory, "part-*.parquet")

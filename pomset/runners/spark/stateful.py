@@ -253,12 +253,15 @@ class _BucketRun:
         self.kernel = GroupAlsoByWindow(host.strategy, host.reducer())
         self.store: Dict[Any, Any] = {}
         self.kbytes: Dict[Any, bytes] = {}   # key -> its pickled form, for the keys seen
+        self.key_of: Dict[bytes, Any] = {}   # and back
         self.shards: Dict[int, List[Any]] = {}   # shard -> its keys, for the shards loaded
         self.dirty: Set[int] = set()
 
     def _load(self, kb: bytes) -> Any:
         """The key for `kb`, the states of its shard loaded into the store."""
-        key = codec.loads(kb)
+        key = self.key_of.get(kb)
+        if key is None:
+            key = self.key_of[kb] = codec.loads(kb)
         if key not in self.kbytes:
             self.kbytes[key] = kb
             shard = _shard(kb)

@@ -58,21 +58,27 @@ def script(channel: str, steps: List[tuple]) -> List[bytes]:
             for elements, wm, pt in steps]
 
 
-class StepsSource(DataSource):
-    """A scripted stream: the micro-batches `script` made, one per micro-batch."""
+class _Source(DataSource):
+    """A format of streaming rows (`codec.STREAM`) whose reader is made from the payload, a
+    dict of its arguments."""
+
+    format = ""
+    reader: Any = None
 
     @classmethod
     def name(cls) -> str:
-        return STEPS
+        return cls.format
 
     def schema(self) -> str:
         return codec.STREAM
 
-    def streamReader(self, schema: Any) -> "StepsReader":
-        return StepsReader(_load(self.options))
+    def streamReader(self, schema: Any) -> Any:
+        return self.reader(**_load(self.options))
 
 
 class StepsReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """A scripted stream: the micro-batches `script` made, one per micro-batch."""
+
     def __init__(self, batches: List[bytes]) -> None:
         self.batches = batches
 
@@ -95,22 +101,8 @@ class StepsReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         pass
 
 
-class FilesSource(DataSource):
-    """The files a source's pattern matches, new ones as they appear."""
-
-    @classmethod
-    def name(cls) -> str:
-        return FILES
-
-    def schema(self) -> str:
-        return codec.STREAM
-
-    def streamReader(self, schema: Any) -> "FilesReader":
-        return FilesReader(**_load(self.options))
-
-
 class FilesReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    """Offsets: `n`, how many files (in the order first seen, oldest first within a listing)
+    """The files a source's pattern matches, new ones as they appear. Offsets: `n`, how many files (in the order first seen, oldest first within a listing)
     have been released (at most `max_files` more per micro-batch, if set), and `tick`, bumped
     every `interval_s` without new files so that a marker-only micro-batch moves the
     processing clock (and set to 1 with the end of the stream, when it ends)."""
@@ -199,6 +191,14 @@ class FilesReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def commit(self, end: dict) -> None:
         pass
+
+
+class StepsSource(_Source):
+    format, reader = STEPS, StepsReader
+
+
+class FilesSource(_Source):
+    format, reader = FILES, FilesReader
 
 
 def register(spark: Any) -> None:

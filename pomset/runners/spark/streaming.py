@@ -57,7 +57,10 @@ class StreamingPlan:
         self.index = {id(n): i for i, n in enumerate(pipeline.nodes)}
         self.channels: Dict[str, List[str]] = {}
         self.counts: Dict[str, Dict[str, int]] = {}
-        self.ends = True   # whether every source stops by itself (then the query can too)
+        # whether every source stops by itself (then the query can too): file streams stop
+        # only when told to
+        self.ends = self.until_latest or not any(
+            isinstance(n.transform, FileSource) for n in pipeline.nodes)
 
     def metrics(self) -> Dict[str, Dict[str, int]]:
         return {label: dict(counts) for label, counts in self.counts.items()}
@@ -134,10 +137,9 @@ class StreamingPlan:
         self.counts[node.label] = {"read": sum(len(elements) for elements, _, _ in steps)}
         batches = stream_sources.script(f"s{self.index[id(node)]}", steps)
         return (self.spark.readStream.format(stream_sources.STEPS)
-                .option("payload", stream_sources.payload(batches)).load())
+                .option("payload", stream_sources.payload(dict(batches=batches))).load())
 
     def _files(self, node: Any, t: FileSource) -> Any:
-        self.ends = self.ends and self.until_latest
         return (self.spark.readStream.format(stream_sources.FILES)
                 .option("payload", stream_sources.payload(dict(
                     channel=f"s{self.index[id(node)]}", source=t, label=node.label,
