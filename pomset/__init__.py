@@ -44,10 +44,12 @@ __all__ = [
 ]
 
 # --- IO (pomset.sdk.io) ---
-from .sdk.io import (ReadFromCsv, ReadFromJson, ReadFromParquet, ReadFromText,  # noqa: E402
-                     WriteToCsv, WriteToJson, WriteToParquet, WriteToText)
+from .sdk.io import (ReadFromCsv, ReadFromJson, ReadFromKafka, ReadFromParquet,  # noqa: E402
+                     ReadFromText, WriteToCsv, WriteToJson, WriteToKafka, WriteToParquet,
+                     WriteToText)
 
 __all__ += [
     "ReadFromCsv", "ReadFromJson", "ReadFromParquet", "ReadFromText",
     "WriteToCsv", "WriteToJson", "WriteToParquet", "WriteToText",
+    "ReadFromKafka", "WriteToKafka",
 ]

@@ -33,3 +33,13 @@ def runner(request) -> str:
     if request.param.startswith("spark"):
         request.getfixturevalue("spark_session")
     return request.param
+
+
+@pytest.fixture(scope="session")
+def kafka_broker() -> str:
+    """An embedded Kafka-protocol broker (noida-db) for the test run: its bootstrap servers."""
+    from pomset.broker import EmbeddedKafka
+    broker = EmbeddedKafka()
+    broker.start()
+    yield broker.bootstrap_servers
+    broker.stop()

@@ -68,8 +68,11 @@ class PipelineOptions:
                                  "every source is bounded (file sources then read their "
                                  "pattern as a stream of files)")
         parser.add_argument("--checkpoint_dir", default=None,
-                            help="spark runner, streaming: where the query checkpoints; a "
-                                 "restart with the same directory resumes it")
+                            help="streaming: where the run checkpoints (its state, offsets "
+                                 "and progress); a restart with the same directory resumes it")
+        parser.add_argument("--checkpoint_interval", type=float, default=10.0, metavar="SECONDS",
+                            help="local runner, streaming: how often the run commits its "
+                                 "output and checkpoints")
         parser.add_argument("--streaming_until", default="never", choices=("never", "latest"),
                             help="streaming file sources: read new files forever (never), or "
                                  "the files there at the start and then end (latest)")

@@ -2,7 +2,8 @@
 
 Bounded sources are read in bundles, then their watermark jumps from MIN to MAX (batch is
 streaming with a watermark that jumps once). A TestStream then replays its steps on its own
-processing clock, starting at 0; without one, processing time is the real clock.
+processing clock, starting at 0; without one, processing time is the real clock. Kafka sources
+are then read by the `StreamingDriver`, which commits the run's output in epochs.
 """
 from __future__ import annotations
 
@@ -11,12 +12,15 @@ import time
 from typing import Any, Dict
 
 from ...sdk.errors import PipelineConstructionError
+from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
 from ...sdk.result import PipelineResult
 from ...sdk.test_stream import ELEMENTS, PROCESSING_TIME, WATERMARK, TestStream
 from ...windowing import MAX_MICROS, WindowedValue
 from .executor import SequentialExecutor
+from .kafka import KafkaSinkStage, KafkaSourceStage
 from .progress import Progress
-from .stages import SourceStage, stage_for
+from .stages import SourceStage, Stage, stage_for
+from .streaming import StreamingDriver
 
 
 _GC_GEN0 = 50_000
@@ -24,6 +28,15 @@ _GC_GEN0 = 50_000
 
 def _now_micros() -> int:
     return time.time_ns() // 1000
+
+
+def _stage_for(node: Any, executor: SequentialExecutor) -> Stage:
+    t = node.transform
+    if isinstance(t, ReadFromKafka):
+        return KafkaSourceStage(node, executor)
+    if isinstance(t, WriteToKafka):
+        return KafkaSinkStage(node, executor)
+    return stage_for(node, executor)
 
 
 class LocalRunner:
@@ -38,7 +51,7 @@ class LocalRunner:
                 if not leaves_only or not pc.consumers:
                     record[id(pc)] = []
         executor = SequentialExecutor(record)
-        stages = [stage_for(node, executor) for node in pipeline.nodes]
+        stages = [_stage_for(node, executor) for node in pipeline.nodes]
         executor.wire(stages)
         progress = Progress(stages, options.quiet)
         executor.on_bundle = progress.tick
@@ -48,7 +61,15 @@ class LocalRunner:
         if len(streams) > 1:
             raise PipelineConstructionError("a pipeline may have at most one TestStream, found "
                                             f"{[s.label for s in streams]}")
+        kafka = [s for s in sources if isinstance(s, KafkaSourceStage)]
+        if streams and kafka:
+            raise PipelineConstructionError(
+                f"a pipeline reads a TestStream or Kafka, not both: {streams[0].label} and "
+                f"{kafka[0].label}")
         real_clock = not streams
+        uses_kafka = kafka or any(isinstance(s, KafkaSinkStage) for s in stages)
+        driver = StreamingDriver(stages, executor, options,
+                                 lambda: self._tick_clock(executor)) if uses_kafka else None
         started = time.monotonic()
         gc_threshold = gc.get_threshold()
         # A run allocates many short-lived elements while its window state lives long: with
@@ -59,12 +80,17 @@ class LocalRunner:
             for s in stages:
                 s.start()
             executor.set_processing_time(_now_micros() if real_clock else 0)
-            for source in sources:
-                if source not in streams:
+            resumed = driver is not None and driver.restore()
+            for source in sources:   # a resumed run read its bounded sources before
+                if source not in streams and source not in kafka and not resumed:
                     self._read(source, executor, options.bundle_size, real_clock)
             for stream in streams:
                 self._replay(stream, executor)
+            if driver is not None:
+                driver.run()
         except BaseException:
+            if driver is not None:
+                driver.abort()
             for s in stages:
                 try:
                     s.abort()

@@ -3,7 +3,7 @@ and an output watermark; they receive bundles and push what they produce downstr
 from __future__ import annotations
 
 import heapq
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ...sdk.core import Create, Flatten, GroupByKey, ParDo, Source, WindowInto
 from ...sdk.element_runner import (DoFnRunner, assign_windows, side_input_args,
@@ -18,7 +18,10 @@ from ...windowing import MAX_MICROS, MIN_MICROS, WindowedValue
 
 
 class Stage:
-    """Base: watermark bookkeeping and output fan-out (through the executor)."""
+    """Base: watermark bookkeeping and output fan-out (through the executor). `state` names
+    the attributes a checkpoint saves (`snapshot`) and a restarted run puts back (`restore`)."""
+
+    state: Tuple[str, ...] = ("in_wms", "out_wm", "received", "emitted")
 
     def __init__(self, node: Any, executor: Any) -> None:
         self.node = node
@@ -72,6 +75,13 @@ class Stage:
     def abort(self) -> None:
         """The run failed elsewhere: release resources without committing output."""
 
+    def snapshot(self) -> Dict[str, Any]:
+        return {name: getattr(self, name) for name in self.state}
+
+    def restore(self, state: Dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+
     def metrics(self) -> Dict[str, int]:
         out = {"received": self.received}
         for tag, n in self.emitted.items():
@@ -84,6 +94,8 @@ class Stage:
 
 class SourceStage(Stage):
     """A bounded source or TestStream; the driver moves its watermark."""
+
+    state = Stage.state + ("read_count", "dead_letters")
 
     def __init__(self, node: Any, executor: Any) -> None:
         super().__init__(node, executor)
@@ -105,13 +117,13 @@ class SourceStage(Stage):
                 yield batch
                 batch = []
             if dead:
-                self._emit_dead(dead_tag, dead)
+                self.emit_dead(dead_tag, dead)
         if batch:
             yield batch
         if dead:
-            self._emit_dead(dead_tag, dead)
+            self.emit_dead(dead_tag, dead)
 
-    def _emit_dead(self, tag: str, dead: list) -> None:
+    def emit_dead(self, tag: str, dead: list) -> None:
         """Send the dead letters read so far, emptying the list the reader appends to."""
         self.dead_letters += len(dead)
         self.emit(tag, list(dead))
@@ -152,6 +164,8 @@ class FlattenStage(Stage):
 class ParDoStage(Stage):
     """ParDo and its shorthands (run by the SDK's DoFnRunner), with side inputs: elements wait
     until their side windows are ready."""
+
+    state = Stage.state + ("side_data", "pushed_back")
 
     def __init__(self, node: Any, executor: Any) -> None:
         super().__init__(node, executor)
@@ -217,6 +231,14 @@ class ParDoStage(Stage):
     def makes_fresh(self, tag: Optional[str]) -> bool:
         return tag is not None or self.t.call != "filter" or self.owned
 
+    def snapshot(self) -> Dict[str, Any]:
+        return dict(super().snapshot(), dead_count=self.runner.dead_count)
+
+    def restore(self, state: Dict[str, Any]) -> None:
+        state = dict(state)
+        self.runner.dead_count = state.pop("dead_count")
+        super().restore(state)
+
     def metrics(self) -> Dict[str, int]:
         out = super().metrics()
         if self.runner.dead_tag is not None:
@@ -258,6 +280,8 @@ class _TimeBuckets:
 class GroupStage(Stage):
     """GroupByKey/CombinePerKey: hosts the GroupAlsoByWindow kernel, owning its per-key state,
     its timers (requested wake-ups by time, checked lazily) and its watermark holds."""
+
+    state = Stage.state + ("store", "et_timers", "pt_timers", "holds")
 
     def __init__(self, node: Any, executor: Any) -> None:
         super().__init__(node, executor)
@@ -343,6 +367,16 @@ class GroupStage(Stage):
     def set_out_wm(self, wm: int) -> None:
         self.kernel.k.out_wm = wm
 
+    def snapshot(self) -> Dict[str, Any]:
+        return dict(super().snapshot(), counters=self.kernel.counters)
+
+    def restore(self, state: Dict[str, Any]) -> None:
+        state = dict(state)
+        self.kernel.counters = state.pop("counters")
+        super().restore(state)
+        self.kernel.k.wm = min(self.in_wms)
+        self.kernel.k.out_wm = self.out_wm
+
     def metrics(self) -> Dict[str, int]:
         out = super().metrics()
         c = self.kernel.counters
@@ -351,21 +385,37 @@ class GroupStage(Stage):
 
 
 class SinkStage(Stage):
-    """A file sink: writes what it receives, closes at the end of the run."""
+    """A file sink: writes what it receives, closes at the end of the run. In a streaming run
+    it writes parts instead (`start_part`), one file per checkpoint epoch."""
 
     def __init__(self, node: Any, executor: Any) -> None:
         super().__init__(node, executor)
-        self.writer = node.transform.writer(node.inputs[0])
+        self.sink = node.transform
+        self.part: Optional[int] = None
+        self.writer = self.sink.writer(node.inputs[0])
 
     def receive(self, index: int, bundle: list) -> None:
         self.received += len(bundle)
+        if self.writer is None:
+            self.writer = self.sink.writer(self.node.inputs[0], self.sink.part_path(self.part))
         self.writer.write(bundle)
 
+    def start_part(self, part: int) -> None:
+        """Commit the current part's file (if anything was written to it) and start `part`."""
+        if self.writer is not None and self.part is not None:
+            self.writer.close()
+        elif self.writer is not None:
+            self.writer.abort()   # the batch file: a streaming run writes parts only
+        self.writer = None
+        self.part = part
+
     def finish(self) -> None:
-        self.writer.close()
+        if self.writer is not None:
+            self.writer.close()
 
     def abort(self) -> None:
-        self.writer.abort()
+        if self.writer is not None:
+            self.writer.abort()
 
     def metrics(self) -> Dict[str, int]:
         return {"received": self.received, "written": self.received}

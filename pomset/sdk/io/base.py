@@ -115,32 +115,18 @@ def _parse_time_string(text: str) -> int:
     return to_micros(parsed)
 
 
-class FileSource(Source):
-    """A bounded source over the files a glob pattern matches. Subclasses implement
-    `read_file(path, on_bad)`, yielding WindowedValues and reporting malformed records with
-    `self.bad(...)`."""
+class DeadLetterSource(Source):
+    """A source whose malformed records fail the run, naming them, or (configured with
+    `.with_exception_handling()`) go to a dead-letter output as `DeadLetter`s."""
 
     dead_letter_tag: Optional[str] = None
     main_tag: str = "good"
 
-    def __init__(self, pattern: PathLike, timestamp_field: Optional[str] = None,
-                 label: Optional[str] = None) -> None:
-        super().__init__(label)
-        if not isinstance(pattern, (str, os.PathLike)):
-            raise TypeError(f"{type(self).__name__} takes a file pattern (str or path), got {pattern!r}")
-        if timestamp_field is not None and not isinstance(timestamp_field, str):
-            raise TypeError(f"timestamp_field must be a field name (str), got {timestamp_field!r}")
-        self.pattern = os.fspath(pattern)
-        self.timestamp_field = timestamp_field
-
-    def kind(self) -> Optional[str]:
-        return NOT_KV
-
     def with_exception_handling(self, main_tag: str = "good",
-                                dead_letter_tag: str = "bad") -> "FileSource":
-        """Send malformed records to a dead-letter output (as `DeadLetter`s whose `error` is
-        `"file:line: what was wrong"`) instead of failing the run; applying the source then
-        returns (good, bad) outputs."""
+                                dead_letter_tag: str = "bad") -> "DeadLetterSource":
+        """Send malformed records to a dead-letter output (as `DeadLetter`s whose `error` says
+        where the record was and what was wrong) instead of failing the run; applying the
+        source then returns (good, bad) outputs."""
         if not isinstance(dead_letter_tag, str) or not isinstance(main_tag, str):
             raise TypeError("output tags must be strs")
         if main_tag == dead_letter_tag:
@@ -149,19 +135,6 @@ class FileSource(Source):
         out.main_tag = main_tag
         out.dead_letter_tag = dead_letter_tag
         return out
-
-    # --- construction -----------------------------------------------------------------------
-    def files(self) -> List[str]:
-        """The matching files, sorted; a clear error when there are none."""
-        files = expand_pattern(self.pattern)
-        if not files:
-            raise NoMatchingFilesError(
-                f"{self.name}: no files match the pattern {self.pattern!r}")
-        return files
-
-    def validate(self, node: Any) -> None:
-        super().validate(node)
-        self.files()
 
     def outputs(self, node: Any) -> Dict[Optional[str], PCollection]:
         outs = super().outputs(node)
@@ -178,14 +151,6 @@ class FileSource(Source):
     def name(self) -> str:
         return self.label or type(self).__name__
 
-    # --- reading ----------------------------------------------------------------------------
-    def read(self, on_bad: OnBad) -> Iterator[WindowedValue]:
-        for path in self.files():
-            yield from self.read_file(path, on_bad)
-
-    def read_file(self, path: str, on_bad: OnBad) -> Iterator[WindowedValue]:
-        raise NotImplementedError(f"{type(self).__name__} must implement read_file(path, on_bad)")
-
     def dead_letters(self, label: str, into: List[WindowedValue]) -> OnBad:
         """The `on_bad` every runner reads with: a malformed record becomes an element of the
         dead-letter output, appended to `into`, or without one fails the run naming it."""
@@ -196,6 +161,46 @@ class FileSource(Source):
                 raise UserCodeError(f"{label}: {letter.error}")
             into.append(WindowedValue.raw(letter, MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1))
         return on_bad
+
+
+class FileSource(DeadLetterSource):
+    """A bounded source over the files a glob pattern matches. Subclasses implement
+    `read_file(path, on_bad)`, yielding WindowedValues and reporting malformed records with
+    `self.bad(...)`."""
+
+    def __init__(self, pattern: PathLike, timestamp_field: Optional[str] = None,
+                 label: Optional[str] = None) -> None:
+        super().__init__(label)
+        if not isinstance(pattern, (str, os.PathLike)):
+            raise TypeError(f"{type(self).__name__} takes a file pattern (str or path), got {pattern!r}")
+        if timestamp_field is not None and not isinstance(timestamp_field, str):
+            raise TypeError(f"timestamp_field must be a field name (str), got {timestamp_field!r}")
+        self.pattern = os.fspath(pattern)
+        self.timestamp_field = timestamp_field
+
+    def kind(self) -> Optional[str]:
+        return NOT_KV
+
+    # --- construction -----------------------------------------------------------------------
+    def files(self) -> List[str]:
+        """The matching files, sorted; a clear error when there are none."""
+        files = expand_pattern(self.pattern)
+        if not files:
+            raise NoMatchingFilesError(
+                f"{self.name}: no files match the pattern {self.pattern!r}")
+        return files
+
+    def validate(self, node: Any) -> None:
+        super().validate(node)
+        self.files()
+
+    # --- reading ----------------------------------------------------------------------------
+    def read(self, on_bad: OnBad) -> Iterator[WindowedValue]:
+        for path in self.files():
+            yield from self.read_file(path, on_bad)
+
+    def read_file(self, path: str, on_bad: OnBad) -> Iterator[WindowedValue]:
+        raise NotImplementedError(f"{type(self).__name__} must implement read_file(path, on_bad)")
 
     def bad(self, on_bad: OnBad, element: Any, path: str, line: Any, what: str) -> None:
         """Report a malformed record: `line` is its line (or row) number, or a function
@@ -304,6 +309,8 @@ def json_default(o: Any) -> Any:
             return list(o)
     if isinstance(o, enum.Enum):
         return o.value
+    if isinstance(o, DeadLetter):
+        return {"element": o.element, "transform": o.transform, "error": o.error}
     if isinstance(o, decimal.Decimal):
         return float(o)
     if isinstance(o, (bytes, bytearray)):

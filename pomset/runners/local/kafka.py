@@ -1,0 +1,96 @@
+"""The local runner's Kafka stages: a source reading its partitions through a `KafkaReader`,
+and a sink handing its elements to the run's `KafkaOutput` (one producer, one transaction per
+checkpoint epoch, shared by every Kafka sink of the run)."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from ...sdk.io.kafka_clients import KafkaReader
+from .stages import SourceStage, Stage
+
+
+class KafkaSourceStage(SourceStage):
+    """A `ReadFromKafka`: `open` assigns its partitions (where a checkpoint left them, else
+    where the source starts), `poll` pushes what arrived, `watermark` moves its output."""
+
+    def __init__(self, node: Any, executor: Any) -> None:
+        super().__init__(node, executor)
+        self.reader: Optional[KafkaReader] = None
+        self.resume: Optional[dict] = None
+        self.dead: List[Any] = []
+        self.group_id = ""
+
+    def open(self, run_id: str) -> None:
+        t = self.node.transform
+        self.group_id = t.group_id or f"{run_id}-{self.label}"
+        consumer = t.consumer(self.group_id)
+        try:
+            partitions = t.partitions(consumer)
+            positions = t.start_offsets(consumer, partitions)
+            if self.resume is not None:
+                positions.update((p, o) for p, o in self.resume["positions"].items()
+                                 if p in positions)
+            ends = t.end_offsets(consumer, partitions) if t.until == "latest" else None
+        except BaseException:
+            consumer.close()
+            raise
+        self.reader = KafkaReader(t, self.group_id, positions, ends,
+                                  t.dead_letters(self.label, self.dead), consumer,
+                                  self.resume["clock"] if self.resume else None)
+
+    @property
+    def done(self) -> bool:
+        return self.reader.done
+
+    def poll(self, max_records: int, timeout: float) -> int:
+        """Push the records that arrive within `timeout` seconds; how many there were."""
+        bundle = self.reader.poll(max_records, timeout)
+        if bundle:
+            self.push(bundle)
+        if self.dead:
+            self.emit_dead(self.node.transform.dead_letter_tag, self.dead)
+        return len(bundle)
+
+    def watermark(self) -> None:
+        self.out_wm = max(self.out_wm, self.reader.watermark())
+
+    def positions(self) -> Dict[Any, int]:
+        return dict(self.reader.positions)
+
+    def commit_offsets(self) -> None:
+        """Tell the consumer group how far the run has read (once its outputs are committed)."""
+        from confluent_kafka import TopicPartition
+        self.reader.consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in
+                                             self.reader.positions.items()], asynchronous=False)
+
+    def snapshot(self) -> Dict[str, Any]:
+        return dict(super().snapshot(), reader=self.reader.snapshot())
+
+    def restore(self, state: Dict[str, Any]) -> None:
+        state = dict(state)
+        self.resume = state.pop("reader")
+        super().restore(state)
+
+    def finish(self) -> None:
+        if self.reader is not None:
+            self.reader.close()
+            self.reader = None
+
+    def abort(self) -> None:
+        self.finish()
+
+
+class KafkaSinkStage(Stage):
+    """A `WriteToKafka`: its elements go to the run's shared output (`output`, set by the
+    streaming driver)."""
+
+    def __init__(self, node: Any, executor: Any) -> None:
+        super().__init__(node, executor)
+        self.output: Any = None
+
+    def receive(self, index: int, bundle: list) -> None:
+        self.received += len(bundle)
+        self.output.write(self.node.transform, bundle)
+
+    def metrics(self) -> Dict[str, int]:
+        return {"received": self.received, "written": self.received}

@@ -1,0 +1,261 @@
+"""The Kafka clients runners drive for `ReadFromKafka` and `WriteToKafka`: one reader of a
+source's partitions between offsets, and one producer for a run's Kafka sinks whose
+transactions commit together with a progress mark, which is how both runners write exactly
+once across restarts.
+
+The progress mark (the local runner's checkpoint epoch, Spark's micro-batch id) is stored in
+the transaction as the metadata of an offset commit of the group `{run_id}-progress`, so it
+becomes visible exactly when the transaction's records do."""
+from __future__ import annotations
+
+import time
+from typing import Any, Dict, List, Optional, Tuple
+
+from ...windowing import WindowedValue
+from ..errors import PipelineConstructionError
+from .kafka import Partition, PartitionWatermarks, ReadFromKafka, WriteToKafka
+
+_TIMEOUT = 30.0
+
+
+def _now_micros() -> int:
+    return time.time_ns() // 1000
+
+
+class KafkaError(RuntimeError):
+    """Kafka refused or failed a request; the message says which and why."""
+
+
+class KafkaReader:
+    """Reads a source's partitions with one consumer, from `positions` up to `ends` (each
+    partition's end offset, when the read ends), decoding records and tracking the source's
+    watermark. Malformed records go to `on_bad` (`source.dead_letters`)."""
+
+    def __init__(self, source: ReadFromKafka, group_id: str, positions: Dict[Partition, int],
+                 ends: Optional[Dict[Partition, int]], on_bad: Any,
+                 consumer: Optional[Any] = None, clock: Optional[dict] = None) -> None:
+        from confluent_kafka import TopicPartition
+        self.source = source
+        self.on_bad = on_bad
+        self.positions = dict(positions)
+        self.ends = ends
+        self.consumer = consumer or source.consumer(group_id)
+        self.clock = PartitionWatermarks(self.positions, source.out_of_orderness_us,
+                                         source.idle_us, _now_micros())
+        if clock is not None:
+            self.clock.restore(clock)
+        self.open = set(self.positions)
+        if ends is not None:
+            for p in list(self.open):
+                if self.positions[p] >= ends[p]:
+                    self._finish(p)
+        self.consumer.assign([TopicPartition(t, p, self.positions[(t, p)]) for t, p in self.open])
+
+    @property
+    def done(self) -> bool:
+        return not self.open
+
+    def _finish(self, p: Partition) -> None:
+        self.open.discard(p)
+        self.clock.finish(p)
+
+    def poll(self, max_records: int, timeout: float) -> List[WindowedValue]:
+        """Up to `max_records` elements read within about `timeout` seconds (fewer when the
+        partitions have no more now)."""
+        from confluent_kafka import KafkaError as Err, TopicPartition
+        if not self.open:
+            return []
+        out: List[WindowedValue] = []
+        messages = self.consumer.consume(max_records, timeout)
+        now = _now_micros()
+        ends, decode, on_bad, saw = self.ends, self.source.decode, self.on_bad, self.clock.saw
+        finished = []
+        for msg in messages:
+            err = msg.error()
+            p = (msg.topic(), msg.partition())
+            if p not in self.open:
+                continue
+            if err is not None:
+                if err.code() != Err._PARTITION_EOF:
+                    raise KafkaError(f"{self.source.name}: reading topic {msg.topic()!r} "
+                                     f"partition {msg.partition()}: {err.str()}")
+                self.positions[p] = max(self.positions[p], msg.offset())
+            else:
+                offset = msg.offset()
+                if ends is not None and offset >= ends[p]:
+                    finished.append(p)
+                    continue
+                self.positions[p] = offset + 1
+                wv = decode(msg, on_bad, now)
+                if wv is not None:
+                    saw(p, wv.ts, now)
+                    out.append(wv)
+                else:
+                    self.clock.active_at[p] = now
+            if ends is not None and self.positions[p] >= ends[p]:
+                finished.append(p)
+        for p in finished:
+            if p in self.open:
+                self._finish(p)
+                self.consumer.pause([TopicPartition(*p)])
+        return out
+
+    def watermark(self) -> int:
+        return self.clock.watermark(_now_micros())
+
+    def snapshot(self) -> dict:
+        return {"positions": dict(self.positions), "clock": self.clock.snapshot()}
+
+    def close(self) -> None:
+        self.consumer.close()
+
+
+def read_range(source: ReadFromKafka, group_id: str, partition: Partition, start: int,
+               end: int, on_bad: Any, consumer: Any) -> Tuple[List[WindowedValue], int]:
+    """The elements of one partition's offsets [start, end) and the largest event time among
+    them (a Spark task's share of a micro-batch)."""
+    reader = KafkaReader(source, group_id, {partition: start}, {partition: end}, on_bad, consumer)
+    out: List[WindowedValue] = []
+    deadline = time.monotonic() + 120
+    while not reader.done:
+        if time.monotonic() > deadline:
+            raise KafkaError(f"{source.name}: topic {partition[0]!r} partition {partition[1]} "
+                             f"did not deliver offsets {reader.positions[partition]}..{end} "
+                             f"within 120s")
+        out += reader.poll(10_000, 1.0)
+    consumer.unassign()
+    return out, reader.clock.latest[partition]
+
+
+class KafkaOutput:
+    """One producer for a run's Kafka sinks: `write` each sink's elements; `commit(mark,
+    offsets)` makes them visible with the progress mark and the source offsets they came from
+    (in one transaction when the run has a `transactional_id`, else after a flush, which is
+    at-least-once)."""
+
+    def __init__(self, sinks: List[Tuple[WriteToKafka, Any]], run_id: str,
+                 transactional: bool) -> None:
+        from confluent_kafka import Producer
+        clusters = {s.cluster() for s, _ in sinks}
+        if transactional and len(clusters) > 1:
+            raise PipelineConstructionError(
+                "exactly-once output needs every WriteToKafka of a run on one cluster with one "
+                f"producer_config; got {len(clusters)}: {[s.name for s, _ in sinks]}")
+        first = sinks[0][0]
+        config = {"bootstrap.servers": first.bootstrap_servers, "enable.idempotence": True,
+                  "linger.ms": 5}
+        config.update(first.producer_config)
+        self.transactional = transactional
+        if transactional:
+            config["transactional.id"] = f"{run_id}-{first.topic}"
+        self.producer = Producer(config)
+        self.bootstrap = first.bootstrap_servers
+        self.group_metadata: Dict[str, Any] = {}
+        self.run_id = run_id
+        self.progress_partition = (first.topic, 0)
+        self.encoders = {id(s): s.encoder(pc) for s, pc in sinks}
+        self.topics = {id(s): s.topic for s, _ in sinks}
+        self.errors: List[str] = []
+        self.in_transaction = False
+        if transactional:
+            self._call("start the transactional producer", self.producer.init_transactions, _TIMEOUT)
+
+    def _call(self, what: str, fn: Any, *args: Any) -> Any:
+        from confluent_kafka import KafkaException
+        try:
+            return fn(*args)
+        except KafkaException as e:
+            raise KafkaError(f"Kafka output: could not {what}: {e.args[0].str()}") from None
+
+    def _on_delivery(self, err: Any, msg: Any) -> None:
+        if err is not None and len(self.errors) < 5:
+            self.errors.append(f"topic {msg.topic()!r}: {err.str()}")
+
+    def begin(self) -> None:
+        if self.transactional and not self.in_transaction:
+            self._call("begin a transaction", self.producer.begin_transaction)
+            self.in_transaction = True
+
+    def write(self, sink: WriteToKafka, bundle: List[WindowedValue]) -> None:
+        self.begin()
+        encode, topic, produce = self.encoders[id(sink)], self.topics[id(sink)], self.producer.produce
+        for wv in bundle:
+            key, value, headers, ts = encode(wv)
+            kwargs = {"key": key, "value": value, "headers": headers, "on_delivery": self._on_delivery}
+            if ts is not None:
+                kwargs["timestamp"] = ts
+            while True:
+                try:
+                    produce(topic, **kwargs)
+                    break
+                except BufferError:
+                    self.producer.poll(0.05)
+        self.producer.poll(0)
+
+    def flush(self) -> None:
+        left = self.producer.flush(_TIMEOUT)
+        if self.errors or left:
+            raise KafkaError("Kafka output: records were not delivered: "
+                             + "; ".join(self.errors or [f"{left} still queued after {_TIMEOUT}s"]))
+
+    def commit(self, mark: int, offsets: Dict[str, Dict[Partition, int]]) -> None:
+        """Make everything written so far visible, recording `mark` and, per consumer group,
+        the source offsets read."""
+        from confluent_kafka import TopicPartition
+        if not self.transactional:
+            self.flush()
+            return
+        self.begin()
+        topic, partition = self.progress_partition
+        marks = {f"{self.run_id}-progress": [TopicPartition(topic, partition, max(mark, 0),
+                                                            metadata=str(mark))]}
+        for group, positions in offsets.items():
+            marks.setdefault(group, []).extend(TopicPartition(t, p, o) for (t, p), o in
+                                               positions.items())
+        for group, parts in marks.items():
+            meta = self.group_metadata.get(group)
+            if meta is None:
+                meta = self.group_metadata[group] = _group_metadata(self.bootstrap, group)
+            self._call("add offsets to the transaction", self.producer.send_offsets_to_transaction,
+                       parts, meta, _TIMEOUT)
+        self._call("commit the transaction", self.producer.commit_transaction, _TIMEOUT)
+        self.in_transaction = False
+        if self.errors:
+            raise KafkaError("Kafka output: records were not delivered: " + "; ".join(self.errors))
+
+    def committed_mark(self) -> Optional[int]:
+        """The progress mark of the last committed transaction of this run, if any."""
+        return committed_mark(self.bootstrap, self.run_id, self.progress_partition)
+
+    def abort(self) -> None:
+        if self.in_transaction:
+            try:
+                self.producer.abort_transaction(_TIMEOUT)
+            except Exception:   # the run's own error is the one to report
+                pass
+            self.in_transaction = False
+
+    def close(self) -> None:
+        self.flush()
+
+
+def _group_metadata(bootstrap_servers: str, group: str) -> Any:
+    from confluent_kafka import Consumer
+    consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": group})
+    try:
+        return consumer.consumer_group_metadata()
+    finally:
+        consumer.close()
+
+
+def committed_mark(bootstrap_servers: str, run_id: str, partition: Partition) -> Optional[int]:
+    """The progress mark the run `run_id` last committed with its output, if any."""
+    from confluent_kafka import Consumer, TopicPartition
+    consumer = Consumer({"bootstrap.servers": bootstrap_servers,
+                         "group.id": f"{run_id}-progress", "enable.auto.commit": False})
+    try:
+        got = consumer.committed([TopicPartition(*partition)], timeout=_TIMEOUT)
+    finally:
+        consumer.close()
+    meta = got[0].metadata if got else None
+    return int(meta) if meta not in (None, "") else None
