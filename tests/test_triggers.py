@@ -668,3 +668,18 @@ def test_resetting_a_watermark_trigger_resets_early_and_late_even_when_one_objec
     w.ts[:] = [2, 1, 1]          # on-time fired; one element counted early and one late
     trigger._reset(TimeView(), w, 0)
     assert w.ts == [None, None, None]
+
+
+def test_global_window_expires_at_the_end_of_time_whatever_its_allowed_lateness():
+    # Re-windowing into the global window keeps the upstream allowed lateness (a day here);
+    # the global window's end plus that reaches the end of time, and still its last pane
+    # comes when the watermark gets there, as in Beam.
+    p = pm.Pipeline()
+    totals = (p | pm.Create([pm.TimestampedValue(("a", 1), 10), pm.TimestampedValue(("a", 2), 20)])
+              | pm.WindowInto(pm.FixedWindows(60), allowed_lateness=86400)
+              | pm.CombinePerKey(sum)
+              | pm.WindowInto(pm.GlobalWindows(), trigger=pm.Repeatedly(pm.AfterProcessingTime(60)),
+                              accumulation_mode=pm.AccumulationMode.RETRACTING)
+              | pm.CombinePerKey(sum))
+    panes = p.run().collect(totals)
+    assert [(wv.value, wv.diff, wv.pane.is_last) for wv in panes] == [(("a", 3), 1, True)]

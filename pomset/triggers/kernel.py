@@ -26,7 +26,7 @@ import pickle
 from operator import attrgetter
 from typing import Any, Dict, List, Optional, Sequence
 
-from ..windowing import MIN_MICROS, PaneInfo, PaneTiming, TimestampCombiner, WindowedValue
+from ..windowing import MAX_MICROS, MIN_MICROS, PaneInfo, PaneTiming, TimestampCombiner, WindowedValue
 from .accumulation import AccumulationMode
 from .definitions import (EVENT_TIME, PROCESSING_TIME, AfterWatermark, DefaultTrigger, Repeatedly,
                           Trigger)
@@ -142,6 +142,13 @@ class ElementError(Exception):
         self.cause = cause
 
 
+def _expiry_watermark(wm: int, lateness: int) -> int:
+    """What a window's end plus allowed lateness is compared with to tell whether it expired:
+    the watermark, except that at the end of time every window has (even the global window
+    with an allowed lateness reaching past the end of time)."""
+    return wm if wm < MAX_MICROS else wm + lateness + 1
+
+
 class GroupAlsoByWindow:
     """Groups one key's elements by window and emits panes as the trigger says."""
 
@@ -188,6 +195,7 @@ class GroupAlsoByWindow:
         # as the input watermark passes that end (before the host moves the output watermark),
         # and late elements at once: with OUTPUT_AT_EOW such a hold could never bind.
         hold = slot is None or not self.eow
+        gone = _expiry_watermark(wm, lateness)
         if wm == MIN_MICROS and slot is not None and not merging and not hold and add_one:
             return self._accumulate(store, bundle)
         try:
@@ -200,7 +208,7 @@ class GroupAlsoByWindow:
                 if ks is None:
                     ks = store[key] = KeyState()
                 ts, window = wv.ts, wv.window
-                if window.max_ts + lateness < wm:
+                if window.max_ts + lateness < gone:
                     counters.dropped_expired += 1
                     continue
                 if ts < wm:
@@ -301,6 +309,7 @@ class GroupAlsoByWindow:
         lateness, slot, trigger, merging = self.lateness, self._wm_slot, self.trigger, self.merging
         event_time = domain == EVENT_TIME
         fire, single, eow = self._fire, self._single_output, self.eow
+        gone = _expiry_watermark(wm, lateness)
         key = None
         try:
             for i in range(0, len(entries), 2):
@@ -317,7 +326,7 @@ class GroupAlsoByWindow:
                 max_ts = window.max_ts
                 if not rec.closed:
                     if slot is not None:   # the plain watermark trigger's _should_fire, inlined
-                        if single is not None and rec.index == 0 and max_ts + lateness < wm:
+                        if single is not None and rec.index == 0 and max_ts + lateness < gone:
                             # _fire for a single-datum pane that is the window's first (so the
                             # trigger is armed: every element arms it, only firing disarms
                             # it) and, as the window expires below, its last: ON_TIME (sent
@@ -332,7 +341,7 @@ class GroupAlsoByWindow:
                             fire(key, rec, out)
                     elif trigger._should_fire(k, rec, 0):
                         fire(key, rec, out)
-                if max_ts + lateness < wm:
+                if max_ts + lateness < gone:
                     if not rec.closed and (rec.pending or not rec.nonspec):
                         fire(key, rec, out, final=True)
                     rec.et = rec.pt = None   # gone: its other requests no longer stand
@@ -393,7 +402,7 @@ class GroupAlsoByWindow:
             pt = self.trigger._wake(k, rec, 0, PROCESSING_TIME)
             if pt is not None and pt <= k.pt:
                 pt = None
-        gc = rec.window.max_ts + self.lateness + 1
+        gc = min(rec.window.max_ts + self.lateness + 1, MAX_MICROS)
         if et is None or et > gc:
             et = gc
         if et != rec.et:
@@ -441,7 +450,7 @@ class GroupAlsoByWindow:
         else:
             timing = ON_TIME
         if rec.pending or timing is ON_TIME:
-            is_last = finished or max_ts + self.lateness < wm
+            is_last = finished or max_ts + self.lateness < _expiry_watermark(wm, self.lateness)
             index = rec.index
             if index == 0:    # then rec.nonspec is 0 too
                 pane = _FIRST_PANES[timing is EARLY, timing is ON_TIME, is_last]
