@@ -198,9 +198,14 @@ def counts_row(label: str, counts: Dict[str, int]) -> pa.RecordBatch:
     return encode_bus([], [pickle.dumps((label, counts), protocol=5)], COUNTS)
 
 
-def marker(channel: str, wm: int, pt: Optional[int]) -> bytes:
-    """A marker row's payload: channel `channel` has reached watermark `wm` (µs) at processing
-    time `pt` (µs; None when the channel does not drive the clock)."""
+#: A marker's watermark for a channel that has gone idle: it holds nothing back until its
+#: next marker with a watermark (see `pomset.sdk.io.kafka.source_watermark`).
+IDLE = "idle"
+
+
+def marker(channel: str, wm: Any, pt: Optional[int]) -> bytes:
+    """A marker row's payload: channel `channel` has reached watermark `wm` (µs, or `IDLE`) at
+    processing time `pt` (µs; None when the channel does not drive the clock)."""
     return pickle.dumps((channel, wm, pt), protocol=5)
 
 

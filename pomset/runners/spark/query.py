@@ -18,13 +18,15 @@ import pickle
 import shutil
 import tempfile
 import time
+import uuid
 from typing import Any, Dict, List, Tuple
 
-from ...sdk.io.base import FileSink
+from ...sdk.io.kafka import WriteToKafka
+from ...sdk.io.kafka_clients import KafkaOutput
 from ...sdk.result import PipelineResult
 from .batch import BATCH_ROWS
 from .failures import user_errors
-from .streaming import StreamingPlan
+from .streaming import StreamingPlan, is_sink
 from . import codec, stream_sources
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
@@ -35,7 +37,7 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
     """Run the pipeline as a streaming query; the result holds what it recorded."""
     import pyarrow.compute as pc
     options = pipeline.options
-    sinks = [n for n in pipeline.nodes if isinstance(n.transform, FileSink)]
+    sinks = [n for n in pipeline.nodes if is_sink(n)]
     # dead letters are counted here, where each reaches the driver once
     dead = {id(n.outputs[n.transform.dead_letter_tag]): n.label for n in pipeline.nodes
             if getattr(n.transform, "dead_letter_tag", None) is not None}
@@ -53,13 +55,30 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
         spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
         spark.conf.set(CHANGELOG, "true")
         stream_sources.register(spark)
-        plan = StreamingPlan(spark, pipeline, targets, _buckets(spark, checkpoint), options)
+        buckets, run_id = _run_state(spark, checkpoint)
+        plan = StreamingPlan(spark, pipeline, targets, buckets, options, run_id)
         writes = [[n for n in sinks if n.inputs[0] is x] for x in targets]
+        kafka = [(n.transform, n.inputs[0]) for n in sinks if isinstance(n.transform, WriteToKafka)]
+        output = KafkaOutput(kafka, run_id, transactional=True) if kafka else None
+        committed = [output.committed_mark() if output else None]
 
         clock = [None]   # the pipeline's processing time as of the last micro-batch
 
         def each_batch(df: Any, batch_id: int) -> None:
-            table = df.toArrow()
+            # a micro-batch Spark replays after a restart was committed to Kafka before, or not
+            # at all: its mark (the batch id) commits in the same transaction as its records
+            fresh = output is not None and (committed[0] is None or batch_id > committed[0])
+            try:
+                deliver(df.toArrow(), batch_id, fresh)
+            except BaseException:
+                if output is not None:
+                    output.abort()
+                raise
+            if fresh:
+                output.commit(batch_id, {})
+                committed[0] = batch_id
+
+        def deliver(table: Any, batch_id: int, fresh: bool) -> None:
             is_counts = pc.equal(table.column("t"), codec.COUNTS)
             counted = table.filter(is_counts).column("m").to_pylist()
             for label, batch_counts in map(pickle.loads, counted):
@@ -78,7 +97,12 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
                     times[id(target)].append((len(record[id(target)]), clock[0]))
                     record[id(target)].extend(elements)
                 for node in nodes:
-                    if elements:
+                    if not elements:
+                        continue
+                    if isinstance(node.transform, WriteToKafka):
+                        if fresh:
+                            output.write(node.transform, elements)
+                    else:
                         path = node.transform.part_path(batch_id)
                         write_file(node.transform.writer(target, path), elements)
         with user_errors():
@@ -127,17 +151,20 @@ def _checkpoint(directory: Any) -> Tuple[str, bool]:
     return tempfile.mkdtemp(prefix="pomset-checkpoint-"), True
 
 
-def _buckets(spark: Any, checkpoint: str) -> int:
-    """How many buckets keys hash to: the session's shuffle partitions when the query starts,
-    and the number recorded in its checkpoint when it resumes (keyed state stays where it is)."""
+def _run_state(spark: Any, checkpoint: str) -> Tuple[int, str]:
+    """How many buckets keys hash to (the session's shuffle partitions when the query starts,
+    the number recorded in its checkpoint when it resumes: keyed state stays where it is), and
+    the run's id (its Kafka consumer groups and transactions are named by it)."""
     path = os.path.join(checkpoint, "pomset.json")
     if os.path.exists(path):
         with open(path) as f:
-            return int(json.load(f)["buckets"])
+            state = json.load(f)
+        return int(state["buckets"]), state["run_id"]
     buckets = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    run_id = f"pomset-{uuid.uuid4().hex[:16]}"
     with open(path, "w") as f:
-        json.dump({"buckets": buckets}, f)
-    return buckets
+        json.dump({"buckets": buckets, "run_id": run_id}, f)
+    return buckets, run_id
 
 
 def write_file(writer: Any, elements: List[Any]) -> None:

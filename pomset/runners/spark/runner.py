@@ -17,6 +17,8 @@ from typing import Any, List
 from ...sdk.errors import PipelineConstructionError
 from ...sdk.io.base import FileSink
 from ...sdk.result import PipelineResult
+from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
+from ...sdk.io.kafka_clients import KafkaOutput
 from ...sdk.test_stream import TestStream
 from .batch import TRANSLATED, BatchPlan
 from .failures import user_errors
@@ -49,7 +51,8 @@ class SparkRunner:
     def _run_batch(self, spark: Any, pipeline: Any, recorded: List[Any],
                    started: float) -> PipelineResult:
         plan = BatchPlan(spark, pipeline)
-        sinks = [n for n in pipeline.nodes if isinstance(n.transform, FileSink)]
+        sinks = [n for n in pipeline.nodes if isinstance(n.transform, (FileSink, WriteToKafka))]
+        kafka = [(n.transform, n.inputs[0]) for n in sinks if isinstance(n.transform, WriteToKafka)]
         uses = Counter(id(pc) for pc in recorded)
         for n in pipeline.nodes:
             for pc in list(n.inputs) + [s.pcoll for s in n.side_inputs]:
@@ -58,10 +61,17 @@ class SparkRunner:
             with user_errors():
                 plan.build(lambda pc: uses[id(pc)] > 1)
                 record = {id(pc): plan.elements(pc) for pc in recorded}
+                output = KafkaOutput(kafka, "", transactional=False) if kafka else None
                 for node in sinks:
                     pcoll = node.inputs[0]
-                    write_file(node.transform.writer(pcoll), record[id(pcoll)]
-                               if id(pcoll) in record else plan.elements(pcoll))
+                    elements = (record[id(pcoll)] if id(pcoll) in record
+                                else plan.elements(pcoll))
+                    if isinstance(node.transform, WriteToKafka):
+                        output.write(node.transform, elements)
+                    else:
+                        write_file(node.transform.writer(pcoll), elements)
+                if output is not None:
+                    output.close()
         finally:
             plan.release()
         return PipelineResult(record, plan.metrics(), time.monotonic() - started)
@@ -70,7 +80,8 @@ class SparkRunner:
     def _check(pipeline: Any) -> None:
         """Refuse, before Spark starts, what this runner cannot run yet."""
         for node in pipeline.nodes:
-            if not isinstance(node.transform, TRANSLATED + (TestStream,)):
+            if not isinstance(node.transform, TRANSLATED + (TestStream, ReadFromKafka,
+                                                            WriteToKafka)):
                 raise PipelineConstructionError(
                     f"the Spark runner cannot run {node.label!r}: {type(node.transform).__name__} "
                     f"is a primitive it has no translation for")

@@ -34,6 +34,7 @@ from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from ...sdk.element_runner import (DoFnRunner, side_input_args, side_inputs_ready,
                                    user_code_error)
 from ...sdk.errors import UserCodeError
+from ...sdk.io.kafka import source_watermark
 from ...triggers.definitions import EVENT_TIME, PROCESSING_TIME
 from ...triggers.kernel import ElementError, GroupAlsoByWindow
 from ...triggers.reducers import Bag
@@ -64,6 +65,7 @@ class _Meta:
 
     def __init__(self) -> None:
         self.wms: Dict[tuple, int] = {}
+        self.idle: set = set()
         self.wm = MIN_MICROS
         self.pt = 0
         self.out_wm = MIN_MICROS
@@ -74,13 +76,22 @@ class _Meta:
         """Take markers ((input, (channel, wm, pt))): channel watermarks only go forward, the
         clock to the latest it is shown."""
         for index, (channel, wm, pt) in markers:
-            if wm > self.wms.get((index, channel), MIN_MICROS):
-                self.wms[(index, channel)] = wm
+            if wm == codec.IDLE:
+                self.idle.add((index, channel))
+            else:
+                self.idle.discard((index, channel))
+                if wm > self.wms.get((index, channel), MIN_MICROS):
+                    self.wms[(index, channel)] = wm
             if pt is not None and pt > self.pt:
                 self.pt = pt
 
     def input_wm(self, index: int, channels: Sequence[str]) -> int:
-        return min((self.wms.get((index, c), MIN_MICROS) for c in channels), default=MAX_MICROS)
+        """The minimum over an input's channels that are not idle (callers keep it from
+        going back)."""
+        if not channels:
+            return MAX_MICROS
+        return source_watermark(((self.wms.get((index, c), MIN_MICROS), (index, c) in self.idle)
+                                 for c in channels), MIN_MICROS)
 
 
 class _Host(StatefulProcessor):
@@ -227,7 +238,7 @@ class SideInputProcessor(_Host):
                 bag.add(wv.value, wv.diff)
         meta.observe(markers)
         side_wms = [meta.input_wm(j + 1, self.channels[j + 1]) for j in range(len(self.sides))]
-        meta.wm = meta.input_wm(0, self.channels[0])
+        meta.wm = max(meta.wm, meta.input_wm(0, self.channels[0]))
         ready, still = [], []
         for wv in waiting + elements.get(0, ((), []))[1]:
             (ready if side_inputs_ready(self.sides, side_wms, wv.window) else still).append(wv)

@@ -8,9 +8,11 @@ one marker row with the source's watermark and processing time (see `codec`):
   `--max_files_per_batch`, per micro-batch), each file in one task by the source's own reader;
   its watermark trails the largest event time read by `--max_out_of_orderness`, and reaches
   the end of time once the files there at the start have been read when the run is told to
-  stop there (`--streaming_until=latest`).
+  stop there (`--streaming_until=latest`);
+- `pomset_kafka` reads a `ReadFromKafka`'s partitions between the offsets Spark plans per
+  micro-batch (`KafkaReader`).
 
-Both take their payload (pickled, base64) as the option `payload`, support Spark's
+All take their payload (pickled, base64) as the option `payload`, support Spark's
 `availableNow` trigger, and take their offsets from Spark's checkpoint on restart."""
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import base64
 import io
 import os
 import time
-from typing import Any, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
@@ -28,7 +30,7 @@ from ...sdk.io.base import expand_pattern
 from ...windowing import MAX_MICROS, MIN_MICROS, WindowedValue
 from . import codec
 
-STEPS, FILES = "pomset_steps", "pomset_files"
+STEPS, FILES, KAFKA = "pomset_steps", "pomset_files", "pomset_kafka"
 
 
 def payload(obj: Any) -> str:
@@ -201,7 +203,136 @@ class FilesSource(_Source):
     format, reader = FILES, FilesReader
 
 
+class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """A `ReadFromKafka`'s partitions. Offsets: `o`, the next offset of each partition
+    ("topic:partition" -> offset, the broker's latest when a micro-batch is planned), and
+    `tick`, bumped every `interval_s` without new records (a marker-only micro-batch that
+    moves the clock and tells which partitions went idle), and set to 1 once the offsets
+    latest at the start have been released, when the read ends there.
+
+    Each partition is a channel of its own: a task reads its offset range and ends with a
+    marker of its largest event time less the allowed out-of-orderness; the micro-batch's
+    clock task marks partitions idle for longer than the source's `idle_timeout` (`IDLE`)
+    and partitions read to their end (the end of time)."""
+
+    def __init__(self, channels: Dict[str, str], source: Any, label: str, group_id: str,
+                 until_latest: bool, interval_s: float, real_clock: bool) -> None:
+        self.channels, self.source, self.label = channels, source, label
+        self.group_id = group_id
+        self.interval_s, self.real_clock = interval_s, real_clock
+        self._consumer: Any = None
+        self.partitions_ = source.partitions(self.consumer)
+        self.target: Optional[Dict[str, int]] = None
+        self.active_at = {_name(p): time.monotonic() for p in self.partitions_}
+        self.last_tick = time.monotonic()
+        if until_latest:
+            self.prepareForTriggerAvailableNow()
+
+    @property
+    def consumer(self) -> Any:
+        """The driver's consumer (metadata, offsets, commits); tasks make their own."""
+        if self._consumer is None:
+            self._consumer = self.source.consumer(self.group_id)
+        return self._consumer
+
+    def __getstate__(self) -> dict:
+        return dict(self.__dict__, _consumer=None)
+
+    def initialOffset(self) -> dict:
+        starts = self.source.start_offsets(self.consumer, self.partitions_)
+        return {"o": {_name(p): o for p, o in starts.items()}, "tick": 0}
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        if self.target is None:
+            ends = self.source.end_offsets(self.consumer, self.partitions_)
+            self.target = {_name(p): o for p, o in ends.items()}
+
+    def latestOffset(self, start: dict, limit: Any) -> dict:
+        if self.target is not None:
+            if start["tick"] > 0:
+                return start
+            return {"o": {p: max(o, start["o"].get(p, 0)) for p, o in self.target.items()},
+                    "tick": 1}
+        ends = {_name(p): o for p, o in
+                self.source.end_offsets(self.consumer, self.partitions_).items()}
+        moved = {p: max(o, start["o"].get(p, 0)) for p, o in ends.items()}
+        if moved != start["o"]:
+            self.last_tick = time.monotonic()
+            return {"o": moved, "tick": start["tick"]}
+        if time.monotonic() - self.last_tick >= self.interval_s:
+            self.last_tick = time.monotonic()
+            return {"o": start["o"], "tick": start["tick"] + 1}
+        return start
+
+    def partitions(self, start: dict, end: dict) -> List[InputPartition]:
+        now = time.monotonic()
+        parts, idle, finished = [], [], []
+        idle_s = None if self.source.idle_us is None else self.source.idle_us / 1e6
+        for name, stop in end["o"].items():
+            first = start["o"].get(name, stop)
+            if stop > first:
+                self.active_at[name] = now
+                parts.append(InputPartition(("kafka", name, first, stop)))
+            if self.target is not None and stop >= self.target[name]:
+                finished.append(name)
+            elif idle_s is not None and now - self.active_at[name] >= idle_s:
+                idle.append(name)
+        return parts + [InputPartition(("clock", idle, finished))]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        kind = partition.value[0]
+        if kind == "clock":
+            _, idle, finished = partition.value
+            clock = now_micros() if self.real_clock else None
+            first = next(iter(self.channels.values()))
+            markers = ([codec.marker(first, MIN_MICROS, clock)]
+                       + [codec.marker(self.channels[p], codec.IDLE, None) for p in idle]
+                       + [codec.marker(self.channels[p], MAX_MICROS, None) for p in finished])
+            yield codec.encode([], markers=markers)
+            return
+        _, name, first, stop = partition.value
+        from ...sdk.io.kafka_clients import read_range
+        topic, p = name.rsplit(":", 1)
+        source, dead = self.source, []
+        consumer = source.consumer(self.group_id)
+        try:
+            out, latest = read_range(source, self.group_id, (topic, int(p)), first, stop,
+                                     source.dead_letters(self.label, dead), consumer)
+        finally:
+            consumer.close()
+        wm = MIN_MICROS if latest == MIN_MICROS else latest - source.out_of_orderness_us
+        yield codec.encode(out + dead, tags=[None] * len(out) + [source.dead_letter_tag] * len(dead),
+                           markers=[codec.marker(self.channels[name], wm, None)])
+
+    def commit(self, end: dict) -> None:
+        """Tell the consumer group how far the query has read (Spark's checkpoint, not the
+        group, is what a restart resumes from)."""
+        from confluent_kafka import TopicPartition
+        offsets = [TopicPartition(*_split(name), o) for name, o in end["o"].items()]
+        if offsets:
+            self.consumer.commit(offsets=offsets, asynchronous=False)
+
+    def stop(self) -> None:
+        if self._consumer is not None:
+            self._consumer.close()
+            self._consumer = None
+
+
+def _name(partition: tuple) -> str:
+    return f"{partition[0]}:{partition[1]}"
+
+
+def _split(name: str) -> tuple:
+    topic, p = name.rsplit(":", 1)
+    return topic, int(p)
+
+
+class KafkaSource(_Source):
+    format, reader = KAFKA, KafkaReader
+
+
 def register(spark: Any) -> None:
     """Make these sources known to the session."""
     spark.dataSource.register(StepsSource)
     spark.dataSource.register(FilesSource)
+    spark.dataSource.register(KafkaSource)

@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 from ...sdk.core import Create, Flatten, GroupByKey, ParDo, WindowInto
 from ...sdk.element_runner import DoFnRunner, assign_windows
 from ...sdk.io.base import FileSink, FileSource
+from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
 from ...sdk.test_stream import ELEMENTS, PROCESSING_TIME, WATERMARK, TestStream
 from ...windowing import GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, WindowedValue
 from . import codec, stream_sources
@@ -39,12 +40,18 @@ from .batch import BATCH_ROWS, _key_pair
 from .stateful import FILLED, KernelProcessor, SideInputProcessor
 
 
+def is_sink(node: Any) -> bool:
+    """Whether a node writes its input out (files or Kafka) rather than computing on the bus."""
+    return isinstance(node.transform, (FileSink, WriteToKafka))
+
+
 class StreamingPlan:
     """Builds the bus of a pipeline whose driver reads the PCollections `targets`."""
 
     def __init__(self, spark: Any, pipeline: Any, targets: List[Any], buckets: int,
-                 options: Any) -> None:
+                 options: Any, run_id: str) -> None:
         self.spark, self.pipeline, self.buckets = spark, pipeline, buckets
+        self.run_id = run_id
         self.until_latest = options.streaming_until == "latest"
         ooo = options.max_out_of_orderness
         self.out_of_orderness_us = None if ooo is None else int(ooo * 1_000_000)
@@ -58,9 +65,11 @@ class StreamingPlan:
         self.channels: Dict[str, List[str]] = {}
         self.counts: Dict[str, Dict[str, int]] = {}
         # whether every source stops by itself (then the query can too): file streams stop
-        # only when told to
-        self.ends = self.until_latest or not any(
-            isinstance(n.transform, FileSource) for n in pipeline.nodes)
+        # only when told to, Kafka sources when read until the latest offsets
+        self.ends = all(n.transform.until == "latest" for n in pipeline.nodes
+                        if isinstance(n.transform, ReadFromKafka)) and (self.until_latest or not any(
+                            isinstance(n.transform, FileSource) for n in pipeline.nodes))
+        self.partition_channels: Dict[int, Dict[str, str]] = {}
 
     def metrics(self) -> Dict[str, Dict[str, int]]:
         return {label: dict(counts) for label, counts in self.counts.items()}
@@ -68,7 +77,7 @@ class StreamingPlan:
     # --- the bus ----------------------------------------------------------------------------
     def build(self) -> Any:
         """The bus after the last stage: the rows of the targets."""
-        nodes = [n for n in self.pipeline.nodes if not isinstance(n.transform, FileSink)]
+        nodes = [n for n in self.pipeline.nodes if not is_sink(n)]
         for node in nodes:
             self._channels(node)
         sources = [n for n in nodes if not n.inputs]
@@ -99,7 +108,9 @@ class StreamingPlan:
         """Where the markers reaching each output come from: a source's own channel, a stateful
         node's buckets, else the union of the inputs' channels."""
         i = self.index[id(node)]
-        if not node.inputs:
+        if isinstance(node.transform, ReadFromKafka):
+            channels = list(self._partition_channels(node).values())
+        elif not node.inputs:
             channels = [f"s{i}"]
         elif _stateful(node):
             channels = [f"g{i}#{b}" for b in range(self.buckets)]
@@ -120,6 +131,8 @@ class StreamingPlan:
             df = self._script(node, [(elements, MAX_MICROS, clock)])
         elif isinstance(t, FileSource):
             df = self._files(node, t)
+        elif isinstance(t, ReadFromKafka):
+            df = self._kafka(node, t)
         else:
             raise TypeError(f"{node.label}: {type(t).__name__} is not a source")
         main = F.lit(self.address[id(node.outputs[None])])
@@ -146,6 +159,31 @@ class StreamingPlan:
                     until_latest=self.until_latest, out_of_orderness_us=self.out_of_orderness_us,
                     interval_s=self.interval_s, real_clock=not self.virtual_clock,
                     max_files=self.max_files)))
+                .load())
+
+    def _partition_channels(self, node: Any) -> Dict[str, str]:
+        """A Kafka source's channel per partition ("topic:partition" -> channel)."""
+        got = self.partition_channels.get(id(node))
+        if got is None:
+            t, i = node.transform, self.index[id(node)]
+            consumer = t.consumer(self.group_id(node))
+            try:
+                partitions = t.partitions(consumer)
+            finally:
+                consumer.close()
+            got = self.partition_channels[id(node)] = {
+                f"{topic}:{p}": f"s{i}@{topic}:{p}" for topic, p in partitions}
+        return got
+
+    def group_id(self, node: Any) -> str:
+        return node.transform.group_id or f"{self.run_id}-{node.label}"
+
+    def _kafka(self, node: Any, t: ReadFromKafka) -> Any:
+        return (self.spark.readStream.format(stream_sources.KAFKA)
+                .option("payload", stream_sources.payload(dict(
+                    channels=self._partition_channels(node), source=t, label=node.label,
+                    group_id=self.group_id(node), until_latest=t.until == "latest",
+                    interval_s=self.interval_s, real_clock=not self.virtual_clock)))
                 .load())
 
     # --- stages -----------------------------------------------------------------------------

@@ -11,10 +11,12 @@ Watermark: per partition, the largest event time read minus `max_out_of_ordernes
 source's is the minimum over partitions, skipping partitions that had no record for
 `idle_timeout` seconds and partitions read to their end; it never goes back.
 
-Writing: the element's value encoded by `value_format`, its key from `key(element)`, its
-timestamp as the record timestamp, and headers `pomset-diff` ("+1" for a datum, "-1" for a
-retraction) and, for windowed or retracting input, `pomset-window-start`,
-`pomset-window-end` (seconds), `pomset-pane-timing` and `pomset-pane-index`. A consumer
+Writing: the element's value encoded by `value_format`, its key from `key(element)`, and
+headers `pomset-diff` ("+1" for a datum, "-1" for a retraction), `pomset-timestamp` (its event
+time, seconds) and, for windowed or retracting input, `pomset-window-start`,
+`pomset-window-end` (seconds), `pomset-pane-timing` and `pomset-pane-index`. The record's own
+timestamp is left to the producer (the time it was written): an event time from the past as
+record timestamp would make the broker's time-based retention delete the record at once. A consumer
 applies the stream by adding each record with its diff: the sum over a key and window's
 records is the current result.
 """
@@ -317,7 +319,7 @@ class WriteToKafka(Primitive):
                                                     self.producer_config.items()))
 
     def encoder(self, pcoll: Any) -> Callable[[WindowedValue], Tuple]:
-        """A function from an element to its record: (key, value, headers, timestamp ms)."""
+        """A function from an element to its record: (key, value, headers)."""
         annotate = annotates(pcoll)
         fmt, key_of, name = self.value_format, self.key, self.name
 
@@ -340,11 +342,11 @@ class WriteToKafka(Primitive):
             except Exception as e:
                 raise UserCodeError(f"{name}: key function failed on {v!r}: "
                                     f"{type(e).__name__}: {e}"[:500]) from e
-            headers = [(DIFF_HEADER, b"+1" if wv.diff > 0 else b"-1")]
+            headers = [(DIFF_HEADER, b"+1" if wv.diff > 0 else b"-1"),
+                       ("pomset-timestamp", repr(wv.ts / 1_000_000).encode())]
             if annotate:
                 headers += _window_headers(wv)
-            ts = wv.ts // 1000 if 0 <= wv.ts < MAX_MICROS else None
-            return key, value, headers, ts
+            return key, value, headers
         return encode
 
 

@@ -179,14 +179,12 @@ class KafkaOutput:
     def write(self, sink: WriteToKafka, bundle: List[WindowedValue]) -> None:
         self.begin()
         encode, topic, produce = self.encoders[id(sink)], self.topics[id(sink)], self.producer.produce
+        on_delivery = self._on_delivery
         for wv in bundle:
-            key, value, headers, ts = encode(wv)
-            kwargs = {"key": key, "value": value, "headers": headers, "on_delivery": self._on_delivery}
-            if ts is not None:
-                kwargs["timestamp"] = ts
+            key, value, headers = encode(wv)
             while True:
                 try:
-                    produce(topic, **kwargs)
+                    produce(topic, value, key, headers=headers, on_delivery=on_delivery)
                     break
                 except BufferError:
                     self.producer.poll(0.05)
