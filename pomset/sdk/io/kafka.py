@@ -9,7 +9,8 @@ decode is a `DeadLetter` naming its topic, partition and offset.
 
 Watermark: per partition, the largest event time read minus `max_out_of_orderness`; the
 source's is the minimum over partitions, skipping partitions that had no record for
-`idle_timeout` seconds and partitions read to their end; it never goes back.
+`idle_timeout` seconds and partitions read to their end; it never goes back, and while every
+partition is idle it stays where it is (as in Flink: no data says nothing about time).
 
 Writing: the element's value encoded by `value_format`, its key from `key(element)`, and
 headers `pomset-diff` ("+1" for a datum, "-1" for a retraction), `pomset-timestamp` (its event

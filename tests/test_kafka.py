@@ -1,0 +1,256 @@
+"""Kafka end to end on both runners, against the embedded broker (noida-db): the video-sessions
+example's netted output equals the batch answer, also across a killed and restarted run (with
+nothing repeated: exactly once); malformed records go to a dead-letter topic, or fail the run
+naming topic, partition and offset; an idle partition stops holding the watermark back."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+
+import pytest
+
+import pomset as pm
+from pomset.sdk.io.kafka_clients import KafkaReader
+from pomset.windowing import MIN_MICROS
+
+from conftest import runner_flags
+from kafka_util import netted, new_topic, produce, read_topic
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+import video_sessions as vs  # noqa: E402
+
+SPARK_FLAGS = ["--spark_master=local[2]", "--spark_conf=spark.sql.shuffle.partitions=2"]
+
+
+def _topics(bootstrap: str) -> str:
+    prefix = f"{new_topic(bootstrap, 'video', 1)}-"
+    vs.create_topics(bootstrap, list(vs.topics(prefix)) + [f"{prefix}views-dead-letters"])
+    return prefix
+
+
+def _pipeline(bootstrap: str, prefix: str, runner: str, *flags: str) -> list:
+    """The example's pipeline role as a user starts it (so Spark's workers import nothing)."""
+    return [sys.executable, os.path.join(ROOT, "examples", "video_sessions.py"), "--role=pipeline",
+            f"--runner={runner}", f"--bootstrap_servers={bootstrap}", f"--topic_prefix={prefix}",
+            "--quiet", *SPARK_FLAGS, *flags]
+
+
+def _produce_views(bootstrap: str, prefix: str, events: list) -> None:
+    produce(bootstrap, f"{prefix}views", [{"value": e, "key": e["user"].encode()} for e in events])
+
+
+def _check_against_batch(bootstrap: str, prefix: str, events: list) -> list:
+    """The netted sessions and billing topics equal the batch answer; no record is there twice
+    (a repeated pane would carry the same pane index and diff). Returns the session records."""
+    _, sessions_topic, billing_topic = vs.topics(prefix)
+    sessions, billing = vs.batch_answer(events)
+    records = read_topic(bootstrap, sessions_topic)
+    got = netted(records)
+    assert set(got.values()) == {1}
+    assert {(dict(v)["user"], dict(v)["start"], dict(v)["end"], dict(v)["seconds"])
+            for v, _ in got} == sessions
+    billed = netted(read_topic(bootstrap, billing_topic))
+    assert set(billed.values()) == {1}
+    assert dict(billed.keys()) == billing
+    repeats = Counter((m.key(), m.value(), tuple(m.headers())) for m in records)
+    assert max(repeats.values()) == 1, [r for r, n in repeats.items() if n > 1][:3]
+    return records
+
+
+@pytest.mark.parametrize("runner", ["local", "spark"])
+def test_video_sessions_on_kafka_equal_the_batch_answer(kafka_broker, runner):
+    prefix = _topics(kafka_broker)
+    events = [e for _, e in vs.generate(1500, 30, 5, seed=11)]
+    _produce_views(kafka_broker, prefix, events)
+    proc = subprocess.run(_pipeline(kafka_broker, prefix, runner, "--until=latest"),
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    _check_against_batch(kafka_broker, prefix, events)
+
+
+@pytest.mark.parametrize("runner", ["local", "spark"])
+def test_killed_and_restarted_run_writes_each_result_once(kafka_broker, runner, tmp_path):
+    prefix = _topics(kafka_broker)
+    events = [e for _, e in vs.generate(2000, 30, 5, seed=5)]
+    _produce_views(kafka_broker, prefix, events[:1200])
+    flags = [f"--checkpoint_dir={tmp_path / 'checkpoint'}", "--checkpoint_interval=0.5",
+             "--trigger_interval=0.5", "--early_seconds=0.2"]
+    first = subprocess.Popen(_pipeline(kafka_broker, prefix, runner, *flags),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not read_topic(kafka_broker, f"{prefix}sessions"):
+            assert first.poll() is None and time.monotonic() < deadline, "no output committed"
+            time.sleep(0.5)
+        _produce_views(kafka_broker, prefix, events[1200:1600])
+        time.sleep(1.0)   # let it read on, then kill it mid-stream: no chance to clean up
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait()
+    committed = len(read_topic(kafka_broker, f"{prefix}sessions"))
+    _produce_views(kafka_broker, prefix, events[1600:])
+    second = subprocess.run(_pipeline(kafka_broker, prefix, runner, *flags, "--until=latest"),
+                            capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stderr[-3000:]
+    records = _check_against_batch(kafka_broker, prefix, events)
+    assert 0 < committed < len(records)
+    assert any(m.headers()[0] == ("pomset-diff", b"-1") for m in records), "no retractions"
+
+
+BAD_RECORDS = [
+    {"value": b"{not json", "partition": 0},
+    {"value": {"n": 1}, "partition": 0},                       # no timestamp field
+    {"value": {"n": 2, "t": [1]}, "partition": 1},             # a list is not a time
+    {"value": b"\xff\xfe", "partition": 1},                     # not UTF-8
+    {"value": {"n": 3, "t": 5}, "partition": 1, "headers": [("pomset-diff", b"2")]},
+]
+
+
+def _mixed_topic(bootstrap: str) -> str:
+    topic = new_topic(bootstrap, "mixed", 2)
+    good = [{"value": {"n": n, "t": 10 * n}, "partition": n % 2} for n in range(10, 20)]
+    produce(bootstrap, topic, good[:5] + BAD_RECORDS + good[5:])
+    return topic
+
+
+@pytest.mark.parametrize("runner", ["local", "spark-streaming"])
+def test_undecodable_records_go_to_the_dead_letter_topic_and_are_counted(kafka_broker, runner,
+                                                                          request):
+    if runner.startswith("spark"):
+        request.getfixturevalue("spark_session")
+    topic = _mixed_topic(kafka_broker)
+    dead_topic = new_topic(kafka_broker, "dead", 1)
+    with pm.Pipeline(options=pm.PipelineOptions(runner_flags(runner) + ["--quiet"])) as p:
+        good, bad = p | "mixed" >> pm.ReadFromKafka(kafka_broker, topic, timestamp="t",
+                                                    until="latest").with_exception_handling()
+        ns = good | pm.Map(lambda r: r["n"])
+        bad | pm.WriteToKafka(kafka_broker, dead_topic)
+    assert sorted(wv.value for wv in p.result.collect(ns)) == list(range(10, 20))
+    assert p.result.metrics()["mixed"]["dead_lettered"] == 5
+    letters = [json.loads(m.value()) for m in read_topic(kafka_broker, dead_topic)]
+    errors = sorted(letter["error"] for letter in letters)
+    assert len(errors) == 5 and all(e.startswith(f"topic {topic!r} partition ") for e in errors)
+    assert any("partition 0 offset" in e and "not valid JSON" in e for e in errors)
+    assert any("no timestamp field 't'" in e for e in errors)
+    assert any("is a list" in e for e in errors)
+    assert any("not UTF-8" in e for e in errors)
+    assert any("pomset-diff header b'2'" in e for e in errors)
+
+
+@pytest.mark.parametrize("runner", ["local", "spark-streaming"])
+def test_an_undecodable_record_without_a_dead_letter_output_fails_the_run_naming_it(
+        kafka_broker, runner, request):
+    if runner.startswith("spark"):
+        request.getfixturevalue("spark_session")
+    topic = new_topic(kafka_broker, "broken", 1)
+    produce(kafka_broker, topic, [{"value": {"t": 1}}, {"value": b"[oops"}])
+    with pytest.raises(Exception, match=rf"topic '{topic}' partition 0 offset 1: record is not "
+                                        r"valid JSON"):
+        with pm.Pipeline(options=pm.PipelineOptions(runner_flags(runner) + ["--quiet"])) as p:
+            p | pm.ReadFromKafka(kafka_broker, topic, timestamp="t", until="latest")
+
+
+def test_retractions_read_back_as_retractions(kafka_broker):
+    topic = new_topic(kafka_broker, "diffs", 1)
+    produce(kafka_broker, topic, [
+        {"value": ["a", 1], "headers": [("pomset-diff", b"+1")]},
+        {"value": ["a", 1], "headers": [("pomset-diff", b"-1")]},
+        {"value": ["a", 5]}])
+    with pm.Pipeline(options=pm.PipelineOptions(["--quiet"])) as p:
+        read = p | pm.ReadFromKafka(kafka_broker, topic, until="latest")
+    assert [(wv.value, wv.diff) for wv in p.result.collect(read)] == [
+        (["a", 1], 1), (["a", 1], -1), (["a", 5], 1)]
+
+
+def _reader(bootstrap: str, topic: str, idle_timeout) -> KafkaReader:
+    source = pm.ReadFromKafka(bootstrap, topic, timestamp="t", max_out_of_orderness=10,
+                              idle_timeout=idle_timeout)
+    consumer = source.consumer("idle-test")
+    partitions = source.partitions(consumer)
+    return KafkaReader(source, "idle-test", source.start_offsets(consumer, partitions), None,
+                       source.dead_letters("idle", []), consumer)
+
+
+def _read_all(reader: KafkaReader, n: int) -> None:
+    got, deadline = 0, time.monotonic() + 30
+    while got < n and time.monotonic() < deadline:
+        got += len(reader.poll(100, 0.2))
+    assert got == n
+
+
+def test_an_idle_partition_stops_holding_the_watermark_back(kafka_broker):
+    topic = new_topic(kafka_broker, "idle", 2)
+    produce(kafka_broker, topic, [{"value": {"t": t}, "partition": 0} for t in (100, 200, 150)])
+    idle, never = _reader(kafka_broker, topic, 2.0), _reader(kafka_broker, topic, None)
+    for reader in (idle, never):
+        _read_all(reader, 3)
+        assert reader.watermark() == MIN_MICROS   # partition 1 has told nothing yet
+    time.sleep(2.1)
+    assert idle.watermark() == MIN_MICROS       # both idle: it holds where it was
+    produce(kafka_broker, topic, [{"value": {"t": 210}, "partition": 0}])
+    for reader in (idle, never):
+        _read_all(reader, 1)
+    assert idle.watermark() == 200_000_000      # partition 1 idle: 210 - 10 from partition 0
+    assert never.watermark() == MIN_MICROS      # no idle timeout: partition 1 holds it back
+    produce(kafka_broker, topic, [{"value": {"t": 50}, "partition": 1}])
+    _read_all(idle, 1)
+    assert idle.watermark() == 200_000_000      # active again and behind, yet no regression
+    produce(kafka_broker, topic, [{"value": {"t": 400}, "partition": 0},
+                                  {"value": {"t": 300}, "partition": 1}])
+    _read_all(idle, 2)
+    assert idle.watermark() == 290_000_000      # the minimum over both partitions again
+    idle.close()
+    never.close()
+
+
+def test_spark_markers_skip_idle_channels_and_the_reader_marks_idle_partitions(kafka_broker):
+    from pomset.runners.spark import codec
+    from pomset.runners.spark.stateful import _Meta
+    from pomset.runners.spark.stream_sources import KafkaReader as StreamReader
+    meta = _Meta()
+    meta.observe([(0, ("p0", 190, None)), (0, ("p1", codec.IDLE, None))])
+    assert meta.input_wm(0, ["p0", "p1"]) == 190
+    meta.observe([(0, ("p1", 50, None))])
+    assert meta.input_wm(0, ["p0", "p1"]) == 50   # the host keeps its own from going back
+
+    topic = new_topic(kafka_broker, "idle-spark", 2)
+    produce(kafka_broker, topic, [{"value": {"t": 1}, "partition": 0}])
+    source = pm.ReadFromKafka(kafka_broker, topic, timestamp="t", idle_timeout=1.0)
+    channels = {f"{topic}:0": "c0", f"{topic}:1": "c1"}
+    reader = StreamReader(channels, source, "idle", "idle-spark", False, 0.1, True)
+    start = reader.initialOffset()
+    end = reader.latestOffset(start, None)
+    assert end["o"] == {f"{topic}:0": 1, f"{topic}:1": 0}
+    *reads, clock = reader.partitions(start, end)
+    assert [p.value for p in reads] == [("kafka", f"{topic}:0", 0, 1)] and clock.value[1] == []
+    time.sleep(1.1)
+    later = reader.latestOffset(end, None)       # nothing new: a clock tick
+    assert later["tick"] == end["tick"] + 1
+    assert reader.partitions(end, later)[-1].value[1] == [f"{topic}:0", f"{topic}:1"]
+    reader.stop()
+
+
+def test_pomset_kafka_up_and_down(tmp_path):
+    env = dict(os.environ, HOME=str(tmp_path))
+    cli = [sys.executable, "-m", "pomset.cli", "kafka"]
+    up = subprocess.run(cli + ["up"], env=env, capture_output=True, text=True, timeout=60)
+    assert up.returncode == 0, up.stderr
+    servers = up.stdout.strip().rsplit("=", 1)[1]
+    try:
+        topic = new_topic(servers, "cli", 1)
+        produce(servers, topic, [{"value": {"x": 1}}])
+        assert [json.loads(m.value()) for m in read_topic(servers, topic)] == [{"x": 1}]
+        status = subprocess.run(cli + ["status"], env=env, capture_output=True, text=True)
+        assert servers in status.stdout
+    finally:
+        down = subprocess.run(cli + ["down"], env=env, capture_output=True, text=True, timeout=60)
+    assert down.stdout.strip() == "Kafka broker stopped"
+    status = subprocess.run(cli + ["status"], env=env, capture_output=True, text=True)
+    assert status.returncode == 1
