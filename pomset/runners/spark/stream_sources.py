@@ -105,9 +105,9 @@ class StepsReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
 class FilesReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """The files a source's pattern matches, new ones as they appear. Offsets: `n`, how many files (in the order first seen, oldest first within a listing)
-    have been released (at most `max_files` more per micro-batch, if set), and `tick`, bumped
+    have been released (at most `max_files` more per micro-batch, if set), `tick`, bumped
     every `interval_s` without new files so that a marker-only micro-batch moves the
-    processing clock (and set to 1 with the end of the stream, when it ends)."""
+    processing clock, and `end`, true in the micro-batch that ends the stream (when it ends)."""
 
     def __init__(self, channel: str, source: Any, label: str, until_latest: bool,
                  out_of_orderness_us: Optional[int], interval_s: float, real_clock: bool,
@@ -145,11 +145,11 @@ class FilesReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return available if self.max_files is None else min(available, start + self.max_files)
 
     def latestOffset(self, start: dict, limit: Any) -> dict:
-        if self.target is not None:
-            if start["n"] >= self.target and start["tick"] > 0:
+        if self.target is not None:   # `end`: the micro-batch that ends the stream
+            if start["n"] >= self.target and start.get("end"):
                 return start
             n = self._upto(start["n"], self.target)
-            return {"n": n, "tick": int(n == self.target)}   # tick 1: the end was released
+            return {"n": n, "tick": start["tick"], "end": n == self.target}
         self._list()
         if len(self.files) > start["n"]:
             self.last_tick = time.monotonic()
@@ -162,7 +162,7 @@ class FilesReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def partitions(self, start: dict, end: dict) -> List[InputPartition]:
         if len(self.files) < end["n"]:   # restarted: the files released before, in name order
             self._list()
-        ends = self.target is not None and end["n"] == self.target
+        ends = bool(end.get("end"))
         parts = [InputPartition(("file", path)) for path in self.files[start["n"]:end["n"]]]
         return parts + [InputPartition(("clock", MAX_MICROS if ends else MIN_MICROS))]
 
@@ -207,13 +207,17 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """A `ReadFromKafka`'s partitions. Offsets: `o`, the next offset of each partition
     ("topic:partition" -> offset, the broker's latest when a micro-batch is planned), and
     `tick`, bumped every `interval_s` without new records (a marker-only micro-batch that
-    moves the clock and tells which partitions went idle), and set to 1 once the offsets
-    latest at the start have been released, when the read ends there.
+    moves the clock and tells which partitions went idle) and with the micro-batch that
+    releases the offsets latest at the start, when the read ends there (that one says every
+    partition finished).
 
     Each partition is a channel of its own: a task reads its offset range and ends with a
     marker of its largest event time less the allowed out-of-orderness; the micro-batch's
     clock task marks partitions idle for longer than the source's `idle_timeout` (`IDLE`)
-    and partitions read to their end (the end of time)."""
+    and partitions read to their end (the end of time). What that task says (the clock, the
+    idle and the finished partitions) is decided when the micro-batch is planned and kept in
+    its end offset, so a micro-batch Spark runs again after a restart computes exactly what it
+    computed before: the output it committed to Kafka then stays consistent with the state."""
 
     def __init__(self, channels: Dict[str, str], source: Any, label: str, group_id: str,
                  until_latest: bool, interval_s: float, real_clock: bool) -> None:
@@ -248,42 +252,48 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self.target = {_name(p): o for p, o in ends.items()}
 
     def latestOffset(self, start: dict, limit: Any) -> dict:
-        if self.target is not None:
-            if start["tick"] > 0:
-                return start
-            return {"o": {p: max(o, start["o"].get(p, 0)) for p, o in self.target.items()},
-                    "tick": 1}
+        offsets, tick = self._next(start)
+        if offsets == start["o"] and tick == start["tick"]:
+            return start
+        now = time.monotonic()
+        for name, stop in offsets.items():
+            if stop > start["o"].get(name, stop):
+                self.active_at[name] = now
+        idle_s = None if self.source.idle_us is None else self.source.idle_us / 1e6
+        finished = [n for n, stop in offsets.items()
+                    if self.target is not None and stop >= self.target[n]]
+        idle = [n for n in offsets if n not in finished and idle_s is not None
+                and now - self.active_at[n] >= idle_s]
+        return {"o": offsets, "tick": tick, "clock": now_micros() if self.real_clock else None,
+                "idle": idle, "finished": finished}
+
+    def _next(self, start: dict) -> tuple:
+        """The offsets and tick of the next micro-batch (the start's when there is none)."""
+        if self.target is not None:   # one micro-batch to the target, which ends the read
+            offsets = {p: max(o, start["o"].get(p, 0)) for p, o in self.target.items()}
+            if offsets == start["o"] and len(start.get("finished", ())) == len(offsets):
+                return start["o"], start["tick"]
+            return offsets, start["tick"] + 1
         ends = {_name(p): o for p, o in
                 self.source.end_offsets(self.consumer, self.partitions_).items()}
         moved = {p: max(o, start["o"].get(p, 0)) for p, o in ends.items()}
         if moved != start["o"]:
             self.last_tick = time.monotonic()
-            return {"o": moved, "tick": start["tick"]}
+            return moved, start["tick"]
         if time.monotonic() - self.last_tick >= self.interval_s:
             self.last_tick = time.monotonic()
-            return {"o": start["o"], "tick": start["tick"] + 1}
-        return start
+            return start["o"], start["tick"] + 1
+        return start["o"], start["tick"]
 
     def partitions(self, start: dict, end: dict) -> List[InputPartition]:
-        now = time.monotonic()
-        parts, idle, finished = [], [], []
-        idle_s = None if self.source.idle_us is None else self.source.idle_us / 1e6
-        for name, stop in end["o"].items():
-            first = start["o"].get(name, stop)
-            if stop > first:
-                self.active_at[name] = now
-                parts.append(InputPartition(("kafka", name, first, stop)))
-            if self.target is not None and stop >= self.target[name]:
-                finished.append(name)
-            elif idle_s is not None and now - self.active_at[name] >= idle_s:
-                idle.append(name)
-        return parts + [InputPartition(("clock", idle, finished))]
+        parts = [InputPartition(("kafka", name, start["o"].get(name, stop), stop))
+                 for name, stop in end["o"].items() if stop > start["o"].get(name, stop)]
+        return parts + [InputPartition(("clock", end["clock"], end["idle"], end["finished"]))]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         kind = partition.value[0]
         if kind == "clock":
-            _, idle, finished = partition.value
-            clock = now_micros() if self.real_clock else None
+            _, clock, idle, finished = partition.value
             first = next(iter(self.channels.values()))
             markers = ([codec.marker(first, MIN_MICROS, clock)]
                        + [codec.marker(self.channels[p], codec.IDLE, None) for p in idle]

@@ -1,0 +1,597 @@
+"""pomset on Kafka, the video-sessions example (`examples/video_sessions.py`) on the local and
+the Spark runner: sustained throughput over a pre-filled topic, and end-to-end latency at a
+fixed input rate. Everything talks to one embedded broker (`pomset.broker.EmbeddedKafka`,
+noida-db) on this machine; the pipeline always runs as a user starts it, in a subprocess of its
+own (`python examples/video_sessions.py --role=pipeline ...`), exactly once (`--checkpoint_dir`,
+so both runners write their output in Kafka transactions), early panes every
+`--early-seconds`.
+
+Input: `video_sessions.generate(N, users, ads, seed)` (default 10,000 users, 20 ads): views
+over 6 hours of event time in arrival order (up to 3 minutes out of order, a tenth of the users
+uploading half their views 1-3 hours late), keyed by user, into a 3-partition `views` topic.
+
+1. Throughput. N events are produced into the topic first (not timed); then the pipeline runs
+   with `--until=latest` (it reads up to the offsets latest at its start, fires everything and
+   exits). Reported: wall time from spawning the process to its exit, and the same without
+   start-up and shutdown, read from the files the run writes into its checkpoint directory:
+   start-up ends when the run is ready to read (local: the checkpoint directory's
+   `pomset.json`, written once the pipeline is built; Spark: the query's first offsets file,
+   `offsets/0`, written when the first micro-batch is planned, after the JVM, the
+   SparkSession (`pomset.json`, a part reported separately) and the query started); processing
+   ends at the run's last checkpoint (local: the last `epoch-*.pkl`; Spark: the last
+   `commits/N`, written after its micro-batch's Kafka transaction committed). events/s
+   (processing) = N / that processing time. On Spark `--until=latest` is `availableNow` and
+   the Kafka source offers everything up to the target offsets at once, so the whole input is
+   one micro-batch. Checked, or the benchmark fails: the netted billing topic (per ad, the sum
+   of value x pomset-diff over the committed records) equals `batch_answer`'s billing, and the
+   netted sessions topic equals its sessions (every count 1).
+
+2. Latency. `--warmup-events` (1,000) events are put in the topic, then the pipeline is
+   started without `--until` (it runs until SIGINT); once it has made its first commit
+   (local: the first `epoch-*.pkl`; Spark: `commits/0`, the micro-batch of the warm-up events,
+   so its start-up and first-batch costs are over), the measured events are produced at a fixed rate R for
+   `--latency-seconds` (R defaults to half the runner's measured events/s (processing),
+   capped at `--max-rate`), and a read_committed consumer in this process reads the
+   `sessions` and `billing` topics, noting when (monotonic clock) each record arrived. The
+   latency of an event is the time from its produce call to the arrival of the first
+   committed session record that includes it. A session record (user, start, end, seconds)
+   includes exactly the user's events the pipeline had read with event time in
+   [start, end - gap]; the pipeline reads a user's events in produce order (one key, one
+   partition), so those are a prefix (in produce order) of the user's events in that range,
+   the one whose seconds add up to the record's `seconds` (each view counts >= 5 s, so at
+   most one prefix does). The produce times are kept in this process rather than in the
+   events (a pane carries no field of its events). Records matching no prefix would be
+   counted as unmatched (0 expected). Reported: p50/p90/p99/max over all measured events
+   (the warm-up events are left out), the rate
+   actually achieved, and the drain: from the last produce call until the billing totals
+   equal the batch answer (which the run must reach within `--drain-timeout`, or fail); then
+   the pipeline is stopped with SIGINT to its process group (killed after 60 s).
+
+Latency includes the commit interval (a record is visible to a read_committed consumer only
+once its transaction commits: every `--checkpoint-interval` s on the local runner, every
+micro-batch, at most every `--trigger-interval` s, on Spark), the early-pane delay, and the
+benchmark's own producer and consumer (up to 50 ms of polling), which share the 2 cores with
+the broker and the pipeline.
+
+    .venv/bin/python benchmarks/kafka_streaming.py                    # writes BENCHMARKS.md
+    .venv/bin/python benchmarks/kafka_streaming.py --local-events 20000 --spark-events 10000 \
+        --latency-seconds 15 --no-write
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import uuid
+from collections import Counter, defaultdict
+from typing import Any, Dict, List, Optional, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+EXAMPLE = os.path.join(ROOT, "examples", "video_sessions.py")
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+BEGIN, END = "<!-- kafka-streaming-results:begin -->", "<!-- kafka-streaming-results:end -->"
+CAP = {"fetch.max.bytes": 1 << 20, "max.partition.fetch.bytes": 1 << 20}
+
+import video_sessions as vs  # noqa: E402
+from pomset.sdk.io.base import event_time_micros  # noqa: E402
+from spark_vs_native import write_results  # noqa: E402
+
+
+class BenchmarkError(RuntimeError):
+    pass
+
+
+# --- the pipeline process -----------------------------------------------------------------------
+
+def pipeline_command(runner: str, servers: str, prefix: str, checkpoint: str, until: bool,
+                     args: argparse.Namespace) -> List[str]:
+    cmd = [sys.executable, EXAMPLE, "--role=pipeline", f"--runner={runner}", "--quiet",
+           f"--bootstrap_servers={servers}", f"--topic_prefix={prefix}",
+           f"--early_seconds={args.early_seconds}", f"--gap_minutes={args.gap_minutes}",
+           f"--checkpoint_dir={checkpoint}"]
+    if runner == "local":
+        cmd.append(f"--checkpoint_interval={args.checkpoint_interval}")
+    else:
+        cmd += ["--spark_master=local[2]", "--spark_conf=spark.sql.shuffle.partitions=2",
+                f"--trigger_interval={args.trigger_interval}"]
+    if until:
+        cmd.append("--until=latest")
+    return cmd
+
+
+class Pipeline:
+    """The pipeline role in a process group of its own, its output in a log file."""
+
+    def __init__(self, cmd: List[str], workdir: str) -> None:
+        self.log_path = os.path.join(workdir, "pipeline.log")
+        with open(self.log_path, "wb") as log:
+            self.spawned = time.time()
+            self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, start_new_session=True)
+        self.exited: Optional[float] = None
+
+    def poll(self) -> Optional[int]:
+        rc = self.proc.poll()
+        if rc is not None and self.exited is None:
+            self.exited = time.time()
+        return rc
+
+    def wait(self, timeout: float) -> Optional[int]:
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        self.poll()
+        return rc
+
+    def stop(self, grace: float = 60.0) -> Tuple[Optional[int], float, bool]:
+        """SIGINT to the process group, SIGKILL after `grace` s: (exit code, seconds to exit,
+        whether it had to be killed)."""
+        sent = time.time()
+        if self.poll() is None:
+            self._signal(signal.SIGINT)
+        rc = self.wait(grace)
+        killed = rc is None
+        if killed:
+            self._signal(signal.SIGKILL)
+            rc = self.wait(30)
+        self._signal(signal.SIGKILL)   # what is left of its group (Spark's Python workers)
+        return rc, (self.exited or time.time()) - sent, killed
+
+    def _signal(self, sig: int) -> None:
+        try:
+            os.killpg(self.proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def log_tail(self, chars: int = 3000) -> str:
+        with open(self.log_path, errors="replace") as f:
+            return f.read()[-chars:]
+
+
+def _mtime(path: str) -> Optional[float]:
+    try:
+        return os.stat(path).st_mtime
+    except FileNotFoundError:
+        return None
+
+
+def _numbered(directory: str) -> Dict[int, float]:
+    """Spark checkpoint files named by batch id (offsets/N, commits/N) -> mtime."""
+    if not os.path.isdir(directory):
+        return {}
+    return {int(f): os.stat(os.path.join(directory, f)).st_mtime
+            for f in os.listdir(directory) if f.isdigit()}
+
+
+def _epochs(directory: str) -> Dict[str, float]:
+    if not os.path.isdir(directory):
+        return {}
+    return {f: os.stat(os.path.join(directory, f)).st_mtime
+            for f in os.listdir(directory) if f.startswith("epoch-") and f.endswith(".pkl")}
+
+
+def ready(runner: str, checkpoint: str) -> bool:
+    """Whether the run has made its first commit."""
+    if runner == "local":
+        return bool(_epochs(checkpoint))
+    return 0 in _numbered(os.path.join(checkpoint, "commits"))
+
+
+# --- Kafka helpers ------------------------------------------------------------------------------
+
+def fresh_topics(servers: str, tag: str) -> str:
+    prefix = f"bench-{tag}-{uuid.uuid4().hex[:6]}-"
+    views, sessions, billing = vs.topics(prefix)
+    vs.create_topics(servers, [views, sessions, billing, f"{views}-dead-letters"])
+    return prefix
+
+
+def producer(servers: str) -> Any:
+    from confluent_kafka import Producer
+    return Producer({"bootstrap.servers": servers, "enable.idempotence": True, "linger.ms": 5})
+
+
+def produce_all(servers: str, topic: str, events: List[dict]) -> None:
+    p = producer(servers)
+    for e in events:
+        while True:
+            try:
+                p.produce(topic, key=e["user"].encode(), value=json.dumps(e).encode())
+                break
+            except BufferError:
+                p.poll(0.05)
+        p.poll(0)
+    if p.flush(120):
+        raise BenchmarkError(f"could not produce the input to {topic}")
+
+
+def consumer(servers: str, topics: List[str], eof: bool) -> Any:
+    from confluent_kafka import Consumer, TopicPartition
+    c = Consumer(dict(CAP, **{"bootstrap.servers": servers, "group.id": f"bench-{uuid.uuid4().hex}",
+                              "isolation.level": "read_committed", "enable.auto.commit": False,
+                              "enable.partition.eof": eof}))
+    meta = c.list_topics(timeout=10).topics
+    c.assign([TopicPartition(t, p, 0) for t in topics for p in sorted(meta[t].partitions)])
+    return c
+
+
+def _diff(msg: Any) -> int:
+    value = dict(msg.headers() or ()).get("pomset-diff")
+    if value not in (b"+1", b"-1"):
+        raise BenchmarkError(f"a record of {msg.topic()} has pomset-diff {value!r}")
+    return 1 if value == b"+1" else -1
+
+
+def read_outputs(servers: str, prefix: str, timeout: float = 300.0) -> Tuple[Counter, Dict[str, int], int]:
+    """The committed sessions and billing records, netted: (sessions as a multiset of
+    (user, start µs, end µs, seconds), billing per ad, how many records there were)."""
+    from confluent_kafka import KafkaError
+    _, sessions_topic, billing_topic = vs.topics(prefix)
+    c = consumer(servers, [sessions_topic, billing_topic], eof=True)
+    open_parts = {(tp.topic, tp.partition) for tp in c.assignment()}
+    sessions: Counter = Counter()
+    billing: Dict[str, int] = defaultdict(int)
+    records = 0
+    deadline = time.monotonic() + timeout
+    try:
+        while open_parts:
+            if time.monotonic() > deadline:
+                raise BenchmarkError(f"the output topics did not reach their end: {open_parts}")
+            for m in c.consume(5000, 0.5):
+                if m.error():
+                    if m.error().code() == KafkaError._PARTITION_EOF:
+                        open_parts.discard((m.topic(), m.partition()))
+                    continue
+                records += 1
+                diff = _diff(m)
+                value = json.loads(m.value())
+                if m.topic() == billing_topic:
+                    ad, seconds = value
+                    billing[ad] += diff * seconds
+                else:
+                    sessions[(value["user"], round(value["start"] * 1e6),
+                              round(value["end"] * 1e6), value["seconds"])] += diff
+    finally:
+        c.close()
+    return (Counter({k: n for k, n in sessions.items() if n}),
+            {ad: s for ad, s in billing.items() if s}, records)
+
+
+def expected(events: List[dict], gap_minutes: float) -> Tuple[Counter, Dict[str, int]]:
+    sessions, billing = vs.batch_answer(events, gap_minutes)
+    return (Counter((u, round(s * 1e6), round(e * 1e6), n) for u, s, e, n in sessions),
+            {ad: s for ad, s in billing.items() if s})
+
+
+# --- 1. throughput ------------------------------------------------------------------------------
+
+def throughput(runner: str, servers: str, n: int, args: argparse.Namespace) -> Dict[str, Any]:
+    prefix = fresh_topics(servers, f"tp-{runner}")
+    events = [e for _, e in vs.generate(n, args.users, args.ads, args.seed)]
+    produce_all(servers, vs.topics(prefix)[0], events)
+    workdir = tempfile.mkdtemp(prefix=f"bench-kafka-{runner}-")
+    checkpoint = os.path.join(workdir, "checkpoint")
+    print(f"[{runner}] throughput: {n:,} events in the topic, running the pipeline "
+          f"with --until=latest", flush=True)
+    p = Pipeline(pipeline_command(runner, servers, prefix, checkpoint, True, args), workdir)
+    try:
+        rc = p.wait(args.timeout)
+        if rc is None:
+            p.stop(10)
+            raise BenchmarkError(f"[{runner}] the pipeline did not finish within {args.timeout:.0f}s:\n"
+                                 + p.log_tail())
+        if rc != 0:
+            raise BenchmarkError(f"[{runner}] the pipeline exited with {rc}:\n" + p.log_tail())
+        spawned, exited = p.spawned, p.exited
+        built = _mtime(os.path.join(checkpoint, "pomset.json"))
+        if runner == "local":
+            epochs = _epochs(checkpoint)
+            ready_at, done_at = built, max(epochs.values())
+            state_bytes = sum(os.path.getsize(os.path.join(checkpoint, f)) for f in epochs)
+            batches = None
+        else:
+            offsets = _numbered(os.path.join(checkpoint, "offsets"))
+            commits = _numbered(os.path.join(checkpoint, "commits"))
+            ready_at, done_at = offsets[min(offsets)], commits[max(commits)]
+            state_bytes = None
+            batches = len(commits)
+        got_sessions, got_billing, records = read_outputs(servers, prefix)
+    finally:
+        p.stop(10)   # nothing left of its process group
+        shutil.rmtree(workdir, ignore_errors=True)
+    want_sessions, want_billing = expected(events, args.gap_minutes)
+    processing = done_at - ready_at
+    out = dict(runner=runner, events=n, wall=exited - spawned, startup=ready_at - spawned,
+               session=(built - spawned) if runner == "spark" else None, processing=processing,
+               shutdown=exited - done_at, rate_wall=n / (exited - spawned),
+               rate=n / processing, records=records, batches=batches, state_bytes=state_bytes,
+               billing_ok=got_billing == want_billing,
+               sessions_ok=got_sessions == want_sessions,
+               sessions=len(want_sessions))
+    print(f"[{runner}] {n:,} events: {out['wall']:.1f}s start to exit ({out['rate_wall']:,.0f} "
+          f"events/s), start-up {out['startup']:.1f}s, processing {processing:.1f}s "
+          f"({out['rate']:,.0f} events/s" + (f", {batches} micro-batches" if batches else "")
+          + f"), shutdown {out['shutdown']:.1f}s; {records:,} output records; "
+          + (f"final checkpoint {state_bytes / 1e6:.1f} MB; " if state_bytes else "")
+          + f"billing = batch: {out['billing_ok']}, sessions = batch: {out['sessions_ok']}",
+          flush=True)
+    if not out["billing_ok"]:
+        diff = {ad: (got_billing.get(ad), want_billing.get(ad))
+                for ad in sorted(set(got_billing) | set(want_billing))
+                if got_billing.get(ad) != want_billing.get(ad)}
+        print(f"[{runner}] BILLING DIFFERS (ad: (netted topic, batch answer)): {diff}")
+    if not out["sessions_ok"]:
+        extra = got_sessions - want_sessions
+        missing = want_sessions - got_sessions
+        print(f"[{runner}] SESSIONS DIFFER: {sum(extra.values())} netted records not in the "
+              f"batch answer (e.g. {list(extra.items())[:3]}), {sum(missing.values())} sessions "
+              f"missing (e.g. {list(missing)[:3]})")
+    return out
+
+
+# --- 2. latency ---------------------------------------------------------------------------------
+
+def latency(runner: str, servers: str, rate: float, args: argparse.Namespace) -> Dict[str, Any]:
+    n, w = int(rate * args.latency_seconds), args.warmup_events
+    prefix = fresh_topics(servers, f"lat-{runner}")
+    views_topic, sessions_topic, billing_topic = vs.topics(prefix)
+    stream = [e for _, e in vs.generate(w + n, args.users, args.ads, args.seed + 1)]
+    warmup, events = stream[:w], stream[w:]
+    _, want_billing = expected(stream, args.gap_minutes)
+    produce_all(servers, views_topic, warmup)   # read by the first micro-batch / epoch
+    workdir = tempfile.mkdtemp(prefix=f"bench-kafka-{runner}-")
+    checkpoint = os.path.join(workdir, "checkpoint")
+    p = Pipeline(pipeline_command(runner, servers, prefix, checkpoint, False, args), workdir)
+    try:
+        deadline = time.monotonic() + args.timeout
+        while not ready(runner, checkpoint):
+            if p.poll() is not None or time.monotonic() > deadline:
+                raise BenchmarkError(f"[{runner}] the pipeline did not start:\n" + p.log_tail())
+            time.sleep(0.1)
+        print(f"[{runner}] latency: pipeline ready after {time.time() - p.spawned:.1f}s; "
+              f"producing {n:,} events at {rate:,.0f}/s", flush=True)
+        c = consumer(servers, [sessions_topic, billing_topic], eof=False)
+        produced_at = [0.0] * n
+        done: List[float] = []
+
+        def produce_at_rate() -> None:
+            prod = producer(servers)
+            start = time.monotonic()
+            for i, e in enumerate(events):
+                pause = start + i / rate - time.monotonic()
+                if pause > 0.001:
+                    time.sleep(pause)
+                value, key = json.dumps(e).encode(), e["user"].encode()
+                produced_at[i] = time.monotonic()
+                while True:
+                    try:
+                        prod.produce(views_topic, key=key, value=value)
+                        break
+                    except BufferError:
+                        prod.poll(0.01)
+                prod.poll(0)
+            prod.flush(120)
+            done.append(time.monotonic())
+
+        thread = threading.Thread(target=produce_at_rate, daemon=True)
+        thread.start()
+        records: List[tuple] = []   # (arrival, user, start µs, end µs, seconds) of +1 session records
+        totals: Dict[str, int] = defaultdict(int)
+        converged_at: Optional[float] = None
+        give_up: Optional[float] = None
+        try:
+            while True:
+                msgs = c.consume(5000, 0.05)
+                now = time.monotonic()
+                for m in msgs:
+                    if m.error():
+                        continue
+                    diff = _diff(m)
+                    if m.topic() == billing_topic:
+                        ad, seconds = json.loads(m.value())
+                        totals[ad] += diff * seconds
+                    elif diff > 0:
+                        s = json.loads(m.value())
+                        records.append((now, s["user"], round(s["start"] * 1e6),
+                                        round(s["end"] * 1e6), s["seconds"]))
+                if done:
+                    give_up = give_up or done[0] + args.drain_timeout
+                    if converged_at is None and \
+                            {ad: s for ad, s in totals.items() if s} == want_billing:
+                        converged_at = now
+                    if converged_at is not None and now > converged_at + 3:
+                        break   # the session records of the last transactions are in too
+                    if now > give_up:
+                        break
+                if p.poll() is not None:
+                    raise BenchmarkError(f"[{runner}] the pipeline exited with {p.poll()}:\n"
+                                         + p.log_tail())
+        finally:
+            c.close()
+        commits = _numbered(os.path.join(checkpoint, "commits"))
+    finally:
+        rc, stop_s, killed = p.stop(60)
+        shutil.rmtree(workdir, ignore_errors=True)
+    first, last = produced_at[0], produced_at[-1]
+    lat, unmatched = event_latencies(stream, [0.0] * w + produced_at, records,
+                                     args.gap_minutes, skip=w)
+    lat.sort()
+
+    def pct(q: float) -> float:
+        return lat[min(len(lat) - 1, int(q * len(lat)))] if lat else float("nan")
+    periods = sorted(b - a for a, b in zip(sorted(commits.values()), sorted(commits.values())[1:]))
+    out = dict(runner=runner, rate=rate, events=n, achieved=n / max(last - first, 1e-9),
+               seen=len(lat), unmatched=unmatched, p50=pct(0.5), p90=pct(0.9), p99=pct(0.99),
+               max=lat[-1] if lat else float("nan"), converged=converged_at is not None,
+               drain=(converged_at - last) if converged_at is not None else None,
+               stop_rc=rc, stop_s=stop_s, killed=killed,
+               batches=max(commits) + 1 if commits else None,
+               batch_period=periods[len(periods) // 2] if periods else None)
+    print(f"[{runner}] latency at {rate:,.0f} events/s (achieved {out['achieved']:,.0f}): "
+          f"{len(lat):,}/{n:,} events seen, p50 {out['p50']:.2f}s p90 {out['p90']:.2f}s "
+          f"p99 {out['p99']:.2f}s max {out['max']:.2f}s; {unmatched} unmatched records; "
+          f"billing converged: {out['converged']}"
+          + (f" {out['drain']:.1f}s after the last event" if out["drain"] is not None else "")
+          + f"; SIGINT: exit {rc} after {stop_s:.1f}s" + (" (killed)" if killed else ""),
+          flush=True)
+    return out
+
+
+def event_latencies(events: List[dict], produced_at: List[float], records: List[tuple],
+                    gap_minutes: float, skip: int = 0) -> Tuple[List[float], int]:
+    """Per event after the first `skip` (the warm-up), arrival of the first session record
+    including it minus its produce time (see the module docstring); and how many records
+    matched no prefix."""
+    gap_us = round(gap_minutes * 60 * 1_000_000)
+    by_user: Dict[str, list] = defaultdict(list)
+    for i, (e, t) in enumerate(zip(events, produced_at)):
+        by_user[e["user"]].append([event_time_micros(e["t"]), e["seconds"], t, None, i >= skip])
+    unmatched = 0
+    for arrival, user, start, end, seconds in records:
+        lo, hi = start, end - gap_us
+        total, included = 0, []
+        for ev in by_user.get(user, ()):
+            if lo <= ev[0] <= hi:
+                total += ev[1]
+                included.append(ev)
+                if total >= seconds:
+                    break
+        if total != seconds:
+            unmatched += 1
+            continue
+        for ev in included:
+            if ev[3] is None:
+                ev[3] = arrival
+    return [ev[3] - ev[2] for evs in by_user.values() for ev in evs
+            if ev[4] and ev[3] is not None], unmatched
+
+
+# --- the report ---------------------------------------------------------------------------------
+
+def report(args: argparse.Namespace, tps: List[dict], lats: List[dict]) -> str:
+    import importlib.metadata as md
+    spark = md.version("pyspark")
+    lines = [
+        f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/kafka_streaming.py` "
+        f"(`{' '.join(sys.argv[1:]) or 'defaults'}`): {args.users:,} users, {args.ads} ads, "
+        f"session gap {args.gap_minutes:g} min, early panes every {args.early_seconds:g} s, "
+        f"seed {args.seed}; exactly once (`--checkpoint_dir`); local runner "
+        f"`--checkpoint_interval={args.checkpoint_interval:g}`; Spark `--spark_master=local[2]` "
+        f"`--spark_conf=spark.sql.shuffle.partitions=2` `--trigger_interval={args.trigger_interval:g}`.",
+        "",
+        f"Machine: {os.cpu_count()} cores, {platform.system()} {platform.release()}, Python "
+        f"{platform.python_version()}, Spark {spark}, confluent-kafka {md.version('confluent-kafka')}, "
+        f"embedded broker noida-db {md.version('noida-db')} (broker, pipeline and the benchmark's "
+        f"producer and consumer on the same 2 cores).",
+        "",
+        "Throughput (`--until=latest` over a pre-filled topic):",
+        "",
+        "| runner | events | start to exit | events/s | start-up | processing | events/s (processing) | shutdown | output records | billing = batch | sessions = batch |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for t in tps:
+        startup = f"{t['startup']:.1f} s"
+        if t["session"] is not None:
+            startup += f" ({t['session']:.1f} s session)"
+        lines.append(
+            f"| {t['runner']} | {t['events']:,} | {t['wall']:.1f} s | {t['rate_wall']:,.0f} | "
+            f"{startup} | {t['processing']:.1f} s | **{t['rate']:,.0f}** | {t['shutdown']:.1f} s | "
+            f"{t['records']:,} | {'yes' if t['billing_ok'] else 'NO'} | "
+            f"{'yes' if t['sessions_ok'] else 'NO'} ({t['sessions']:,} sessions) |")
+    lines += [
+        "",
+        f"Latency (events produced at a fixed rate for {args.latency_seconds:g} s; latency of an "
+        f"event = produce call to the arrival of the first committed session record that includes it):",
+        "",
+        "| runner | commits every | rate (achieved) | events | p50 | p90 | p99 | max | drain | events seen | billing = batch |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for x in lats:
+        commit = (f"{args.checkpoint_interval:g} s (epoch)" if x["runner"] == "local" else
+                  f"micro-batch ({args.trigger_interval:g} s trigger"
+                  + (f", median {x['batch_period']:.1f} s apart" if x["batch_period"] else "") + ")")
+        lines.append(
+            f"| {x['runner']} | {commit} | {x['rate']:,.0f}/s ({x['achieved']:,.0f}) | "
+            f"{x['events']:,} | **{x['p50']:.2f} s** | {x['p90']:.2f} s | **{x['p99']:.2f} s** | "
+            f"{x['max']:.2f} s | " + (f"{x['drain']:.1f} s" if x["drain"] is not None else "-")
+            + f" | {x['seen']:,} ({x['unmatched']} unmatched records) | "
+            f"{'yes' if x['converged'] else 'NO'} |")
+    stops = ", ".join(f"{x['runner']} exited with {x['stop_rc']} {x['stop_s']:.1f} s after SIGINT"
+                      + (" (killed)" if x["killed"] else "") for x in lats)
+    lines += ["", f"- *drain*: from the last produce call until the netted billing topic equals "
+                  f"the batch answer. Stopping: {stops}."]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runners", default="local,spark")
+    ap.add_argument("--local-events", type=int, default=200_000)
+    ap.add_argument("--spark-events", type=int, default=100_000)
+    ap.add_argument("--users", type=int, default=10_000)
+    ap.add_argument("--ads", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--gap-minutes", type=float, default=30.0)
+    ap.add_argument("--early-seconds", type=float, default=1.0)
+    ap.add_argument("--checkpoint-interval", type=float, default=1.0,
+                    help="local runner: seconds per epoch (commit)")
+    ap.add_argument("--trigger-interval", type=float, default=1.0,
+                    help="spark runner: seconds between micro-batch starts")
+    ap.add_argument("--latency-seconds", type=float, default=60.0)
+    ap.add_argument("--max-rate", type=float, default=5000.0)
+    ap.add_argument("--warmup-events", type=int, default=1000,
+                    help="latency: events in the topic before the pipeline starts, not measured")
+    ap.add_argument("--local-rate", type=float, default=None, help="default: half the throughput")
+    ap.add_argument("--spark-rate", type=float, default=None, help="default: half the throughput")
+    ap.add_argument("--drain-timeout", type=float, default=180.0)
+    ap.add_argument("--timeout", type=float, default=900.0, help="per pipeline run")
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args()
+    from pomset.broker import EmbeddedKafka
+    broker = EmbeddedKafka()
+    servers = broker.start()
+    tps, lats, errors = [], [], []
+    try:
+        for runner in args.runners.split(","):
+            try:
+                t = throughput(runner, servers, getattr(args, f"{runner}_events"), args)
+                tps.append(t)
+                if not t["billing_ok"]:
+                    continue
+                rate = (getattr(args, f"{runner}_rate")
+                        or min(args.max_rate, round(t["rate"] / 2, -1)))
+                lats.append(latency(runner, servers, rate, args))
+            except Exception as e:
+                traceback.print_exc()
+                errors.append(f"{runner}: {type(e).__name__}: {str(e)[:300]}")
+    finally:
+        broker.stop()
+    text = report(args, tps, lats)
+    print()
+    print(text)
+    failures = errors + ([f"{t['runner']}: the netted billing topic differs from the batch answer"
+                 for t in tps if not t["billing_ok"]]
+                + [f"{t['runner']}: the netted sessions topic differs from the batch answer"
+                   for t in tps if not t["sessions_ok"]]
+                + [f"{x['runner']}: the billing totals did not reach the batch answer within "
+                   f"{args.drain_timeout:g}s of the last event" for x in lats if not x["converged"]])
+    if failures:
+        sys.exit("FAILED: " + "; ".join(failures))
+    if not args.no_write:
+        write_results(os.path.join(ROOT, "BENCHMARKS.md"), text, BEGIN, END)
+
+
+if __name__ == "__main__":
+    main()
