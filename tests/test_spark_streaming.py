@@ -104,7 +104,7 @@ def test_each_step_runs_once_whatever_reads_its_output(spark_session):
     targets = [sums, doubled, total]
     from pomset.runners.spark import stream_sources
     stream_sources.register(spark_session)
-    bus = StreamingPlan(spark_session, p, targets, 2, p.options).build()
+    bus = StreamingPlan(spark_session, p, targets, 2, p.options, "test-run").build()
     plan = bus._jdf.queryExecution().analyzed().toString()
     stateful = [n.label for n in p.nodes
                 if isinstance(n.transform, pm.GroupByKey) or n.side_inputs]
