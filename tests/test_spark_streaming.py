@@ -124,11 +124,16 @@ def test_a_file_stream_releases_files_as_they_come_and_ends_when_told(tmp_path):
                          interval_s=1.0, real_clock=True, max_files=2)
     (tmp_path / "d.jsonl").write_text('{"t": 2}\n')   # after the start: not read
     first = ending.latestOffset(ending.initialOffset(), None)
-    assert first == {"n": 2, "tick": 0}
+    assert first == {"n": 2, "tick": 0, "end": False}
     second = ending.latestOffset(first, None)
-    assert second == {"n": 3, "tick": 1} and ending.latestOffset(second, None) == second
+    assert second == {"n": 3, "tick": 0, "end": True} and ending.latestOffset(second, None) == second
     clocks = [p.value for p in ending.partitions(first, second) if p.value[0] == "clock"]
     assert clocks == [("clock", MAX_MICROS)]   # the end of time with the last file
+    # resumed from an endless run's checkpoint (heartbeats counted, every file read): it
+    # still ends with a micro-batch that says so
+    resumed = ending.latestOffset({"n": 3, "tick": 7}, None)
+    assert resumed == {"n": 3, "tick": 7, "end": True}
+    assert [p.value for p in ending.partitions({"n": 3, "tick": 7}, resumed)] == [("clock", MAX_MICROS)]
 
     endless = FilesReader("s0", source, "R", until_latest=False, out_of_orderness_us=None,
                           interval_s=3600.0, real_clock=True, max_files=None)
