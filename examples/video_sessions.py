@@ -29,6 +29,7 @@ import random
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -264,9 +265,10 @@ def demo(options: VideoOptions, argv: List[str]) -> int:
                             f"{views_topic}-dead-letters"])
     events = generate(options.events, options.users, options.ads, options.seed)
     _, expected = batch_answer([e for _, e in events], options.gap_minutes)
+    log = tempfile.TemporaryFile(mode="w+")   # the pipeline's stderr, shown if it fails
     child = subprocess.Popen([sys.executable, os.path.abspath(__file__), *argv, "--role=pipeline",
                               f"--bootstrap_servers={servers}", f"--topic_prefix={prefix}"],
-                             start_new_session=True)
+                             stderr=log, start_new_session=True)
     producer = threading.Thread(target=produce, daemon=True,
                                 args=(servers, views_topic, events, options.produce_seconds))
     producer.start()
@@ -289,6 +291,9 @@ def demo(options: VideoOptions, argv: List[str]) -> int:
             child.wait(120)
         if broker is not None:
             broker.stop()
+    if not converged:
+        log.seek(0)
+        print(log.read()[-5000:], file=sys.stderr)
     print(f"batch answer:        {dict(sorted(expected.items()))}")
     print("the billing totals equal the batch answer: " + ("yes" if converged else "NO"))
     return 0 if converged else 1

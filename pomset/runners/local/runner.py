@@ -12,14 +12,13 @@ import time
 from typing import Any, Dict
 
 from ...sdk.errors import PipelineConstructionError
-from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
 from ...sdk.result import PipelineResult
 from ...sdk.test_stream import ELEMENTS, PROCESSING_TIME, WATERMARK, TestStream
 from ...windowing import MAX_MICROS, WindowedValue
 from .executor import SequentialExecutor
 from .kafka import KafkaSinkStage, KafkaSourceStage
 from .progress import Progress
-from .stages import SourceStage, Stage, stage_for
+from .stages import SourceStage, stage_for
 from .streaming import StreamingDriver
 
 
@@ -28,15 +27,6 @@ _GC_GEN0 = 50_000
 
 def _now_micros() -> int:
     return time.time_ns() // 1000
-
-
-def _stage_for(node: Any, executor: SequentialExecutor) -> Stage:
-    t = node.transform
-    if isinstance(t, ReadFromKafka):
-        return KafkaSourceStage(node, executor)
-    if isinstance(t, WriteToKafka):
-        return KafkaSinkStage(node, executor)
-    return stage_for(node, executor)
 
 
 class LocalRunner:
@@ -51,7 +41,7 @@ class LocalRunner:
                 if not leaves_only or not pc.consumers:
                     record[id(pc)] = []
         executor = SequentialExecutor(record)
-        stages = [_stage_for(node, executor) for node in pipeline.nodes]
+        stages = [stage_for(node, executor) for node in pipeline.nodes]
         executor.wire(stages)
         progress = Progress(stages, options.quiet)
         executor.on_bundle = progress.tick

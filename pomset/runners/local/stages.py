@@ -9,6 +9,7 @@ from ...sdk.core import Create, Flatten, GroupByKey, ParDo, Source, WindowInto
 from ...sdk.element_runner import (DoFnRunner, assign_windows, side_input_args,
                                    side_inputs_ready, user_code_error)
 from ...sdk.errors import UserCodeError
+from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
 from ...sdk.pvalue import SideInput
 from ...triggers.definitions import EVENT_TIME, PROCESSING_TIME
 from ...triggers.kernel import ElementError, GroupAlsoByWindow
@@ -423,7 +424,12 @@ class SinkStage(Stage):
 
 def stage_for(node: Any, executor: Any) -> Stage:
     """The stage class that runs this node's primitive."""
+    from .kafka import KafkaSinkStage, KafkaSourceStage   # they build on the stages here
     t = node.transform
+    if isinstance(t, ReadFromKafka):
+        return KafkaSourceStage(node, executor)
+    if isinstance(t, WriteToKafka):
+        return KafkaSinkStage(node, executor)
     if isinstance(t, Source):
         return SourceStage(node, executor)
     if isinstance(t, ParDo):

@@ -31,8 +31,8 @@ import pyarrow.compute as pc
 
 from ...sdk.core import Create, Flatten, GroupByKey, ParDo, WindowInto
 from ...sdk.element_runner import DoFnRunner, assign_windows
-from ...sdk.io.base import FileSink, FileSource
-from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
+from ...sdk.io.base import FileSource, Sink
+from ...sdk.io.kafka import ReadFromKafka
 from ...sdk.test_stream import ELEMENTS, PROCESSING_TIME, WATERMARK, TestStream
 from ...windowing import GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, WindowedValue
 from . import codec, stream_sources
@@ -42,7 +42,7 @@ from .stateful import FILLED, KernelProcessor, SideInputProcessor
 
 def is_sink(node: Any) -> bool:
     """Whether a node writes its input out (files or Kafka) rather than computing on the bus."""
-    return isinstance(node.transform, (FileSink, WriteToKafka))
+    return isinstance(node.transform, Sink)
 
 
 class StreamingPlan:

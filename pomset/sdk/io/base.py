@@ -362,7 +362,26 @@ def _arrow_value(v: Any) -> Any:
     return v
 
 
-class FileSink(Primitive):
+class Sink(Primitive):
+    """A transform that writes its one input out of the pipeline (files, Kafka)."""
+
+    @property
+    def name(self) -> str:
+        return self.label or type(self).__name__
+
+    def validate(self, node: Any) -> None:
+        if len(node.inputs) != 1:
+            raise PipelineConstructionError(
+                f"{type(self).__name__} {node.label!r} takes one PCollection, got {len(node.inputs)}")
+
+    def outputs(self, node: Any) -> Dict[Optional[str], PCollection]:
+        return {}
+
+    def result(self, node: Any) -> Any:
+        return None
+
+
+class FileSink(Sink):
     """Writes its input to one file. Subclasses set `writer_class`, a class taking
     `(path, annotate, sink_name, sink)` with `write(bundle)` and `close()`."""
 
@@ -383,23 +402,11 @@ class FileSink(Primitive):
         """The file this sink writes."""
         return f"{self.path_prefix}-00000-of-00001{self.file_name_suffix}"
 
-    @property
-    def name(self) -> str:
-        return self.label or type(self).__name__
-
     def validate(self, node: Any) -> None:
-        if len(node.inputs) != 1:
-            raise PipelineConstructionError(
-                f"{type(self).__name__} {node.label!r} takes one PCollection, got {len(node.inputs)}")
+        super().validate(node)
         if os.path.isdir(self.path):
             raise PipelineConstructionError(
                 f"{node.label}: cannot write {self.path!r}, it is a directory")
-
-    def outputs(self, node: Any) -> Dict[Optional[str], PCollection]:
-        return {}
-
-    def result(self, node: Any) -> Any:
-        return None
 
     def writer(self, pcoll: PCollection, path: Optional[str] = None) -> Any:
         """A writer of `pcoll` to this sink's file, or to `path` (a streaming runner writes

@@ -30,8 +30,7 @@ from ...windowing import GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, Globa
 from ..dofn import DeadLetter
 from ..errors import PipelineConstructionError, UserCodeError
 from ..kinds import NOT_KV
-from ..ptransform import Primitive
-from .base import DeadLetterSource, OnBad, annotates, event_time_micros, json_default
+from .base import DeadLetterSource, OnBad, Sink, annotates, event_time_micros, json_default
 
 FORMATS = ("json", "str", "bytes")
 DIFF_HEADER = "pomset-diff"
@@ -274,7 +273,7 @@ def _key_bytes(key: Any) -> Optional[bytes]:
     return json.dumps(key, default=json_default, ensure_ascii=False).encode("utf-8")
 
 
-class WriteToKafka(Primitive):
+class WriteToKafka(Sink):
     """Writes its input to a Kafka topic (see the module docstring for the record layout).
     `key` is a function of the element giving the record key (bytes, str, or anything JSON
     can encode), or None for no key."""
@@ -298,21 +297,6 @@ class WriteToKafka(Primitive):
         self.key = key
         self.value_format = value_format
         self.producer_config = _check_config(producer_config, "producer_config", who)
-
-    @property
-    def name(self) -> str:
-        return self.label or type(self).__name__
-
-    def validate(self, node: Any) -> None:
-        if len(node.inputs) != 1:
-            raise PipelineConstructionError(
-                f"{type(self).__name__} {node.label!r} takes one PCollection, got {len(node.inputs)}")
-
-    def outputs(self, node: Any) -> Dict[Optional[str], Any]:
-        return {}
-
-    def result(self, node: Any) -> Any:
-        return None
 
     def cluster(self) -> Tuple[str, Tuple[Tuple[str, str], ...]]:
         """Sinks with equal clusters share one producer (and so one transaction)."""
