@@ -217,6 +217,7 @@ def test_files_round_trip(runner, tmp_path):
     lines = files[0].read_text().splitlines()
     assert len(lines) == sum(out["sums"].values()) == len(_plain_window_sums(EVENTS, 60))
     assert sum(out["bad"].values()) == 1 == result.counter("dead_lettered")
+    assert result.counter("read") == len(EVENTS)
     assert values(out["bad_count"]) == Counter([("bad", 1)])
 
 

@@ -134,6 +134,7 @@ def test_undecodable_records_go_to_the_dead_letter_topic_and_are_counted(kafka_b
         bad | pm.WriteToKafka(kafka_broker, dead_topic)
     assert sorted(wv.value for wv in p.result.collect(ns)) == list(range(10, 20))
     assert p.result.metrics()["mixed"]["dead_lettered"] == 5
+    assert p.result.metrics()["mixed"]["read"] == 10
     letters = [json.loads(m.value()) for m in read_topic(kafka_broker, dead_topic)]
     errors = sorted(letter["error"] for letter in letters)
     assert len(errors) == 5 and all(e.startswith(f"topic {topic!r} partition ") for e in errors)

@@ -72,7 +72,8 @@ class PipelineOptions:
                                  "and progress); a restart with the same directory resumes it")
         parser.add_argument("--checkpoint_interval", type=float, default=10.0, metavar="SECONDS",
                             help="local runner, streaming: how often the run commits its "
-                                 "output and checkpoints")
+                                 "output and checkpoints (keep it below the Kafka producer's "
+                                 "transaction.timeout.ms, 60 s unless producer_config says)")
         parser.add_argument("--streaming_until", default="never", choices=("never", "latest"),
                             help="streaming file sources: read new files forever (never), or "
                                  "the files there at the start and then end (latest)")

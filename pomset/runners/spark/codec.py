@@ -193,9 +193,15 @@ def encode_bus(elements: Sequence[WindowedValue], markers: Sequence[bytes], addr
 COUNTS = "#counts"   # the bus address of rows carrying a stateful step's counts to the driver
 
 
-def counts_row(label: str, counts: Dict[str, int]) -> pa.RecordBatch:
-    """A bus row telling the driver that step `label` counted `counts` in a micro-batch."""
-    return encode_bus([], [pickle.dumps((label, counts), protocol=5)], COUNTS)
+def counts_row(label: str, counts: Dict[str, int], on_bus: bool = True) -> pa.RecordBatch:
+    """A row telling the driver that step `label` counted `counts` in a micro-batch: a bus
+    row, or (`on_bus=False`) a source's row (`STREAM`)."""
+    payload = [pickle.dumps((label, counts), protocol=5)]
+    if on_bus:
+        return encode_bus([], payload, COUNTS)
+    columns = encode([], tags=[], markers=payload).columns
+    columns[STREAM_ARROW.names.index("t")] = pa.array([COUNTS], pa.string())
+    return pa.RecordBatch.from_arrays(columns, schema=STREAM_ARROW)
 
 
 #: A marker's watermark for a channel that has gone idle: it holds nothing back until its

@@ -179,17 +179,20 @@ class FilesReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         dead: List[WindowedValue] = []
         out: List[WindowedValue] = []
         latest = MIN_MICROS
+        read = 0
         for wv in source.read_file(path, source.dead_letters(self.label, dead)):
             out.append(wv)
             if wv.ts > latest:
                 latest = wv.ts
             if len(out) >= 10_000:
+                read += len(out)
                 yield codec.encode(out, markers=[])
                 out = []
         ooo = self.out_of_orderness_us
         wm = MIN_MICROS if ooo is None or latest == MIN_MICROS else latest - ooo
         yield codec.encode(out + dead, tags=[None] * len(out) + [dead_tag] * len(dead),
                            markers=[codec.marker(self.channel, wm, None)])
+        yield codec.counts_row(self.label, {"read": read + len(out)}, on_bus=False)
 
     def commit(self, end: dict) -> None:
         pass
@@ -313,6 +316,7 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         wm = MIN_MICROS if latest == MIN_MICROS else latest - source.out_of_orderness_us
         yield codec.encode(out + dead, tags=[None] * len(out) + [source.dead_letter_tag] * len(dead),
                            markers=[codec.marker(self.channels[name], wm, None)])
+        yield codec.counts_row(self.label, {"read": len(out)}, on_bus=False)
 
     def commit(self, end: dict) -> None:
         """Tell the consumer group how far the query has read (Spark's checkpoint, not the

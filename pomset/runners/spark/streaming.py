@@ -135,14 +135,14 @@ class StreamingPlan:
             df = self._kafka(node, t)
         else:
             raise TypeError(f"{node.label}: {type(t).__name__} is not a source")
-        main = F.lit(self.address[id(node.outputs[None])])
+        main = F.array(F.lit(self.address[id(node.outputs[None])]))
         dead_tag = getattr(t, "dead_letter_tag", None)
-        if dead_tag is None:
-            address = main
-        else:   # dead letters to their output, markers to both
+        if dead_tag is not None:   # dead letters to their output, markers to both
             dead = F.lit(self.address[id(node.outputs[dead_tag])])
-            address = F.explode(F.when(F.col("m").isNotNull(), F.array(main, dead))
-                                .when(F.col("t").isNull(), F.array(main)).otherwise(F.array(dead)))
+            main = (F.when(F.col("m").isNotNull(), F.array(main[0], dead))
+                    .when(F.col("t").isNull(), main).otherwise(F.array(dead)))
+        # a reader's counts (rows addressed to the driver) stay as they are
+        address = F.explode(F.when(F.col("t") == codec.COUNTS, F.array(F.col("t"))).otherwise(main))
         return df.select(F.lit(None).cast("binary").alias("k"), *codec.ELEMENT_ARROW.names,
                          address.alias("t"), "m")
 
