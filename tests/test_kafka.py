@@ -158,6 +158,19 @@ def test_an_undecodable_record_without_a_dead_letter_output_fails_the_run_naming
             p | pm.ReadFromKafka(kafka_broker, topic, timestamp="t", until="latest")
 
 
+def test_a_run_that_never_ends_keeps_no_pcollections_unless_asked():
+    def build(flags):
+        p = pm.Pipeline(options=pm.PipelineOptions(flags))
+        read = p | pm.ReadFromKafka("127.0.0.1:1", "t")
+        read | pm.Map(len)
+        return p
+    assert build([]).recorded() == []   # a stream kept in memory forever would only grow
+    assert len(build(["--collect=all"]).recorded()) == 2
+    ending = pm.Pipeline()
+    ending | pm.ReadFromKafka("127.0.0.1:1", "t", until="latest") | pm.Map(len)
+    assert len(ending.recorded()) == 2
+
+
 def test_retractions_read_back_as_retractions(kafka_broker):
     topic = new_topic(kafka_broker, "diffs", 1)
     produce(kafka_broker, topic, [

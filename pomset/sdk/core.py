@@ -36,6 +36,8 @@ class Source(Primitive):
     """A root transform producing elements; bounded sources end with the watermark at MAX."""
 
     bounded = True
+    #: True for a source that is read until the run is stopped
+    never_ends = False
 
     def kind(self) -> Optional[str]:
         return UNKNOWN

@@ -54,8 +54,9 @@ class PipelineOptions:
     def _add_core(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--runner", default="local", help="where to run: " + ", ".join(RUNNERS))
         parser.add_argument("--quiet", action="store_true", help="no progress or summary on stderr")
-        parser.add_argument("--collect", default="all", choices=("all", "leaves"),
-                            help="which PCollections result.collect() can return")
+        parser.add_argument("--collect", default="auto", choices=("auto", "all", "leaves", "none"),
+                            help="which PCollections result.collect() can return (auto: all, "
+                                 "or none when a source never ends)")
         parser.add_argument("--bundle_size", type=int, default=1000,
                             help="elements per bundle read from a bounded source")
         parser.add_argument("--spark_master", default="local[*]",

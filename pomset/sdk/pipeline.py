@@ -93,6 +93,17 @@ class Pipeline:
         return out
 
     # --- running ----------------------------------------------------------------------------
+    def recorded(self) -> List[PCollection]:
+        """The PCollections a run keeps for `result.collect`: with `--collect=all` every one,
+        `leaves` those no transform reads, `none` none; by default (`auto`) every one, unless
+        a source never ends (a stream kept in memory forever would only grow), then none."""
+        mode = self.options.collect
+        if mode == "auto":
+            mode = "none" if any(getattr(n.transform, "never_ends", False)
+                                 for n in self.nodes) else "all"
+        return [pc for n in self.nodes for pc in n.outputs.values()
+                if mode == "all" or (mode == "leaves" and not pc.consumers)]
+
     def run(self) -> Any:
         """Run the pipeline to completion on the runner its options name; returns the result.
         A pipeline runs once: after a `with` block has run it, `run()` returns that result."""

@@ -31,7 +31,7 @@ class PipelineResult:
         except KeyError:
             raise PipelineConstructionError(
                 f"{pcoll!r} was not recorded: run with --collect=all to collect intermediate "
-                f"PCollections") from None
+                f"PCollections (by default a run whose source never ends keeps none)") from None
 
     def collect_timed(self, pcoll: Any) -> List[Tuple[Timestamp, Any]]:
         """(processing time, element) for each element `collect` gives: the runner's clock

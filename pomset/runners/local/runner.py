@@ -34,12 +34,7 @@ class LocalRunner:
 
     def run(self, pipeline: Any) -> PipelineResult:
         options = pipeline.options
-        record: Dict[int, list] = {}
-        leaves_only = options.collect == "leaves"
-        for node in pipeline.nodes:
-            for pc in node.outputs.values():
-                if not leaves_only or not pc.consumers:
-                    record[id(pc)] = []
+        record: Dict[int, list] = {id(pc): [] for pc in pipeline.recorded()}
         executor = SequentialExecutor(record)
         stages = [stage_for(node, executor) for node in pipeline.nodes]
         executor.wire(stages)

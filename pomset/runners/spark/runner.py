@@ -37,9 +37,7 @@ class SparkRunner:
         self._check(pipeline)
         started = time.monotonic()
         spark, owned = spark_session(options)
-        leaves_only = options.collect == "leaves"
-        recorded = [pc for n in pipeline.nodes for pc in n.outputs.values()
-                    if not leaves_only or not pc.consumers]
+        recorded = pipeline.recorded()
         try:
             if streaming:
                 return run_query(spark, pipeline, recorded, started)

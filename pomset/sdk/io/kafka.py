@@ -115,6 +115,10 @@ class ReadFromKafka(DeadLetterSource):
     def kind(self) -> Optional[str]:
         return NOT_KV
 
+    @property
+    def never_ends(self) -> bool:
+        return self.until is None
+
     # --- clients --------------------------------------------------------------------------
     def consumer(self, group_id: str) -> Any:
         """A consumer of this source's cluster, without auto commit, reading committed data."""
