@@ -29,10 +29,11 @@ uploading half their views 1-3 hours late), keyed by user, into a 3-partition `v
 2. Latency. `--warmup-events` (1,000) events are put in the topic, then the pipeline is
    started without `--until` (it runs until SIGINT); once it has made its first commit
    (local: the first `epoch-*.pkl`; Spark: `commits/0`, the micro-batch of the warm-up events,
-   so its start-up and first-batch costs are over), the measured events are produced at a fixed rate R for
-   `--latency-seconds` (R defaults to half the runner's measured events/s (processing),
-   capped at `--max-rate`), and a read_committed consumer in this process reads the
-   `sessions` and `billing` topics, noting when (monotonic clock) each record arrived. The
+   so its start-up and first-batch costs are over), the measured events are produced at a
+   fixed rate R for `--latency-seconds` (60; one run per rate R in `--rate-fractions`, by
+   default a half and a quarter of the runner's measured events/s (processing), capped at
+   `--max-rate`), and a read_committed consumer in this process reads the `sessions` and
+   `billing` topics, noting when (monotonic clock) each record arrived. The
    latency of an event is the time from its produce call to the arrival of the first
    committed session record that includes it. A session record (user, start, end, seconds)
    includes exactly the user's events the pipeline had read with event time in
@@ -42,14 +43,17 @@ uploading half their views 1-3 hours late), keyed by user, into a 3-partition `v
    most one prefix does). The produce times are kept in this process rather than in the
    events (a pane carries no field of its events). Records matching no prefix would be
    counted as unmatched (0 expected). Reported: p50/p90/p99/max over all measured events
-   (the warm-up events are left out), the rate
+   (the warm-up events are left out) and of those produced in the first and in the last
+   third of the time (equal if the run keeps up, growing if it falls behind), the rate
    actually achieved, and the drain: from the last produce call until the billing totals
    equal the batch answer (which the run must reach within `--drain-timeout`, or fail); then
-   the pipeline is stopped with SIGINT to its process group (killed after 60 s).
+   the pipeline is stopped with SIGINT to its process group (killed after 60 s, with a
+   `py-spy dump` of where it was).
 
 Latency includes the commit interval (a record is visible to a read_committed consumer only
-once its transaction commits: every `--checkpoint-interval` s on the local runner, every
-micro-batch, at most every `--trigger-interval` s, on Spark), the early-pane delay, and the
+once its transaction commits: every `--checkpoint-interval` s on the local runner, at the end
+of every micro-batch on Spark, which starts one every `--trigger-interval` s at the soonest),
+the early-pane delay, and the
 benchmark's own producer and consumer (up to 50 ms of polling), which share the 2 cores with
 the broker and the pipeline.
 
@@ -110,6 +114,14 @@ def pipeline_command(runner: str, servers: str, prefix: str, checkpoint: str, un
     return cmd
 
 
+def _default_sigint() -> None:
+    """In the pipeline's process: SIGINT as Python expects it. A process started from a
+    background shell job inherits SIGINT ignored, and Python then installs no KeyboardInterrupt
+    handler: the local runner would never see the SIGINT that stops it (pyspark installs its
+    own handler, so the Spark runner would)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Pipeline:
     """The pipeline role in a process group of its own, its output in a log file."""
 
@@ -118,7 +130,8 @@ class Pipeline:
         with open(self.log_path, "wb") as log:
             self.spawned = time.time()
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, start_new_session=True)
+                                         stdin=subprocess.DEVNULL, start_new_session=True,
+                                         preexec_fn=_default_sigint)
         self.exited: Optional[float] = None
 
     def poll(self) -> Optional[int]:
@@ -144,6 +157,8 @@ class Pipeline:
         rc = self.wait(grace)
         killed = rc is None
         if killed:
+            print(f"the pipeline did not exit within {grace:.0f}s of SIGINT; where it is:\n"
+                  + where(self.proc.pid) + "\nits output:\n" + self.log_tail(), flush=True)
             self._signal(signal.SIGKILL)
             rc = self.wait(30)
         self._signal(signal.SIGKILL)   # what is left of its group (Spark's Python workers)
@@ -158,6 +173,19 @@ class Pipeline:
     def log_tail(self, chars: int = 3000) -> str:
         with open(self.log_path, errors="replace") as f:
             return f.read()[-chars:]
+
+
+def where(pid: int) -> str:
+    """The Python stacks of a process (py-spy dump), to say where a pipeline hangs."""
+    spy = os.path.join(os.path.dirname(sys.executable), "py-spy")
+    if not os.path.exists(spy):
+        return "(py-spy is not installed)"
+    try:
+        out = subprocess.run([spy, "dump", "--pid", str(pid)], capture_output=True, text=True,
+                             timeout=30)
+        return (out.stdout + out.stderr)[-6000:]
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"(py-spy failed: {e})"
 
 
 def _mtime(path: str) -> Optional[float]:
@@ -283,7 +311,7 @@ def throughput(runner: str, servers: str, n: int, args: argparse.Namespace) -> D
     produce_all(servers, vs.topics(prefix)[0], events)
     workdir = tempfile.mkdtemp(prefix=f"bench-kafka-{runner}-")
     checkpoint = os.path.join(workdir, "checkpoint")
-    print(f"[{runner}] throughput: {n:,} events in the topic, running the pipeline "
+    print(f"{time.strftime('%H:%M:%S')} [{runner}] throughput: {n:,} events in the topic, running the pipeline "
           f"with --until=latest", flush=True)
     p = Pipeline(pipeline_command(runner, servers, prefix, checkpoint, True, args), workdir)
     try:
@@ -320,7 +348,7 @@ def throughput(runner: str, servers: str, n: int, args: argparse.Namespace) -> D
                billing_ok=got_billing == want_billing,
                sessions_ok=got_sessions == want_sessions,
                sessions=len(want_sessions))
-    print(f"[{runner}] {n:,} events: {out['wall']:.1f}s start to exit ({out['rate_wall']:,.0f} "
+    print(f"{time.strftime('%H:%M:%S')} [{runner}] {n:,} events: {out['wall']:.1f}s start to exit ({out['rate_wall']:,.0f} "
           f"events/s), start-up {out['startup']:.1f}s, processing {processing:.1f}s "
           f"({out['rate']:,.0f} events/s" + (f", {batches} micro-batches" if batches else "")
           + f"), shutdown {out['shutdown']:.1f}s; {records:,} output records; "
@@ -331,11 +359,11 @@ def throughput(runner: str, servers: str, n: int, args: argparse.Namespace) -> D
         diff = {ad: (got_billing.get(ad), want_billing.get(ad))
                 for ad in sorted(set(got_billing) | set(want_billing))
                 if got_billing.get(ad) != want_billing.get(ad)}
-        print(f"[{runner}] BILLING DIFFERS (ad: (netted topic, batch answer)): {diff}")
+        print(f"{time.strftime('%H:%M:%S')} [{runner}] BILLING DIFFERS (ad: (netted topic, batch answer)): {diff}")
     if not out["sessions_ok"]:
         extra = got_sessions - want_sessions
         missing = want_sessions - got_sessions
-        print(f"[{runner}] SESSIONS DIFFER: {sum(extra.values())} netted records not in the "
+        print(f"{time.strftime('%H:%M:%S')} [{runner}] SESSIONS DIFFER: {sum(extra.values())} netted records not in the "
               f"batch answer (e.g. {list(extra.items())[:3]}), {sum(missing.values())} sessions "
               f"missing (e.g. {list(missing)[:3]})")
     return out
@@ -360,7 +388,7 @@ def latency(runner: str, servers: str, rate: float, args: argparse.Namespace) ->
             if p.poll() is not None or time.monotonic() > deadline:
                 raise BenchmarkError(f"[{runner}] the pipeline did not start:\n" + p.log_tail())
             time.sleep(0.1)
-        print(f"[{runner}] latency: pipeline ready after {time.time() - p.spawned:.1f}s; "
+        print(f"{time.strftime('%H:%M:%S')} [{runner}] latency: pipeline ready after {time.time() - p.spawned:.1f}s; "
               f"producing {n:,} events at {rate:,.0f}/s", flush=True)
         c = consumer(servers, [sessions_topic, billing_topic], eof=False)
         produced_at = [0.0] * n
@@ -425,23 +453,30 @@ def latency(runner: str, servers: str, rate: float, args: argparse.Namespace) ->
         rc, stop_s, killed = p.stop(60)
         shutil.rmtree(workdir, ignore_errors=True)
     first, last = produced_at[0], produced_at[-1]
-    lat, unmatched = event_latencies(stream, [0.0] * w + produced_at, records,
-                                     args.gap_minutes, skip=w)
-    lat.sort()
+    timed, unmatched = event_latencies(stream, [0.0] * w + produced_at, records,
+                                       args.gap_minutes, skip=w)
+    lat = sorted(x for _, x in timed)
+    third = (last - first) / 3
+    early = sorted(x for t, x in timed if t < first + third)
+    late = sorted(x for t, x in timed if t >= last - third)
 
     def pct(q: float) -> float:
         return lat[min(len(lat) - 1, int(q * len(lat)))] if lat else float("nan")
     periods = sorted(b - a for a, b in zip(sorted(commits.values()), sorted(commits.values())[1:]))
     out = dict(runner=runner, rate=rate, events=n, achieved=n / max(last - first, 1e-9),
                seen=len(lat), unmatched=unmatched, p50=pct(0.5), p90=pct(0.9), p99=pct(0.99),
+               p50_first=early[len(early) // 2] if early else float("nan"),
+               p50_last=late[len(late) // 2] if late else float("nan"),
                max=lat[-1] if lat else float("nan"), converged=converged_at is not None,
                drain=(converged_at - last) if converged_at is not None else None,
                stop_rc=rc, stop_s=stop_s, killed=killed,
                batches=max(commits) + 1 if commits else None,
                batch_period=periods[len(periods) // 2] if periods else None)
-    print(f"[{runner}] latency at {rate:,.0f} events/s (achieved {out['achieved']:,.0f}): "
+    print(f"{time.strftime('%H:%M:%S')} [{runner}] latency at {rate:,.0f} events/s (achieved {out['achieved']:,.0f}): "
           f"{len(lat):,}/{n:,} events seen, p50 {out['p50']:.2f}s p90 {out['p90']:.2f}s "
-          f"p99 {out['p99']:.2f}s max {out['max']:.2f}s; {unmatched} unmatched records; "
+          f"p99 {out['p99']:.2f}s max {out['max']:.2f}s (p50 of the first third "
+          f"{out['p50_first']:.2f}s, last third {out['p50_last']:.2f}s); "
+          f"{unmatched} unmatched records; "
           f"billing converged: {out['converged']}"
           + (f" {out['drain']:.1f}s after the last event" if out["drain"] is not None else "")
           + f"; SIGINT: exit {rc} after {stop_s:.1f}s" + (" (killed)" if killed else ""),
@@ -450,10 +485,10 @@ def latency(runner: str, servers: str, rate: float, args: argparse.Namespace) ->
 
 
 def event_latencies(events: List[dict], produced_at: List[float], records: List[tuple],
-                    gap_minutes: float, skip: int = 0) -> Tuple[List[float], int]:
-    """Per event after the first `skip` (the warm-up), arrival of the first session record
-    including it minus its produce time (see the module docstring); and how many records
-    matched no prefix."""
+                    gap_minutes: float, skip: int = 0) -> Tuple[List[Tuple[float, float]], int]:
+    """Per event after the first `skip` (the warm-up) and seen in a record: (produce time,
+    arrival of the first session record including it minus its produce time; see the module
+    docstring); and how many records matched no prefix."""
     gap_us = round(gap_minutes * 60 * 1_000_000)
     by_user: Dict[str, list] = defaultdict(list)
     for i, (e, t) in enumerate(zip(events, produced_at)):
@@ -474,7 +509,7 @@ def event_latencies(events: List[dict], produced_at: List[float], records: List[
         for ev in included:
             if ev[3] is None:
                 ev[3] = arrival
-    return [ev[3] - ev[2] for evs in by_user.values() for ev in evs
+    return [(ev[2], ev[3] - ev[2]) for evs in by_user.values() for ev in evs
             if ev[4] and ev[3] is not None], unmatched
 
 
@@ -485,7 +520,7 @@ def report(args: argparse.Namespace, tps: List[dict], lats: List[dict]) -> str:
     spark = md.version("pyspark")
     lines = [
         f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/kafka_streaming.py` "
-        f"(`{' '.join(sys.argv[1:]) or 'defaults'}`): {args.users:,} users, {args.ads} ads, "
+        f"(`{' '.join(a for a in sys.argv[1:] if a != '--no-write') or 'defaults'}`): {args.users:,} users, {args.ads} ads, "
         f"session gap {args.gap_minutes:g} min, early panes every {args.early_seconds:g} s, "
         f"seed {args.seed}; exactly once (`--checkpoint_dir`); local runner "
         f"`--checkpoint_interval={args.checkpoint_interval:g}`; Spark `--spark_master=local[2]` "
@@ -515,8 +550,8 @@ def report(args: argparse.Namespace, tps: List[dict], lats: List[dict]) -> str:
         f"Latency (events produced at a fixed rate for {args.latency_seconds:g} s; latency of an "
         f"event = produce call to the arrival of the first committed session record that includes it):",
         "",
-        "| runner | commits every | rate (achieved) | events | p50 | p90 | p99 | max | drain | events seen | billing = batch |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| runner | commits every | rate (achieved) | events | p50 | p90 | p99 | max | p50 first → last third | drain | events seen | billing = batch |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for x in lats:
         commit = (f"{args.checkpoint_interval:g} s (epoch)" if x["runner"] == "local" else
@@ -525,13 +560,17 @@ def report(args: argparse.Namespace, tps: List[dict], lats: List[dict]) -> str:
         lines.append(
             f"| {x['runner']} | {commit} | {x['rate']:,.0f}/s ({x['achieved']:,.0f}) | "
             f"{x['events']:,} | **{x['p50']:.2f} s** | {x['p90']:.2f} s | **{x['p99']:.2f} s** | "
-            f"{x['max']:.2f} s | " + (f"{x['drain']:.1f} s" if x["drain"] is not None else "-")
+            f"{x['max']:.2f} s | {x['p50_first']:.2f} → {x['p50_last']:.2f} s | "
+            + (f"{x['drain']:.1f} s" if x["drain"] is not None else "-")
             + f" | {x['seen']:,} ({x['unmatched']} unmatched records) | "
             f"{'yes' if x['converged'] else 'NO'} |")
-    stops = ", ".join(f"{x['runner']} exited with {x['stop_rc']} {x['stop_s']:.1f} s after SIGINT"
+    stops = ", ".join(f"{x['runner']} at {x['rate']:,.0f}/s exited with {x['stop_rc']} {x['stop_s']:.1f} s after SIGINT"
                       + (" (killed)" if x["killed"] else "") for x in lats)
-    lines += ["", f"- *drain*: from the last produce call until the netted billing topic equals "
-                  f"the batch answer. Stopping: {stops}."]
+    lines += ["", f"- *p50 first → last third*: the median latency of the events produced in "
+                  f"the first and in the last third of the {args.latency_seconds:g} s (a run "
+                  f"that keeps up has about the same; one that falls behind, a growing one).",
+              f"- *drain*: from the last produce call until the netted billing topic equals "
+              f"the batch answer. Stopping: {stops}."]
     return "\n".join(lines)
 
 
@@ -553,8 +592,10 @@ def main() -> None:
     ap.add_argument("--max-rate", type=float, default=5000.0)
     ap.add_argument("--warmup-events", type=int, default=1000,
                     help="latency: events in the topic before the pipeline starts, not measured")
-    ap.add_argument("--local-rate", type=float, default=None, help="default: half the throughput")
-    ap.add_argument("--spark-rate", type=float, default=None, help="default: half the throughput")
+    ap.add_argument("--rate-fractions", default="0.5,0.25",
+                    help="latency: input rates as fractions of the measured events/s (processing)")
+    ap.add_argument("--local-rate", type=float, default=None, help="one fixed rate instead")
+    ap.add_argument("--spark-rate", type=float, default=None, help="one fixed rate instead")
     ap.add_argument("--drain-timeout", type=float, default=180.0)
     ap.add_argument("--timeout", type=float, default=900.0, help="per pipeline run")
     ap.add_argument("--no-write", action="store_true")
@@ -570,9 +611,11 @@ def main() -> None:
                 tps.append(t)
                 if not t["billing_ok"]:
                     continue
-                rate = (getattr(args, f"{runner}_rate")
-                        or min(args.max_rate, round(t["rate"] / 2, -1)))
-                lats.append(latency(runner, servers, rate, args))
+                rates = ([getattr(args, f"{runner}_rate")] if getattr(args, f"{runner}_rate")
+                         else [min(args.max_rate, round(t["rate"] * float(f), -1))
+                               for f in args.rate_fractions.split(",")])
+                for rate in rates:
+                    lats.append(latency(runner, servers, rate, args))
             except Exception as e:
                 traceback.print_exc()
                 errors.append(f"{runner}: {type(e).__name__}: {str(e)[:300]}")

@@ -303,6 +303,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     options = VideoOptions(argv)
     if options.role == "pipeline":
+        if not any(a.startswith("--collect") for a in argv):   # it collects nothing
+            options = VideoOptions(argv, collect="none")
         try:
             run_pipeline(options)
         except KeyboardInterrupt:

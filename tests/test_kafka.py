@@ -240,6 +240,8 @@ def test_spark_markers_skip_idle_channels_and_the_reader_marks_idle_partitions(k
     channels = {f"{topic}:0": "c0", f"{topic}:1": "c1"}
     reader = StreamReader(channels, source, "idle", "idle-spark", False, 0.1, True)
     start = reader.initialOffset()
+    # a first micro-batch Spark plans before anything arrived
+    assert [p.value for p in reader.partitions(start, start)] == [("clock", None, [], [])]
     end = reader.latestOffset(start, None)
     assert end["o"] == {f"{topic}:0": 1, f"{topic}:1": 0}
     *reads, clock = reader.partitions(start, end)

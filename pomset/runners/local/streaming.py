@@ -7,10 +7,12 @@ and then the transaction commits with the sources' offsets and the mark N, atomi
 sources' consumer groups learn the offsets only once the outputs they produced are committed.
 On restart the mark Kafka holds names the checkpoint to resume from (without Kafka sinks, the
 newest), so what a killed run wrote after its last commit is neither kept nor repeated:
-exactly once. Without `--checkpoint_dir` the producer is idempotent, not transactional, and a
+exactly once. Ctrl-C or SIGTERM stops the run after committing what it did. Without `--checkpoint_dir` the producer is idempotent, not transactional, and a
 run always starts from the sources' start offsets."""
 from __future__ import annotations
 
+import signal
+import threading
 import time
 from typing import Any, Callable, List, Optional
 
@@ -21,6 +23,10 @@ from .kafka import KafkaSinkStage, KafkaSourceStage
 from .stages import SinkStage, Stage
 
 _POLL_S = 0.05
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 class StreamingDriver:
@@ -40,6 +46,7 @@ class StreamingDriver:
                        f"pomset-{time.time_ns():x}")
         self.output: Optional[KafkaOutput] = None
         self.epoch = 0
+        self.committed: Optional[tuple] = None
 
     def restore(self) -> bool:
         """Open the output and put back the state of the checkpoint to resume from; whether
@@ -84,10 +91,14 @@ class StreamingDriver:
         return mark
 
     def run(self) -> None:
-        """Read until every source has ended (or Ctrl-C), committing epoch by epoch."""
+        """Read until every source has ended (or Ctrl-C, or SIGTERM), committing epoch by
+        epoch."""
         interval = self.options.checkpoint_interval
         due = time.monotonic() + interval
         bundle = self.options.bundle_size
+        stop_on_term = threading.current_thread() is threading.main_thread()
+        if stop_on_term:
+            previous = signal.signal(signal.SIGTERM, _interrupt)
         try:
             while not all(s.done for s in self.sources):
                 timeout = _POLL_S / len(self.sources)
@@ -103,10 +114,25 @@ class StreamingDriver:
                     due = time.monotonic() + interval
         except KeyboardInterrupt:
             pass   # stop where we are: commit what was done
-        self.commit()
+        finally:
+            if stop_on_term:
+                signal.signal(signal.SIGTERM, previous)
+        self.commit(final=True)
 
-    def commit(self) -> None:
-        """Commit the current epoch (see the module docstring) and start the next."""
+    def _progress(self) -> tuple:
+        """What changes whenever the run's state does: elements moved, watermarks, firings
+        (a processing-time firing that emits nothing may pass unseen: redoing it after a
+        restart is as if it had come later)."""
+        return tuple((s.received, tuple(s.emitted.values()), s.out_wm, tuple(s.in_wms))
+                     for s in self.stages)
+
+    def commit(self, final: bool = False) -> None:
+        """Commit the current epoch (see the module docstring) and start the next; nothing to
+        do when nothing happened since the last commit (an idle stream costs no checkpoints)."""
+        progress = self._progress()
+        if progress == self.committed and not final:
+            return
+        self.committed = progress
         epoch = self.epoch + 1
         if self.output is not None:
             self.output.flush()

@@ -291,7 +291,9 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def partitions(self, start: dict, end: dict) -> List[InputPartition]:
         parts = [InputPartition(("kafka", name, start["o"].get(name, stop), stop))
                  for name, stop in end["o"].items() if stop > start["o"].get(name, stop)]
-        return parts + [InputPartition(("clock", end["clock"], end["idle"], end["finished"]))]
+        # Spark may plan a first micro-batch ending at the initial offset, which says nothing
+        return parts + [InputPartition(("clock", end.get("clock"), end.get("idle", []),
+                                        end.get("finished", [])))]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         kind = partition.value[0]
