@@ -51,3 +51,11 @@ def test_dataflow_paper_demo_prints_and_draws(tmp_path):
     assert "Figure 14: Sessions, Retracting" in proc.stdout
     assert "-25 LATE" in proc.stdout.replace("  ", " ").replace("  ", " ")
     assert sorted(os.listdir(tmp_path)) == [f"figure{n:02d}.png" for n in range(6, 15)]
+
+
+def test_video_sessions_demo_converges_to_the_batch_answer():
+    # as a user runs it: it starts its own embedded broker, produces, runs the pipeline and
+    # watches the billing topic until it equals the batch answer
+    proc = _run("examples/video_sessions.py", "--events=600", "--produce_seconds=3", "--quiet")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "the billing totals equal the batch answer: yes" in proc.stdout
