@@ -191,8 +191,8 @@ def _reader(bootstrap: str, topic: str, idle_timeout) -> KafkaReader:
                               idle_timeout=idle_timeout)
     consumer = source.consumer("idle-test")
     partitions = source.partitions(consumer)
-    return KafkaReader(source, "idle-test", source.start_offsets(consumer, partitions), None,
-                       source.dead_letters("idle", []), consumer)
+    return KafkaReader(source, consumer, source.start_offsets(consumer, partitions), None,
+                       source.dead_letters("idle", []))
 
 
 def _read_all(reader: KafkaReader, n: int) -> None:

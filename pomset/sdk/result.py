@@ -1,10 +1,9 @@
 """What a run returns, on every runner: the elements each PCollection received, and metrics."""
 from __future__ import annotations
 
-import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..windowing import Timestamp
+from ..windowing import Timestamp, now_micros
 from .errors import PipelineConstructionError
 
 
@@ -23,7 +22,7 @@ class PipelineResult:
         # per PCollection: (index, processing time µs) where the elements from index on were
         # produced at that time; without them, everything at the end of the run
         self._times = times or {}
-        self._ended = time.time_ns() // 1000
+        self._ended = now_micros()
 
     def collect(self, pcoll: Any) -> List[Any]:
         try:

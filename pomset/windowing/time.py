@@ -6,6 +6,7 @@ natively; `Timestamp` is the user-facing view, accepted wherever the API takes a
 from __future__ import annotations
 
 import datetime as _dt
+import time as _time
 from functools import total_ordering
 from typing import Union
 
@@ -84,6 +85,11 @@ class Timestamp:
 
 
 TimeLike = Union[Timestamp, int, float, _dt.datetime]
+
+def now_micros() -> int:
+    """The real clock (processing time), in µs since the epoch."""
+    return _time.time_ns() // 1000
+
 
 def timestamp_at(micros: int) -> Timestamp:
     """`Timestamp.from_micros` for an int, without the class method's dispatch (hot paths)."""

@@ -3,14 +3,13 @@ and one file per committed epoch (`epoch-NNNNNN.pkl`, the pickled state of every
 label, written atomically)."""
 from __future__ import annotations
 
-import json
 import os
 import pickle
 import re
-import uuid
 from typing import Any, Dict, List
 
 from ...sdk.errors import PipelineConstructionError
+from ...sdk.run_state import run_state
 
 _EPOCH = re.compile(r"epoch-(\d{6,})\.pkl$")
 
@@ -21,14 +20,7 @@ class Checkpoints:
     def __init__(self, directory: str) -> None:
         self.directory = os.path.abspath(directory)
         os.makedirs(self.directory, exist_ok=True)
-        meta = os.path.join(self.directory, "pomset.json")
-        if os.path.exists(meta):
-            with open(meta) as f:
-                self.run_id = json.load(f)["run_id"]
-        else:
-            self.run_id = f"pomset-{uuid.uuid4().hex[:16]}"
-            with open(meta, "w") as f:
-                json.dump({"run_id": self.run_id}, f)
+        self.run_id = run_state(self.directory)["run_id"]
 
     def _path(self, epoch: int) -> str:
         return os.path.join(self.directory, f"epoch-{epoch:06d}.pkl")

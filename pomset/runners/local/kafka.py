@@ -34,8 +34,8 @@ class KafkaSourceStage(SourceStage):
         except BaseException:
             consumer.close()
             raise
-        self.reader = KafkaReader(t, self.group_id, positions, ends,
-                                  t.dead_letters(self.label, self.dead), consumer,
+        self.reader = KafkaReader(t, consumer, positions, ends,
+                                  t.dead_letters(self.label, self.dead),
                                   self.resume["clock"] if self.resume else None)
 
     @property

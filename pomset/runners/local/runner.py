@@ -14,7 +14,7 @@ from typing import Any, Dict
 from ...sdk.errors import PipelineConstructionError
 from ...sdk.result import PipelineResult
 from ...sdk.test_stream import ELEMENTS, PROCESSING_TIME, WATERMARK, TestStream
-from ...windowing import MAX_MICROS, WindowedValue
+from ...windowing import MAX_MICROS, WindowedValue, now_micros
 from .executor import SequentialExecutor
 from .kafka import KafkaSinkStage, KafkaSourceStage
 from .progress import Progress
@@ -23,10 +23,6 @@ from .streaming import StreamingDriver
 
 
 _GC_GEN0 = 50_000
-
-
-def _now_micros() -> int:
-    return time.time_ns() // 1000
 
 
 class LocalRunner:
@@ -64,7 +60,7 @@ class LocalRunner:
         try:
             for s in stages:
                 s.start()
-            executor.set_processing_time(_now_micros() if real_clock else 0)
+            executor.set_processing_time(now_micros() if real_clock else 0)
             resumed = driver is not None and driver.restore()
             for source in sources:   # a resumed run read its bounded sources before
                 if source not in streams and source not in kafka and not resumed:
@@ -105,7 +101,7 @@ class LocalRunner:
     @staticmethod
     def _tick_clock(executor: SequentialExecutor) -> None:
         due = executor.next_processing_timer()
-        now = _now_micros()
+        now = now_micros()
         if due is not None and due <= now:
             executor.set_processing_time(now)
         else:

@@ -7,8 +7,9 @@ and then the transaction commits with the sources' offsets and the mark N, atomi
 sources' consumer groups learn the offsets only once the outputs they produced are committed.
 On restart the mark Kafka holds names the checkpoint to resume from (without Kafka sinks, the
 newest), so what a killed run wrote after its last commit is neither kept nor repeated:
-exactly once. Ctrl-C or SIGTERM stops the run after committing what it did. Without `--checkpoint_dir` the producer is idempotent, not transactional, and a
-run always starts from the sources' start offsets."""
+exactly once. Ctrl-C or SIGTERM stops the run after committing what it did. Without
+`--checkpoint_dir` the producer is idempotent, not transactional, and a run always starts from
+the sources' start offsets."""
 from __future__ import annotations
 
 import signal

@@ -13,7 +13,6 @@ per PCollection.
 from __future__ import annotations
 
 import heapq
-import time
 from functools import partial, reduce
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
@@ -26,7 +25,7 @@ from ...sdk.io.base import FileSink, FileSource
 from ...triggers.definitions import EVENT_TIME
 from ...triggers.kernel import ElementError, GroupAlsoByWindow
 from ...triggers.reducers import AccumulatorReducer, Bag, CombineReducer
-from ...windowing import MAX_MICROS, MIN_MICROS, NO_FIRING, WindowedValue
+from ...windowing import MAX_MICROS, MIN_MICROS, NO_FIRING, WindowedValue, now_micros
 from ...windowing.windowfns import FixedWindows, SlidingWindows
 from . import codec
 
@@ -389,7 +388,7 @@ def run_kernel_to_end(kernel: GroupAlsoByWindow, elements: List[WindowedValue],
     """One key's panes in batch: all its elements in, then the watermark from MIN to MAX,
     firing the event-time wake-ups the kernel asks for in time order."""
     k = kernel.k
-    k.wm, k.out_wm, k.pt = MIN_MICROS, MIN_MICROS, time.time_ns() // 1000
+    k.wm, k.out_wm, k.pt = MIN_MICROS, MIN_MICROS, now_micros()
     store: Dict[Any, Any] = {}
     out: List[WindowedValue] = []
     due: Dict[int, list] = {}

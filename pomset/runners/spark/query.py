@@ -11,19 +11,19 @@ directory; it runs until its sources end (`availableNow`) or, when some never do
 micro-batch every `--trigger_interval` seconds until stopped (Ctrl-C)."""
 from __future__ import annotations
 
-import json
 import os
 from collections import defaultdict
 import pickle
 import shutil
 import tempfile
 import time
-import uuid
 from typing import Any, Dict, List, Tuple
 
 from ...sdk.io.kafka import WriteToKafka
 from ...sdk.io.kafka_clients import KafkaOutput
 from ...sdk.result import PipelineResult
+from ...sdk.run_state import run_state
+from ...windowing import now_micros
 from .batch import BATCH_ROWS
 from .failures import user_errors
 from .streaming import StreamingPlan, is_sink
@@ -87,7 +87,7 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
             markers = table.filter(pc.invert(is_counts)).column("m").drop_null().to_pylist()
             clocks = [pt for _, _, pt in map(pickle.loads, markers) if pt is not None]
             clock[0] = max(clocks + ([clock[0]] if clock[0] is not None else []),
-                           default=stream_sources.now_micros())
+                           default=now_micros())
             for target, nodes in zip(targets, writes):
                 rows = table.filter(pc.equal(table.column("t"), plan.address[id(target)]))
                 elements, _ = codec.split_stream(rows)
@@ -155,16 +155,8 @@ def _run_state(spark: Any, checkpoint: str) -> Tuple[int, str]:
     """How many buckets keys hash to (the session's shuffle partitions when the query starts,
     the number recorded in its checkpoint when it resumes: keyed state stays where it is), and
     the run's id (its Kafka consumer groups and transactions are named by it)."""
-    path = os.path.join(checkpoint, "pomset.json")
-    if os.path.exists(path):
-        with open(path) as f:
-            state = json.load(f)
-        return int(state["buckets"]), state["run_id"]
-    buckets = int(spark.conf.get("spark.sql.shuffle.partitions"))
-    run_id = f"pomset-{uuid.uuid4().hex[:16]}"
-    with open(path, "w") as f:
-        json.dump({"buckets": buckets, "run_id": run_id}, f)
-    return buckets, run_id
+    state = run_state(checkpoint, buckets=int(spark.conf.get("spark.sql.shuffle.partitions")))
+    return int(state["buckets"]), state["run_id"]
 
 
 def write_file(writer: Any, elements: List[Any]) -> None:

@@ -15,7 +15,7 @@ from collections import Counter
 from typing import Any, List
 
 from ...sdk.errors import PipelineConstructionError
-from ...sdk.io.base import FileSink
+from ...sdk.io.base import Sink
 from ...sdk.result import PipelineResult
 from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
 from ...sdk.io.kafka_clients import KafkaOutput
@@ -49,7 +49,7 @@ class SparkRunner:
     def _run_batch(self, spark: Any, pipeline: Any, recorded: List[Any],
                    started: float) -> PipelineResult:
         plan = BatchPlan(spark, pipeline)
-        sinks = [n for n in pipeline.nodes if isinstance(n.transform, (FileSink, WriteToKafka))]
+        sinks = [n for n in pipeline.nodes if isinstance(n.transform, Sink)]
         kafka = [(n.transform, n.inputs[0]) for n in sinks if isinstance(n.transform, WriteToKafka)]
         uses = Counter(id(pc) for pc in recorded)
         for n in pipeline.nodes:

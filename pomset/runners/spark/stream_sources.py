@@ -27,7 +27,8 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
 from ...sdk.io.base import expand_pattern
-from ...windowing import MAX_MICROS, MIN_MICROS, WindowedValue
+from ...sdk.io.kafka_clients import read_range
+from ...windowing import MAX_MICROS, MIN_MICROS, WindowedValue, now_micros
 from . import codec
 
 STEPS, FILES, KAFKA = "pomset_steps", "pomset_files", "pomset_kafka"
@@ -40,10 +41,6 @@ def payload(obj: Any) -> str:
 
 def _load(options: Any) -> Any:
     return codec.loads(base64.b64decode(options["payload"]))
-
-
-def now_micros() -> int:
-    return time.time_ns() // 1000
 
 
 def _ipc(batch: pa.RecordBatch) -> bytes:
@@ -306,13 +303,11 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             yield codec.encode([], markers=markers)
             return
         _, name, first, stop = partition.value
-        from ...sdk.io.kafka_clients import read_range
-        topic, p = name.rsplit(":", 1)
         source, dead = self.source, []
         consumer = source.consumer(self.group_id)
         try:
-            out, latest = read_range(source, self.group_id, (topic, int(p)), first, stop,
-                                     source.dead_letters(self.label, dead), consumer)
+            out, latest = read_range(source, consumer, _split(name), first, stop,
+                                     source.dead_letters(self.label, dead))
         finally:
             consumer.close()
         wm = MIN_MICROS if latest == MIN_MICROS else latest - source.out_of_orderness_us

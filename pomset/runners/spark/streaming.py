@@ -34,7 +34,8 @@ from ...sdk.element_runner import DoFnRunner, assign_windows
 from ...sdk.io.base import FileSource, Sink
 from ...sdk.io.kafka import ReadFromKafka
 from ...sdk.test_stream import ELEMENTS, PROCESSING_TIME, WATERMARK, TestStream
-from ...windowing import GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, WindowedValue
+from ...windowing import (GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, WindowedValue,
+                          now_micros)
 from . import codec, stream_sources
 from .batch import BATCH_ROWS, _key_pair
 from .stateful import FILLED, KernelProcessor, SideInputProcessor
@@ -65,10 +66,10 @@ class StreamingPlan:
         self.channels: Dict[str, List[str]] = {}
         self.counts: Dict[str, Dict[str, int]] = {}
         # whether every source stops by itself (then the query can too): file streams stop
-        # only when told to, Kafka sources when read until the latest offsets
-        self.ends = all(n.transform.until == "latest" for n in pipeline.nodes
-                        if isinstance(n.transform, ReadFromKafka)) and (self.until_latest or not any(
-                            isinstance(n.transform, FileSource) for n in pipeline.nodes))
+        # only when told to
+        self.ends = not any(getattr(n.transform, "never_ends", False) for n in pipeline.nodes) and (
+            self.until_latest or not any(isinstance(n.transform, FileSource)
+                                         for n in pipeline.nodes))
         self.partition_channels: Dict[int, Dict[str, str]] = {}
 
     def metrics(self) -> Dict[str, Dict[str, int]]:
@@ -127,7 +128,7 @@ class StreamingPlan:
             df = self._script(node, _test_stream_steps(t))
         elif isinstance(t, Create):
             elements = [wv for bundle in t.bundles(BATCH_ROWS) for wv in bundle]
-            clock = None if self.virtual_clock else stream_sources.now_micros()
+            clock = None if self.virtual_clock else now_micros()
             df = self._script(node, [(elements, MAX_MICROS, clock)])
         elif isinstance(t, FileSource):
             df = self._files(node, t)

@@ -124,11 +124,10 @@ class ReadFromKafka(DeadLetterSource):
         """A consumer of this source's cluster, without auto commit, reading committed data."""
         from confluent_kafka import Consumer
         config = {"bootstrap.servers": self.bootstrap_servers, "group.id": group_id,
-                  "enable.auto.commit": False, "enable.partition.eof": True,
-                  "isolation.level": "read_committed",
+                  "enable.auto.commit": False, "isolation.level": "read_committed",
                   "fetch.max.bytes": FETCH_CAP, "max.partition.fetch.bytes": FETCH_CAP}
         config.update(self.consumer_config)
-        config["enable.partition.eof"] = True
+        config["enable.partition.eof"] = True   # readers tell a partition's end by it
         return Consumer(config)
 
     @property

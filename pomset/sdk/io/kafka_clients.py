@@ -11,15 +11,11 @@ from __future__ import annotations
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from ...windowing import WindowedValue
+from ...windowing import MIN_MICROS, WindowedValue, now_micros
 from ..errors import PipelineConstructionError
 from .kafka import Partition, PartitionWatermarks, ReadFromKafka, WriteToKafka
 
 _TIMEOUT = 30.0
-
-
-def _now_micros() -> int:
-    return time.time_ns() // 1000
 
 
 class KafkaError(RuntimeError):
@@ -31,17 +27,17 @@ class KafkaReader:
     partition's end offset, when the read ends), decoding records and tracking the source's
     watermark. Malformed records go to `on_bad` (`source.dead_letters`)."""
 
-    def __init__(self, source: ReadFromKafka, group_id: str, positions: Dict[Partition, int],
+    def __init__(self, source: ReadFromKafka, consumer: Any, positions: Dict[Partition, int],
                  ends: Optional[Dict[Partition, int]], on_bad: Any,
-                 consumer: Optional[Any] = None, clock: Optional[dict] = None) -> None:
+                 clock: Optional[dict] = None) -> None:
         from confluent_kafka import TopicPartition
         self.source = source
         self.on_bad = on_bad
         self.positions = dict(positions)
         self.ends = ends
-        self.consumer = consumer or source.consumer(group_id)
+        self.consumer = consumer
         self.clock = PartitionWatermarks(self.positions, source.out_of_orderness_us,
-                                         source.idle_us, _now_micros())
+                                         source.idle_us, now_micros())
         if clock is not None:
             self.clock.restore(clock)
         self.open = set(self.positions)
@@ -67,7 +63,7 @@ class KafkaReader:
             return []
         out: List[WindowedValue] = []
         messages = self.consumer.consume(max_records, timeout)
-        now = _now_micros()
+        now = now_micros()
         ends, decode, on_bad, saw = self.ends, self.source.decode, self.on_bad, self.clock.saw
         finished = []
         for msg in messages:
@@ -91,7 +87,7 @@ class KafkaReader:
                     saw(p, wv.ts, now)
                     out.append(wv)
                 else:
-                    self.clock.active_at[p] = now
+                    saw(p, MIN_MICROS, now)   # a record all the same: the partition is active
             if ends is not None and self.positions[p] >= ends[p]:
                 finished.append(p)
         for p in finished:
@@ -101,7 +97,7 @@ class KafkaReader:
         return out
 
     def watermark(self) -> int:
-        return self.clock.watermark(_now_micros())
+        return self.clock.watermark(now_micros())
 
     def snapshot(self) -> dict:
         return {"positions": dict(self.positions), "clock": self.clock.snapshot()}
@@ -110,11 +106,11 @@ class KafkaReader:
         self.consumer.close()
 
 
-def read_range(source: ReadFromKafka, group_id: str, partition: Partition, start: int,
-               end: int, on_bad: Any, consumer: Any) -> Tuple[List[WindowedValue], int]:
+def read_range(source: ReadFromKafka, consumer: Any, partition: Partition, start: int,
+               end: int, on_bad: Any) -> Tuple[List[WindowedValue], int]:
     """The elements of one partition's offsets [start, end) and the largest event time among
     them (a Spark task's share of a micro-batch)."""
-    reader = KafkaReader(source, group_id, {partition: start}, {partition: end}, on_bad, consumer)
+    reader = KafkaReader(source, consumer, {partition: start}, {partition: end}, on_bad)
     out: List[WindowedValue] = []
     deadline = time.monotonic() + 120
     while not reader.done:
@@ -205,7 +201,7 @@ class KafkaOutput:
             return
         self.begin()
         topic, partition = self.progress_partition
-        marks = {f"{self.run_id}-progress": [TopicPartition(topic, partition, max(mark, 0),
+        marks = {self.progress_group: [TopicPartition(topic, partition, max(mark, 0),
                                                             metadata=str(mark))]}
         for group, positions in offsets.items():
             marks.setdefault(group, []).extend(TopicPartition(t, p, o) for (t, p), o in
@@ -221,9 +217,21 @@ class KafkaOutput:
         if self.errors:
             raise KafkaError("Kafka output: records were not delivered: " + "; ".join(self.errors))
 
+    @property
+    def progress_group(self) -> str:
+        return f"{self.run_id}-progress"
+
     def committed_mark(self) -> Optional[int]:
         """The progress mark of the last committed transaction of this run, if any."""
-        return committed_mark(self.bootstrap, self.run_id, self.progress_partition)
+        from confluent_kafka import Consumer, TopicPartition
+        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": self.progress_group,
+                             "enable.auto.commit": False})
+        try:
+            got = consumer.committed([TopicPartition(*self.progress_partition)], timeout=_TIMEOUT)
+        finally:
+            consumer.close()
+        meta = got[0].metadata if got else None
+        return int(meta) if meta not in (None, "") else None
 
     def abort(self) -> None:
         if self.in_transaction:
@@ -245,15 +253,3 @@ def _group_metadata(bootstrap_servers: str, group: str) -> Any:
     finally:
         consumer.close()
 
-
-def committed_mark(bootstrap_servers: str, run_id: str, partition: Partition) -> Optional[int]:
-    """The progress mark the run `run_id` last committed with its output, if any."""
-    from confluent_kafka import Consumer, TopicPartition
-    consumer = Consumer({"bootstrap.servers": bootstrap_servers,
-                         "group.id": f"{run_id}-progress", "enable.auto.commit": False})
-    try:
-        got = consumer.committed([TopicPartition(*partition)], timeout=_TIMEOUT)
-    finally:
-        consumer.close()
-    meta = got[0].metadata if got else None
-    return int(meta) if meta not in (None, "") else None
