@@ -53,3 +53,12 @@ __all__ += [
     "WriteToCsv", "WriteToJson", "WriteToParquet", "WriteToText",
     "ReadFromKafka", "WriteToKafka",
 ]
+
+# --- typed data-trace annotations (pomset.traces) ---
+from .traces import (Hash, Marker, Merge, O, OpKeyedOrdered, OpKeyedUnordered,  # noqa: E402
+                     OpStateless, RoundRobin, Sort, SortInserted, TraceType, Typed, U, Unit)
+
+__all__ += [
+    "Hash", "Marker", "Merge", "O", "OpKeyedOrdered", "OpKeyedUnordered", "OpStateless",
+    "RoundRobin", "Sort", "SortInserted", "TraceType", "Typed", "U", "Unit",
+]

@@ -85,6 +85,14 @@ class PipelineOptions:
         parser.add_argument("--max_files_per_batch", type=int, default=None, metavar="N",
                             help="streaming file sources: read at most N new files per "
                                  "micro-batch (default: all there are)")
+        parser.add_argument("--auto_sort", action="store_true",
+                            help="typed pipelines: insert pm.Sort before an OpKeyedOrdered "
+                                 "whose input is unordered (it needs order=), with a warning, "
+                                 "instead of rejecting the pipeline")
+        parser.add_argument("--shuffle_merges", type=int, default=None, metavar="SEED",
+                            help="local runner, typed pipelines: merge the outputs of a "
+                                 "template's parallel instances in a random interleaving "
+                                 "drawn from SEED (to see that the result does not change)")
         parser.add_argument("--trigger_interval", type=float, default=1.0, metavar="SECONDS",
                             help="spark runner, streaming: how often a micro-batch starts "
                                  "while sources keep going")

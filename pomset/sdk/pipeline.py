@@ -76,6 +76,21 @@ class Pipeline:
         finally:
             self._scope.pop()
 
+    def scope_label(self) -> str:
+        """The label of the composite transform being expanded (for its messages)."""
+        return "/".join(self._scope)
+
+    def apply_as_scope(self, transform: Primitive, pvalue: Any) -> Any:
+        """Apply a primitive under the label of the composite being expanded, not below it:
+        for a composite that is one step once it has checked its input (a template)."""
+        full = self.scope_label()
+        name = self._scope.pop()
+        self._labels.discard(full)
+        try:
+            return self.apply(transform, pvalue, name)
+        finally:
+            self._scope.append(name)
+
     def __or__(self, transform: PTransform) -> Any:
         return self.apply(transform, PBegin(self))
 

@@ -31,6 +31,8 @@ class PCollection(FluentMethods):
         self.kind = kind
         self.may_retract = may_retract
         self.consumers: list = []
+        # the data-trace type of this edge, where a template or pm.Typed set it (traces.edges)
+        self.trace: Any = None
 
     def derive(self, **changes: Any) -> "PCollection":
         """A new PCollection like this one, with some properties changed (set on the node)."""

@@ -1,1 +1,13 @@
-"""Typed data-trace annotations (a later issue)."""
+"""Typed data-trace annotations (Mamouras et al., Data-Trace Types): trace types on edges,
+operator templates, connectors, the type check, and the runtime every runner deploys them
+with."""
+from .edges import EdgeTrace, trace_of
+from .equivalence import equivalent, normal_form
+from .templates import (Hash, Merge, OpKeyedOrdered, OpKeyedUnordered, OpStateless,
+                        RoundRobin, Sort, SortInserted, TemplateStep, Typed)
+from .types import MARKER, O, KeyValueType, Marker, TraceType, U, Unit
+
+__all__ = ["EdgeTrace", "trace_of", "equivalent", "normal_form", "Hash", "Merge",
+           "OpKeyedOrdered", "OpKeyedUnordered", "OpStateless", "RoundRobin", "Sort",
+           "SortInserted", "TemplateStep", "Typed", "MARKER", "O", "KeyValueType", "Marker",
+           "TraceType", "U", "Unit"]

@@ -14,6 +14,7 @@ from typing import Any, Dict
 from ...sdk.errors import PipelineConstructionError
 from ...sdk.result import PipelineResult
 from ...sdk.test_stream import ELEMENTS, PROCESSING_TIME, WATERMARK, TestStream
+from ...traces.fusion import Fusion
 from ...windowing import MAX_MICROS, WindowedValue, now_micros
 from .executor import SequentialExecutor
 from .kafka import KafkaSinkStage, KafkaSourceStage
@@ -32,7 +33,9 @@ class LocalRunner:
         options = pipeline.options
         record: Dict[int, list] = {id(pc): [] for pc in pipeline.recorded()}
         executor = SequentialExecutor(record)
-        stages = [stage_for(node, executor) for node in pipeline.nodes]
+        fusion = Fusion(pipeline.nodes)
+        stages = [stage_for(node, executor, fusion, options.shuffle_merges)
+                  for node in pipeline.nodes]
         executor.wire(stages)
         progress = Progress(stages, options.quiet)
         executor.on_bundle = progress.tick

@@ -11,6 +11,7 @@ from ...sdk.element_runner import (DoFnRunner, assign_windows, side_input_args,
 from ...sdk.errors import UserCodeError
 from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
 from ...sdk.pvalue import SideInput
+from ...traces import TemplateStep, Typed
 from ...triggers.definitions import EVENT_TIME, PROCESSING_TIME
 from ...triggers.kernel import ElementError, GroupAlsoByWindow
 from ...triggers.reducers import Bag
@@ -154,6 +155,8 @@ class AssignWindowsStage(Stage):
 
 
 class FlattenStage(Stage):
+    """Flatten (and Merge), and the pm.Typed annotation: elements pass through."""
+
     def receive(self, index: int, bundle: list) -> None:
         self.received += len(bundle)
         self.emit(None, bundle)
@@ -422,10 +425,16 @@ class SinkStage(Stage):
         return {"received": self.received, "written": self.received}
 
 
-def stage_for(node: Any, executor: Any) -> Stage:
-    """The stage class that runs this node's primitive."""
+def stage_for(node: Any, executor: Any, fusion: Any, seed: Optional[int] = None) -> Stage:
+    """The stage class that runs this node's primitive (`fusion` says which Sorts fuse into
+    the template after them; `seed` shuffles the merges of templates' parallel instances)."""
     from .kafka import KafkaSinkStage, KafkaSourceStage   # they build on the stages here
+    from .templates import TemplateStage
     t = node.transform
+    if isinstance(t, TemplateStep):
+        return TemplateStage(node, executor, fusion, seed)
+    if isinstance(t, Typed):
+        return FlattenStage(node, executor)
     if isinstance(t, ReadFromKafka):
         return KafkaSourceStage(node, executor)
     if isinstance(t, WriteToKafka):

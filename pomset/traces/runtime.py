@@ -1,0 +1,386 @@
+"""How a template step runs, on any runner: its items placed in blocks between markers, its
+markers derived from the watermark, and its deployment as parallel instances (Theorem 4.3).
+
+Blocks. An item with timestamp t belongs before marker `t // P + 1` (P the period): the last
+place the marker promise allows, so a step's trace is a function of its data and not of when
+items arrived, and batch, streaming and every runner see the same one. The first marker is
+the one closing the block of the step's earliest item; marker i is passed once the input
+watermark reaches i * P; at the end of the input, markers run to the block of the last item.
+Items at the end of time (the global window's panes) form a final block, closed by a final
+marker. An item whose block was already closed (late data) joins the open block, counted.
+
+Deployment. Stateless steps deal items round-robin to `parallelism` instances; keyed ones
+send each key to instance `stable_hash(key) % parallelism`; every instance sees every marker.
+Instances' outputs are merged: within a block, any interleaving of their sequences (random,
+given an `rng`); all of a block's outputs come before its marker. A fused Sort orders each
+block's items by the sort key before the instances see them.
+"""
+from __future__ import annotations
+
+import random
+import sys
+import zlib
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from ..sdk.element_runner import user_code_error
+from ..sdk.errors import UserCodeError
+from ..windowing.time import GLOBAL_WINDOW_MAX_MICROS
+from .templates import OpKeyedOrdered, OpStateless, TemplateStep
+from .types import KeyValueType, Marker, Unit, type_name, value_fits
+
+FINAL = sys.maxsize   # the block closed by the final marker
+
+
+def stable_hash(key: Any) -> int:
+    """A hash of a key that is the same in every process (Python's str hash is not)."""
+    if type(key) is int:
+        return key & 0x7FFFFFFF
+    if type(key) is str:
+        return zlib.crc32(key.encode("utf-8", "surrogatepass"))
+    if type(key) is bytes:
+        return zlib.crc32(key)
+    if type(key) is tuple:
+        h = 0x345678
+        for part in key:
+            h = (h * 1000003) ^ stable_hash(part)
+        return h & 0x7FFFFFFF
+    if key is None:
+        return 0
+    import pickle
+    return zlib.crc32(pickle.dumps(key, protocol=4))
+
+
+def block_of(ts: int, period: int) -> int:
+    return FINAL if ts >= GLOBAL_WINDOW_MAX_MICROS else ts // period + 1
+
+
+def marker_of(block: int, period: int) -> Marker:
+    if block == FINAL:
+        return Marker(FINAL, GLOBAL_WINDOW_MAX_MICROS + 1, final=True)
+    return Marker(block, block * period)
+
+
+class _Out:
+    """An instance's output channel: (timestamp, item) in emission order. `emit` checks what
+    the template promises (an ordered operator keeps the key; declared output types)."""
+
+    __slots__ = ("items", "ts", "key", "check_key", "out_type", "label", "make")
+
+    def __init__(self, out_type: KeyValueType, label: str, check_key: bool) -> None:
+        self.items: List[Tuple[int, Any]] = []
+        self.ts = 0
+        self.key: Any = None
+        self.check_key = check_key
+        self.out_type = out_type
+        self.label = label
+        self.make = out_type.item
+
+    def emit(self, key: Any, value: Any) -> None:
+        t = self.out_type
+        if self.check_key and key != self.key:
+            raise UserCodeError(
+                f"OpKeyedOrdered {self.label!r} emitted key {key!r} while processing key "
+                f"{self.key!r}: an ordered operator's outputs keep the input key (Table 1)")
+        if not (value_fits(key, t.key) and value_fits(value, t.value)):
+            raise UserCodeError(
+                f"{self.label!r} emitted ({key!r}, {value!r}), which is not of its output type "
+                f"{t!r} (key {type_name(t.key)}, value {type_name(t.value)})")
+        self.items.append((self.ts, self.make(key, value)))
+
+
+class _Instance:
+    """One instance of a template: its state for the keys routed to it."""
+
+    def __init__(self, template: Any, out: _Out, label: str) -> None:
+        self.t = template
+        self.out = out
+        self.label = label
+        self.states: Dict[Any, Any] = {}
+
+    def item(self, ts: int, key: Any, value: Any, element: Any) -> None:
+        raise NotImplementedError
+
+    def marker(self, m: Marker) -> None:
+        """Nothing per instance (stateless): the step runs its on_marker once."""
+
+
+class _Stateless(_Instance):
+    def item(self, ts: int, key: Any, value: Any, element: Any) -> None:
+        self.out.ts = ts
+        try:
+            self.t.on_item(key, value, self.out.emit)
+        except UserCodeError:
+            raise
+        except Exception as e:
+            raise user_code_error(self.label, element, e) from e
+
+
+class _KeyedOrdered(_Instance):
+    def item(self, ts: int, key: Any, value: Any, element: Any) -> None:
+        out, states, t = self.out, self.states, self.t
+        out.ts, out.key = ts, key
+        try:
+            state = states[key] if key in states else t.initial_state()
+            states[key] = t.on_item(state, key, value, out.emit)
+        except UserCodeError:
+            raise
+        except Exception as e:
+            raise user_code_error(self.label, element, e) from e
+
+    def marker(self, m: Marker) -> None:
+        out, states, on_marker = self.out, self.states, self.t.on_marker
+        out.ts = m.micros - 1
+        for key, state in states.items():
+            out.key = key
+            try:
+                states[key] = on_marker(state, key, m, out.emit)
+            except UserCodeError:
+                raise
+            except Exception as e:
+                raise user_code_error(self.label, f"key {key!r} at {m!r}", e) from e
+
+
+class _KeyedUnordered(_Instance):
+    """The paper's Table 3, per key: [aggregate since the last marker, state at it]. A key's
+    state starts at initial_state() when its first item comes (Table 3 instead advances a
+    shared start state by update_state(s, id()) at every marker; for the usual update
+    functions that is the same, and this way the result does not depend on where a
+    deployment's markers start)."""
+
+    def item(self, ts: int, key: Any, value: Any, element: Any) -> None:
+        t, out = self.t, self.out
+        out.ts = ts
+        try:
+            rec = self.states.get(key)
+            if rec is None:
+                rec = self.states[key] = [t.id(), t.initial_state()]
+            t.on_item(rec[1], key, value, out.emit)
+            rec[0] = t.combine(rec[0], t.in_(key, value))
+        except UserCodeError:
+            raise
+        except Exception as e:
+            raise user_code_error(self.label, element, e) from e
+
+    def marker(self, m: Marker) -> None:
+        t, out = self.t, self.out
+        out.ts = m.micros - 1
+        for key, rec in self.states.items():
+            try:
+                rec[1] = t.update_state(rec[1], rec[0])
+                rec[0] = t.id()
+                t.on_marker(rec[1], key, m, out.emit)
+            except UserCodeError:
+                raise
+            except Exception as e:
+                raise user_code_error(self.label, f"key {key!r} at {m!r}", e) from e
+
+
+class Deployment:
+    """A template step deployed as `parallelism` instances, fed elements and watermarks by
+    its host (a local-runner stage, a Spark task). `receive`, `advance` and `finish` return
+    the outputs as (timestamp, item) in the merged order. `stage_markers` False leaves the
+    stateless on_marker to another host (Spark runs it once, on the driver); `sort` is the
+    order of a Sort fused into this step."""
+
+    def __init__(self, step: TemplateStep, label: str, parallelism: Optional[int] = None,
+                 rng: Optional[random.Random] = None, stage_markers: bool = True,
+                 sort: Optional[Callable[[Any], Any]] = None) -> None:
+        self.step = step
+        self.label = label
+        self.period = step.period
+        self.in_type: KeyValueType = step.input_trace.type
+        self.out_type: KeyValueType = step.output_trace.type
+        self.sort = sort or step.sort
+        self.rng = rng
+        self.n = parallelism or step.parallelism
+        t = step.template
+        kind = {"stateless": _Stateless, "keyed_ordered": _KeyedOrdered,
+                "keyed_unordered": _KeyedUnordered}[step.kind()]
+        self.keyed = kind is not _Stateless
+        ordered = isinstance(t, OpKeyedOrdered)
+        self.instances = [kind(t, _Out(self.out_type, label, ordered), label)
+                          for _ in range(self.n)]
+        self.stage_out = _Out(self.out_type, label, False)
+        self.on_marker = (t.on_marker if isinstance(t, OpStateless) and stage_markers
+                          else None)
+        self.pending: Dict[int, list] = {}   # block -> [(ts, key, value, element)]
+        self.open: Optional[int] = None      # the block items go to now; None before the first
+        self.last = None                     # the last regular block that had an item
+        self.wm = -(2 ** 63)
+        self.turn = 0
+        self.late = 0
+        self.check = self._checker()
+
+    # --- input ----------------------------------------------------------------------------
+    def _checker(self) -> Callable[[Any], Tuple[Any, Any]]:
+        t, label = self.in_type, self.label
+        key_type, value_type = t.key, t.value
+
+        def check(element: Any) -> Tuple[Any, Any]:
+            if t.keyed:
+                if type(element) is not tuple or len(element) != 2:
+                    raise UserCodeError(f"{label!r}: its input is {t!r}, so items are (key, "
+                                        f"value) pairs; got {element!r}")
+                key, value = element
+            else:
+                key, value = None, element
+            if not (value_fits(key, key_type) and value_fits(value, value_type)):
+                raise UserCodeError(f"{label!r}: input item {element!r} is not of type {t!r}")
+            return key, value
+        if key_type in (Any, Unit) and value_type is Any and t.keyed:
+            def pair(element: Any) -> Tuple[Any, Any]:
+                if type(element) is not tuple or len(element) != 2:
+                    raise UserCodeError(f"{label!r}: its input is {t!r}, so items are (key, "
+                                        f"value) pairs; got {element!r}")
+                return element
+            return pair
+        return check
+
+    def receive(self, elements: List[Tuple[int, Any]]) -> List[Tuple[int, Any]]:
+        """Take elements (timestamp µs, value): the open block's are processed now (unless a
+        fused Sort must see the whole block), later blocks' wait for their markers."""
+        period, pending, check = self.period, self.pending, self.check
+        now: list = []
+        for ts, element in elements:
+            key, value = check(element)
+            b = block_of(ts, period)
+            if self.open is not None and b < self.open:
+                self.late += 1
+                b = self.open
+            if b != FINAL and (self.last is None or b > self.last):
+                self.last = b
+            if b == self.open and self.sort is None:
+                now.append((ts, key, value, element))
+            else:
+                pending.setdefault(b, []).append((ts, key, value, element))
+        self._process(now)
+        out = self._merge()
+        if self.open is None:
+            out += self.advance(self.wm)
+        return out
+
+    def _process(self, items: list) -> None:
+        if not items:
+            return
+        instances, n = self.instances, self.n
+        if n == 1:
+            inst = instances[0]
+            for ts, key, value, element in items:
+                inst.item(ts, key, value, element)
+        elif self.keyed:
+            for ts, key, value, element in items:
+                instances[stable_hash(key) % n].item(ts, key, value, element)
+        else:
+            turn = self.turn
+            for ts, key, value, element in items:
+                instances[turn].item(ts, key, value, element)
+                turn = (turn + 1) % n
+            self.turn = turn
+
+    # --- markers --------------------------------------------------------------------------
+    def advance(self, wm: int) -> List[Tuple[int, Any]]:
+        """The input watermark moved to `wm`: pass every marker it reaches."""
+        self.wm = max(self.wm, wm)
+        out: list = []
+        period = self.period
+        if self.open is None:
+            if not self.pending:
+                return out
+            first = min(self.pending)
+            if first != FINAL and (first - 1) * period > self.wm:
+                return out   # an earlier item may still come
+            if first == FINAL:
+                return out   # only items at the end of time: they wait for the end
+            self.open = first
+            if self.sort is None:
+                self._process(self._take(first))
+        while self.open != FINAL and self.open * period <= self.wm:
+            out += self._close(self.open)
+            self.open += 1
+            if self.sort is None:
+                self._process(self._take(self.open))
+        return out + self._merge()
+
+    def finish(self, last: Optional[int] = None) -> List[Tuple[int, Any]]:
+        """The input ended: markers up to the block of the last item (or `last`, the last
+        block over all of the step's instances when a host runs them apart), then the final
+        marker if items wait at the end of time."""
+        ends = [b for b in (self.last, last) if b is not None]
+        end = max(ends) if ends else None
+        out: list = []
+        if end is not None:
+            out += self.advance(end * self.period)
+        if FINAL in self.pending:
+            if self.open is None:
+                self.open = FINAL
+            elif self.open != FINAL:
+                self.pending.setdefault(FINAL, []).extend(self._take(self.open))
+                self.open = FINAL
+            out += self._close(FINAL)
+        return out
+
+    def _take(self, block: int) -> list:
+        return self.pending.pop(block, [])
+
+    def _close(self, block: int) -> List[Tuple[int, Any]]:
+        """The open block's last items (all of them, sorted, with a fused Sort), then its
+        marker to every instance, then the merged outputs."""
+        items = self._take(block)
+        if items:
+            if self.sort is not None:
+                items.sort(key=self._sort_key)
+            self._process(items)
+        m = marker_of(block, self.period)
+        for inst in self.instances:
+            inst.marker(m)
+        out = self._merge()
+        if self.on_marker is not None:
+            self.stage_out.ts = m.micros - 1
+            try:
+                self.on_marker(m, self.stage_out.emit)
+            except UserCodeError:
+                raise
+            except Exception as e:
+                raise user_code_error(self.label, repr(m), e) from e
+            out += self.stage_out.items
+            self.stage_out.items = []
+        return out
+
+    def _sort_key(self, item: tuple) -> Any:
+        try:
+            return self.sort(item[2])
+        except Exception as e:
+            raise user_code_error(self.label, item[3], e) from e
+
+    def _merge(self) -> List[Tuple[int, Any]]:
+        """The instances' outputs so far as one sequence: each instance's in order, the
+        instances interleaved (at random, with an rng)."""
+        chans = [inst.out.items for inst in self.instances if inst.out.items]
+        for inst in self.instances:
+            inst.out.items = []
+        if len(chans) <= 1 or self.rng is None:
+            return [x for ch in chans for x in ch]
+        picks = [i for i, ch in enumerate(chans) for _ in ch]
+        self.rng.shuffle(picks)
+        pos = [0] * len(chans)
+        out = []
+        for i in picks:
+            out.append(chans[i][pos[i]])
+            pos[i] += 1
+        return out
+
+    # --- state ----------------------------------------------------------------------------
+    def hold(self) -> Optional[int]:
+        """The earliest timestamp of an item still waiting (the output watermark holds there)."""
+        return min((it[0] for items in self.pending.values() for it in items), default=None)
+
+    def snapshot(self) -> Dict[str, Any]:
+        return {"pending": self.pending, "open": self.open, "last": self.last, "wm": self.wm,
+                "turn": self.turn, "late": self.late,
+                "states": [inst.states for inst in self.instances]}
+
+    def restore(self, data: Dict[str, Any]) -> None:
+        for name in ("pending", "open", "last", "wm", "turn", "late"):
+            setattr(self, name, data[name])
+        for inst, states in zip(self.instances, data["states"]):
+            inst.states = states
