@@ -259,6 +259,25 @@ class Deployment:
             out += self.advance(self.wm)
         return out
 
+    def map_all(self, elements: List[Tuple[int, Any]]) -> List[Tuple[int, Any]]:
+        """A stateless step's outputs for elements at hand all at once (a batch task): its
+        instances do not depend on blocks, so they need not wait for markers."""
+        check = self.check
+        items = []
+        for ts, element in elements:
+            key, value = check(element)
+            items.append((ts, key, value, element))
+        self._process(items)
+        return self._merge()
+
+    def markers_between(self, first: int, last: int, final: bool) -> List[Tuple[int, Any]]:
+        """Pass markers `first`..`last` (and the final one) with no items: the stateless
+        on_marker of a step whose instances run elsewhere (Spark's tasks)."""
+        out: list = []
+        for block in range(first, last + 1):
+            out += self._close(block)
+        return out + (self._close(FINAL) if final else [])
+
     def _process(self, items: list) -> None:
         if not items:
             return

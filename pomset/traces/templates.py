@@ -110,6 +110,10 @@ class OpStateless(Template):
     on_item: Callable[..., None] = staticmethod(_noop)
     on_marker: Callable[..., None] = staticmethod(_noop)
 
+    def marks(self) -> bool:
+        """Whether on_marker was filled in (a runner may then skip passing markers)."""
+        return self.on_marker is not _noop
+
 
 class OpKeyedOrdered(Template):
     """O(K, V) -> O(K, W): per key, `state = on_item(state, key, value, emit)` in order and

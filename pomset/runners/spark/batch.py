@@ -22,6 +22,8 @@ from ...sdk.core import Create, Flatten, GroupByKey, ParDo, WindowInto
 from ...sdk.element_runner import DoFnRunner, assign_windows, side_input_args, user_code_error
 from ...sdk.errors import UserCodeError
 from ...sdk.io.base import FileSink, FileSource
+from ...traces import TemplateStep, Typed
+from ...traces.fusion import Fusion
 from ...triggers.definitions import EVENT_TIME
 from ...triggers.kernel import ElementError, GroupAlsoByWindow
 from ...triggers.reducers import AccumulatorReducer, Bag, CombineReducer
@@ -30,7 +32,8 @@ from ...windowing.windowfns import FixedWindows, SlidingWindows
 from . import codec
 
 BATCH_ROWS = 10_000   # elements per Arrow batch a task emits
-TRANSLATED = (Create, FileSource, ParDo, WindowInto, Flatten, GroupByKey, FileSink)
+TRANSLATED = (Create, FileSource, ParDo, WindowInto, Flatten, GroupByKey, FileSink, Typed,
+              TemplateStep)
 
 
 class BatchPlan:
@@ -43,6 +46,7 @@ class BatchPlan:
         self.counts: Dict[str, Dict[str, Any]] = {}   # label -> name -> int or Spark accumulator
         self.persisted: List[Any] = []
         self.lifted: List[str] = []   # labels of the combines lifted before the shuffle
+        self.fusion = Fusion(pipeline.nodes)
 
     def build(self, reused: Callable[[Any], bool]) -> None:
         """Translate every node; a PCollection `reused` says is read more than once is
@@ -96,6 +100,11 @@ class BatchPlan:
             return {None: self._window_into(t, node)}
         if isinstance(t, Flatten):
             return {None: self._flatten(node)}
+        if isinstance(t, Typed):
+            return {None: self.dfs[id(node.inputs[0])]}
+        if isinstance(t, TemplateStep):
+            from .templates import translate
+            return {None: translate(self, node, self.fusion)}
         return {None: self._group(t, node)}
 
     def _empty(self) -> Any:

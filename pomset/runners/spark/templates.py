@@ -1,0 +1,113 @@
+"""Template steps in a Spark batch plan, deployed as Theorem 4.3 says:
+
+- `OpStateless`: a vectorized map (its instances are the tasks of a `mapInArrow` over Arrow
+  batches, fused with the Python steps around it); its on_marker, if any, runs once per
+  marker on the driver, over the blocks the input spans.
+- `OpKeyedUnordered` and `OpKeyedOrdered`: the elements are split by `stable_hash(key) %
+  parallelism` and each split runs as one instance in an `applyInArrow` task, its blocks in
+  marker order, up to the last block of the whole input (an aggregate computed first, so
+  every instance passes the same markers). A Sort fused into the step sorts each block in the
+  task; Spark's shuffle keeps no order, so an ordered operator's input must come from a Sort.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator, List, Optional
+
+import pyarrow as pa
+
+from ...sdk.errors import PipelineConstructionError
+from ...traces.fusion import Fusion
+from ...traces.runtime import Deployment, block_of, stable_hash
+from ...traces.templates import TemplateStep
+from ...windowing import GLOBAL_WINDOW, NO_FIRING, WindowedValue
+from ...windowing.time import GLOBAL_WINDOW_MAX_MICROS
+from . import codec
+
+
+def check_order(node: Any, fusion: Fusion) -> None:
+    """Refuse an ordered operator whose order Spark cannot keep (no Sort fused before it)."""
+    step: TemplateStep = node.transform
+    if step.kind() == "keyed_ordered" and step.sort is None and fusion.sort_of(node) is None:
+        raise PipelineConstructionError(
+            f"the Spark runner cannot run {node.label!r} as written: an OpKeyedOrdered needs its "
+            f"input in order, and Spark keeps each key's order only through a pm.Sort right "
+            f"before it ({node.inputs[0].label!r} is {step.input_trace.describe()}); insert "
+            f"`| pm.Sort(order=...)` before it")
+
+
+def _elements(outs: List[Any]) -> List[WindowedValue]:
+    raw = WindowedValue.raw
+    return [raw(item, ts, GLOBAL_WINDOW, NO_FIRING, 1) for ts, item in outs]
+
+
+def translate(plan: Any, node: Any, fusion: Fusion) -> Any:
+    """The DataFrame (or pending Python steps) of a template step's output."""
+    step: TemplateStep = node.transform
+    source = node.inputs[0]
+    if fusion.passes_through(node):
+        return plan.dfs[id(source)]
+    check_order(node, fusion)
+    if step.kind() == "stateless":
+        return _stateless(plan, node, step)
+    return _keyed(plan, node, step, fusion.sort_of(node))
+
+
+def _stateless(plan: Any, node: Any, step: TemplateStep) -> Any:
+    label = node.label
+
+    def start() -> Any:
+        d = Deployment(step, label, parallelism=1, stage_markers=False)
+        return (lambda bundle: _elements(d.map_all([(wv.ts, wv.value) for wv in bundle]))), None
+    mapped = plan._steps(node.inputs[0]).then(start)
+    if not step.template.marks():
+        return mapped
+    first, last, final = _span(plan.df(node.inputs[0]), step.period)
+    if first is None and not final:
+        return mapped
+    d = Deployment(step, label, parallelism=1)
+    marks = _elements(d.markers_between(first or 0, last if last is not None else -1, final))
+    if not marks:
+        return mapped
+    marked = plan.spark.createDataFrame(pa.Table.from_batches(
+        list(codec.batches(marks, 10_000)), schema=codec.ELEMENT_ARROW))
+    return plan._step_df(mapped).unionAll(marked)
+
+
+def _span(df: Any, period: int) -> tuple:
+    """(first block, last block, whether any item is at the end of time) of a step's input."""
+    from pyspark.sql import functions as F
+    regular = F.col("ts") < F.lit(GLOBAL_WINDOW_MAX_MICROS)
+    row = df.agg(F.min(F.when(regular, F.col("ts"))).alias("lo"),
+                 F.max(F.when(regular, F.col("ts"))).alias("hi"),
+                 F.max(F.when(~regular, F.lit(1))).alias("end")).collect()[0]
+    first = None if row["lo"] is None else block_of(row["lo"], period)
+    last = None if row["hi"] is None else block_of(row["hi"], period)
+    return first, last, bool(row["end"])
+
+
+def _keyed(plan: Any, node: Any, step: TemplateStep, sort: Optional[Any]) -> Any:
+    label, n = node.label, step.parallelism
+    key_value = step.input_trace.type.key_value
+
+    def split(bundles: Iterator[List[WindowedValue]]) -> Iterator[pa.RecordBatch]:
+        for bundle in bundles:
+            splits = []
+            for wv in bundle:
+                try:
+                    key = key_value(wv.value)[0]
+                except Exception:
+                    key = None   # the deployment names the malformed item
+                splits.append(b"%d" % (stable_hash(key) % n))
+            yield codec.encode(bundle, keys=splits)
+    keyed = plan._steps(node.inputs[0]).run(split, codec.KEYED).persist()
+    plan.persisted.append(keyed)
+    _, last, _ = _span(keyed, step.period)
+
+    def instance(table: pa.Table) -> Iterator[List[WindowedValue]]:
+        d = Deployment(step, label, parallelism=1, sort=sort)
+        out = d.receive([(wv.ts, wv.value) for wv in codec.decode(table)])
+        yield _elements(out + d.finish(last))
+    grouped = keyed.groupBy("k")
+    from .batch import _Steps
+    return _Steps(grouped, instance, grouped=True)
+
