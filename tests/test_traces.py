@@ -465,3 +465,51 @@ def test_section_2_typed_pipeline_is_rejected_until_sorted_then_right():
     for parallelism in (1, 2, 4):
         p, li = pipeline(sort=True, parallelism=parallelism)
         assert [w.value[1] for w in p.run().collect(li)] == expected
+
+
+# --- on Spark ----------------------------------------------------------------------------------
+
+@pytest.fixture
+def by_value(spark_session):
+    """Spark's workers cannot import this test module: ship its functions by value."""
+    import sys
+    from pyspark import cloudpickle
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    yield
+    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+@pytest.mark.parametrize("seed", [3, 17, 29, 41])
+def test_spark_deployment_equals_the_sequential_one(spark_session, seed):
+    data = items(seed, 150)
+    out_type, sequential = _run(seed, data, parallel=False)
+    _, on_spark = _run(seed, data, parallel=True, runner="spark")
+    assert blocks_form(out_type, on_spark) == blocks_form(out_type, sequential)
+    assert sequential
+
+
+def test_spark_section_2_pipeline_sorted_is_right(by_value):
+    readings = _readings()
+    p = pm.Pipeline(argv=["--quiet", "--runner=spark"])
+    src = (p | pm.Create([pm.TimestampedValue(m, m["ts"]) for m in readings])
+           | pm.Typed(pm.U(pm.Unit, dict), period=10))
+    parsed = src | "Map" >> pm.OpStateless(on_item=lambda k, m, emit: emit(*_parse(m)),
+                                           parallelism=3)
+    li = (parsed | pm.Sort(lambda v: v[1], parallelism=3)
+          | "LI" >> pm.OpKeyedOrdered(initial_state=lambda: None, on_item=_interpolate,
+                                      parallelism=3))
+    got = sorted(p.run().collect(li), key=lambda w: w.value[1][1])
+    assert [w.value[1] for w in got] == _expected_interpolation(readings)
+
+
+def test_spark_refuses_an_order_it_cannot_keep_and_templates_in_streaming(spark_session):
+    p = pm.Pipeline(argv=["--quiet", "--runner=spark"])
+    src = (p | pm.Create([pm.TimestampedValue(("a", 1), 1)])
+           | pm.Typed(pm.O(str, int), period=10))
+    src | "LI" >> pm.OpKeyedOrdered(on_item=lambda s, k, v, emit: s)
+    with pytest.raises(pm.PipelineConstructionError, match="cannot run 'LI' as written.*pm.Sort"):
+        p.run()
+    q = pm.Pipeline(argv=["--quiet", "--runner=spark", "--streaming"])
+    q | pm.Create([pm.TimestampedValue(("a", 1), 1)]) | pm.Typed(pm.U(str, int), period=10)
+    with pytest.raises(pm.PipelineConstructionError, match="typed template steps in batch only"):
+        q.run()
