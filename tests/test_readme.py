@@ -29,4 +29,5 @@ def test_readme_snippets_run_and_print_what_they_promise():
                              "1 12 IntervalWindow(0, 110)", "-1 12 IntervalWindow(0, 110)",
                              "1 12 IntervalWindow(0, 110)"]
     assert printed[12] == "[1, 2] x"
-    assert len(_snippets()) == 7
+    assert printed[13] == "[(20.0, 1), (21.0, 2), (22.0, 3), (23.0, 4)]"
+    assert len(_snippets()) == 8
