@@ -133,7 +133,8 @@ def timed(fn: Callable[..., Outputs], *args: Any) -> Tuple[float, Outputs]:
     return time.perf_counter() - started, out
 
 
-def local_part(args: argparse.Namespace, events: List[ys.Event], world: ys.World) -> List[Dict[str, Any]]:
+def local_part(args: argparse.Namespace, events: List[ys.Event],
+               world: ys.World) -> List[Dict[str, Any]]:
     """Interleaved repetitions of every local variant; a row per variant."""
     table = ys.Table(world, args.table)
     inputs = ys.timestamped(events, lambda e: e.event_time)
@@ -205,14 +206,19 @@ def spark_native(spark: Any, directory: str, world: ys.World) -> Outputs:
              .where(F.col("event_type") == "view")
              .select("ad_id", "ts")
              .join(F.broadcast(ads), "ad_id"))
-    counts = views.groupBy("campaign_id", F.window("ts", "10 seconds", "1 second").alias("w")).count()
+    window = F.window("ts", "10 seconds", "1 second").alias("w")
+    counts = views.groupBy("campaign_id", window).count()
     rows = counts.select("campaign_id", F.col("w.end").cast("long").alias("end"), "count").collect()
     return Counter((r["campaign_id"], (r["end"], r["count"])) for r in rows)
 
 
-def spark_part(args: argparse.Namespace, events: List[ys.Event], world: ys.World) -> List[Dict[str, Any]]:
+def spark_part(args: argparse.Namespace, events: List[ys.Event],
+               world: ys.World) -> List[Dict[str, Any]]:
     """Each Spark side once (or --repeat times), interleaved, on one session."""
     from pomset.runners.spark.session import spark_session
+    # Spark's Python workers unpickle the example's functions and Event by module name
+    paths = [ROOT, os.path.join(ROOT, "examples"), os.environ.get("PYTHONPATH", "")]
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     spark, _ = spark_session(pm.PipelineOptions([f"--spark_master={args.master}"]))
     table = ys.Table(world, args.table)
     last = last_view_second(events)
@@ -224,7 +230,8 @@ def spark_part(args: argparse.Namespace, events: List[ys.Event], world: ys.World
             spark.range(1000).selectExpr("sum(id)").collect()   # warm-up: JVM, Python workers
             sides = [(f"templates on Spark (parallelism {args.spark_parallelism})",
                       lambda: spark_templates(pattern, table, args.spark_parallelism)),
-                     ("hand-written PySpark DataFrame", lambda: spark_native(spark, directory, world))]
+                     ("hand-written PySpark DataFrame",
+                      lambda: spark_native(spark, directory, world))]
             times: Dict[str, List[float]] = {name: [] for name, _ in sides}
             match: Dict[str, bool] = {}
             sizes: Dict[str, int] = {}

@@ -62,6 +62,7 @@ AvgPair = Tuple[float, int]       # (sum, count)
 class IotOptions(pm.PipelineOptions):
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        """The example's flags."""
         parser.add_argument("--sensors", type=int, default=12, help="temperature sensors")
         parser.add_argument("--seconds", type=int, default=600,
                             help="seconds of measurements (one a second per sensor)")
@@ -209,6 +210,7 @@ class Run:
     """One run's outputs and counters."""
 
     def __init__(self, parallelism: int, filled: list, maxima: list, late: int) -> None:
+        """Keep the collected LI and maxOfAvgPerID outputs."""
         self.parallelism = parallelism
         self.filled = filled
         self.maxima = maxima

@@ -85,6 +85,7 @@ Event = Dict[str, Any]                 # {"ts", "value", "plug", "unit", "buildi
 class SmartHomeOptions(pm.PipelineOptions):
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        """The example's flags."""
         parser.add_argument("--buildings", type=int, default=2, help="buildings")
         parser.add_argument("--units", type=int, default=3, help="units per building")
         parser.add_argument("--plugs", type=int, default=5, help="plugs per unit")
@@ -109,6 +110,7 @@ class PlugSpec:
     """One plug's device and the parameters of its load curve."""
 
     def __init__(self, device: str, rng: random.Random) -> None:
+        """Draw the parameters of a `device`'s load curve from `rng`."""
         self.device = device
         self.phase = rng.uniform(0, DAY)
         self.salt = rng.uniform(0, 1000)
@@ -325,6 +327,7 @@ class Predict(pm.OpKeyedOrdered):
     """Per device type and second: (ts, load, past-minute mean, predicted Wh next 10 min)."""
 
     def __init__(self, models: Dict[str, np.ndarray], **kwargs: Any) -> None:
+        """The template with each device type's model weights."""
         super().__init__(**kwargs)
         self.models = models
 

@@ -130,6 +130,7 @@ class Table:
     each process (pickled as its rows), or plain dicts."""
 
     def __init__(self, world: World, backend: str = "sqlite") -> None:
+        """The maps of `world`, looked up in sqlite3 or in dicts."""
         if backend not in ("sqlite", "dict"):
             raise ValueError(f"backend must be sqlite or dict, got {backend!r}")
         self.backend = backend
@@ -141,9 +142,11 @@ class Table:
             self.location = self.users.__getitem__
 
     def __getstate__(self) -> Dict[str, Any]:
+        """The rows and backend, without this process's connection."""
         return {"backend": self.backend, "ads": self.ads, "users": self.users}
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
+        """The same table in another process (its database made on first use)."""
         self.__init__(World([], state["ads"], state["users"], {}), state["backend"])
 
     def _connect(self) -> sqlite3.Connection:
@@ -180,13 +183,16 @@ class TotalsStore:
     totals and the second they are as of), opened on first use in each process."""
 
     def __init__(self, path: str) -> None:
+        """A store in the sqlite3 file at `path`."""
         self.path = path
         self._db: Optional[sqlite3.Connection] = None
 
     def __getstate__(self) -> Dict[str, Any]:
+        """The path, without this process's connection."""
         return {"path": self.path}
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
+        """The same store in another process."""
         self.__init__(state["path"])
 
     def _connect(self) -> sqlite3.Connection:
@@ -294,6 +300,7 @@ class EnrichCampaign(pm.OpStateless):
     """Query I: each event with its ad's campaign appended."""
 
     def __init__(self, table: Table, parallelism: int) -> None:
+        """Look campaigns up in `table`."""
         super().__init__(out=pm.U(pm.Unit, tuple), parallelism=parallelism)
         self.table = table
 
@@ -307,6 +314,7 @@ class PersistTotals(pm.OpKeyedUnordered):
     of the ads with events in the closed block are persisted and emitted."""
 
     def __init__(self, store: TotalsStore, parallelism: int) -> None:
+        """Persist into `store`."""
         super().__init__(out=pm.U(str, tuple), parallelism=parallelism)
         self.store = store
 
@@ -335,6 +343,7 @@ class Locate(pm.OpStateless):
 
     def __init__(self, table: Table, key: Callable[[str, Event], Any],
                  value: Callable[[Event], Any], out: pm.U, parallelism: int) -> None:
+        """Look locations up in `table`; key and value the output with `key` and `value`."""
         super().__init__(out=out, parallelism=parallelism)
         self.table, self.key, self.value = table, key, value
 
@@ -368,6 +377,7 @@ class ViewsToCampaigns(pm.OpStateless):
     """Query IV/V stage 1: filter views, project the ad, look up its campaign."""
 
     def __init__(self, table: Table, parallelism: int) -> None:
+        """Look campaigns up in `table`."""
         super().__init__(out=pm.U(str, str), parallelism=parallelism)
         self.table = table
 
@@ -470,6 +480,7 @@ class ClusterUsers(pm.OpKeyedUnordered):
     seconds, k-means over them (in user order), emitted as (location, (second, clusters))."""
 
     def __init__(self, k: int, every: int, parallelism: int) -> None:
+        """`k` clusters every `every` seconds."""
         super().__init__(out=pm.U(str, tuple), parallelism=parallelism)
         self.k, self.every = k, every
 
@@ -595,7 +606,8 @@ class YahooOptions(pm.PipelineOptions):
         parser.add_argument("--ads_per_campaign", type=int, default=10)
         parser.add_argument("--users", type=int, default=1000)
         parser.add_argument("--locations", type=int, default=10)
-        parser.add_argument("--rate", type=int, default=1000, help="events per second of event time")
+        parser.add_argument("--rate", type=int, default=1000,
+                            help="events per second of event time")
         parser.add_argument("--disorder_ms", type=int, default=500,
                             help="events come up to this much later than their time")
         parser.add_argument("--seed", type=int, default=7)

@@ -26,7 +26,9 @@ def _run(*args: str) -> subprocess.CompletedProcess:
 # --- the examples as scripts --------------------------------------------------------------
 
 @pytest.mark.parametrize("parallelism,seed", [(4, 11), (3, 5)])
-def test_iot_interpolation_is_the_same_at_parallelism_1_and_n(parallelism, seed):
+def test_iot_interpolation_is_the_same_at_parallelism_1_and_n(parallelism: int,
+                                                               seed: int) -> None:
+    """The script's two runs agree, and its summary adds up."""
     proc = _run("examples/iot_interpolation.py", "--sensors=10", "--seconds=300",
                 f"--parallelism={parallelism}", f"--shuffle_merges={seed}", "--quiet")
     assert proc.returncode == 0, proc.stderr
@@ -52,7 +54,8 @@ def test_iot_interpolation_is_the_same_at_parallelism_1_and_n(parallelism, seed)
     assert "the two runs' outputs are identical: yes" in out
 
 
-def test_smart_homes_predictions_do_not_depend_on_the_parallelism():
+def test_smart_homes_predictions_do_not_depend_on_the_parallelism() -> None:
+    """Runs at parallelism 1 and 4 print the same predictions and a finite error figure."""
     size = ["--buildings=1", "--units=3", "--plugs=5", "--minutes=20", "--quiet"]
     outs = {}
     for flags in (["--parallelism=1"], ["--parallelism=4", "--shuffle_merges=3"]):
@@ -135,7 +138,8 @@ HUB = [("a", 23.0, 4), ("b", 5.0, 2), ("a", 20.0, 1), ("c", 17.0, 7),
 
 @pytest.mark.parametrize("parallelism,argv", [(1, []), (3, ["--shuffle_merges=1"]),
                                               (4, ["--shuffle_merges=2"])])
-def test_table2_numbers_by_hand(parallelism, argv):
+def test_table2_numbers_by_hand(parallelism: int, argv: List[str]) -> None:
+    """Table 2's operators give the hand-computed points, blocks and maxima."""
     filled, maxima = _table2(HUB, parallelism, argv)
     per_key: dict = {}
     for wv in filled:
@@ -160,7 +164,8 @@ def test_table2_numbers_by_hand(parallelism, argv):
     }), sorted(got)
 
 
-def test_li_without_sort_is_rejected_when_built():
+def test_li_without_sort_is_rejected_when_built() -> None:
+    """LI straight after the unordered JFM is a construction error naming the fix."""
     with pytest.raises(pm.PipelineConstructionError) as info:
         _table2(HUB, 2, [], sort=False)
     message = str(info.value)
@@ -170,16 +175,18 @@ def test_li_without_sort_is_rejected_when_built():
 
 # --- the block semantics the smart homes example relies on --------------------------------
 
-def test_a_point_flushed_at_a_marker_is_counted_in_that_marker_s_block():
-    """An ordered operator holding the latest item back until the marker (as the smart
-    homes LI does) emits it at marker time - 1 µs, so the next stage sees it before the same
-    marker: nothing is shifted to a later block."""
+def test_a_point_flushed_at_a_marker_is_counted_in_that_marker_s_block() -> None:
+    """An item an ordered operator holds until the marker comes out in that marker's block."""
+    # as the smart homes LI holds a second's measurements: emitted at marker time - 1 µs, the
+    # next stage sees the item before the same marker, not in a later block
     def hold(state: Any, key: str, v: int, emit: Callable) -> Any:
+        """Emit the previous item, keep this one."""
         if state is not None:
             emit(key, state)
         return v
 
     def flush(state: Any, key: str, m: pm.Marker, emit: Callable) -> Any:
+        """Emit the kept item at the marker."""
         if state is not None:
             emit(key, state)
         return None

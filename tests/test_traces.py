@@ -16,6 +16,7 @@ from pomset.traces.equivalence import equivalent, normal_form
 from pomset.traces.runtime import Deployment
 from pomset.traces.templates import TemplateStep
 
+from conftest import runner_flags
 from trace_programs import (PERIOD, blocks_form, build, items, keyed_ordered, keyed_unordered,
                             stateless)
 
@@ -189,7 +190,7 @@ def test_consistency_is_not_vacuous_an_ordered_program_sees_each_keys_order():
 # --- deployment (Theorem 4.3, Corollary 4.4) ----------------------------------------------
 
 def _run(seed, data, parallel, shuffle_seed=None, runner="local"):
-    flags = ["--quiet", f"--runner={runner}"]
+    flags = ["--quiet"] + runner_flags(runner)
     if shuffle_seed is not None:
         flags.append(f"--shuffle_merges={shuffle_seed}")
     p = pm.Pipeline(argv=flags)
@@ -479,11 +480,13 @@ def by_value(spark_session):
     cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
 
 
-@pytest.mark.parametrize("seed", [3, 17, 29, 41])
-def test_spark_deployment_equals_the_sequential_one(spark_session, seed):
+@pytest.mark.parametrize("seed,runner", [(3, "spark"), (17, "spark"), (29, "spark"),
+                                         (41, "spark"), (3, "spark-streaming"),
+                                         (29, "spark-streaming")])
+def test_spark_deployment_equals_the_sequential_one(spark_session, seed, runner):
     data = items(seed, 150)
     out_type, sequential = _run(seed, data, parallel=False)
-    _, on_spark = _run(seed, data, parallel=True, runner="spark")
+    _, on_spark = _run(seed, data, parallel=True, runner=runner)
     assert blocks_form(out_type, on_spark) == blocks_form(out_type, sequential)
     assert sequential
 
@@ -502,14 +505,10 @@ def test_spark_section_2_pipeline_sorted_is_right(by_value):
     assert [w.value[1] for w in got] == _expected_interpolation(readings)
 
 
-def test_spark_refuses_an_order_it_cannot_keep_and_templates_in_streaming(spark_session):
+def test_spark_refuses_an_order_it_cannot_keep(spark_session):
     p = pm.Pipeline(argv=["--quiet", "--runner=spark"])
     src = (p | pm.Create([pm.TimestampedValue(("a", 1), 1)])
            | pm.Typed(pm.O(str, int), period=10))
     src | "LI" >> pm.OpKeyedOrdered(on_item=lambda s, k, v, emit: s)
     with pytest.raises(pm.PipelineConstructionError, match="cannot run 'LI' as written.*pm.Sort"):
         p.run()
-    q = pm.Pipeline(argv=["--quiet", "--runner=spark", "--streaming"])
-    q | pm.Create([pm.TimestampedValue(("a", 1), 1)]) | pm.Typed(pm.U(str, int), period=10)
-    with pytest.raises(pm.PipelineConstructionError, match="typed template steps in batch only"):
-        q.run()

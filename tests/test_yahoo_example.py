@@ -9,7 +9,7 @@ import re
 import subprocess
 import sys
 from collections import Counter, defaultdict
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 import pytest
 
@@ -47,7 +47,8 @@ def sliding_views(events: List[ys.Event], ad_campaign: Dict[str, str], size_s: i
     return out
 
 
-def test_every_query_agrees_between_parallelism_1_and_4():
+def test_every_query_agrees_between_parallelism_1_and_4() -> None:
+    """The script with --check: all six queries, parallelism 1 and 4 (shuffled merges) agree."""
     proc = _run("--quiet", "--check", "--events=6000", "--users=300", "--campaigns=30",
                 "--parallelism=4", "--rate=400")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -58,7 +59,8 @@ def test_every_query_agrees_between_parallelism_1_and_4():
     assert agree == ["yes"] * 6, proc.stdout
 
 
-def test_query_selection_and_bad_query():
+def test_query_selection_and_bad_query() -> None:
+    """--query runs the queries named; an unknown one is a clear error."""
     proc = _run("--quiet", "--query=IV,V", "--events=2000", "--parallelism=2")
     assert proc.returncode == 0, proc.stderr
     assert [line.split(":")[0] for line in proc.stdout.splitlines()[1:]] == ["Query IV", "Query V"]
@@ -67,7 +69,7 @@ def test_query_selection_and_bad_query():
 
 
 @pytest.fixture(scope="module")
-def workload():
+def workload() -> Tuple[ys.World, List[ys.Event]]:
     """A small world and 8,000 events, up to 1.5 s out of order, over ~20 s."""
     world = ys.make_world(campaigns=25, ads_per_campaign=4, users=200, locations=4, seed=11)
     return world, ys.generate(8000, world, rate=400, disorder_ms=1500, seed=11)
@@ -85,8 +87,12 @@ def _query_iv(source: pm.PTransform, table: ys.Table, par: int, argv: List[str])
     return Counter(wv.value for wv in rows)
 
 
-@pytest.mark.parametrize("par,backend,shuffle", [(1, "dict", []), (3, "sqlite", ["--shuffle_merges=5"])])
-def test_query_iv_counts_views_per_campaign_in_sliding_windows(workload, par, backend, shuffle):
+@pytest.mark.parametrize("par,backend,shuffle",
+                         [(1, "dict", []), (3, "sqlite", ["--shuffle_merges=5"])])
+def test_query_iv_counts_views_per_campaign_in_sliding_windows(
+        workload: Tuple[ys.World, List[ys.Event]], par: int, backend: str,
+        shuffle: List[str]) -> None:
+    """Query IV from a bounded input equals views per campaign per sliding 10 s window."""
     world, events = workload
     expected = sliding_views(events, world.ad_campaign)
     got = _query_iv(pm.Create(ys.timestamped(events, lambda e: e.event_time)),
@@ -96,7 +102,9 @@ def test_query_iv_counts_views_per_campaign_in_sliding_windows(workload, par, ba
     assert got == ys.expected_campaign_windows(events, world.ad_campaign, 10, 1)
 
 
-def test_query_iv_over_a_stream_whose_watermark_moves(workload):
+def test_query_iv_over_a_stream_whose_watermark_moves(
+        workload: Tuple[ys.World, List[ys.Event]]) -> None:
+    """Query IV over a TestStream whose watermark moves mid-stream gives the same windows."""
     # delivered 250 events at a time, the watermark after each at the earliest time still to
     # come: markers pass mid-stream, no event is late, and the windows are the same
     world, events = workload
@@ -114,7 +122,8 @@ def test_query_iv_over_a_stream_whose_watermark_moves(workload):
     assert got == sliding_views(events, world.ad_campaign)
 
 
-def test_query_v_is_tumbling_windows(workload):
+def test_query_v_is_tumbling_windows(workload: Tuple[ys.World, List[ys.Event]]) -> None:
+    """Query V emits the sliding windows that end on multiples of 10 s: tumbling windows."""
     world, events = workload
     p = pm.Pipeline(argv=["--quiet"])
     out = ys.query_v(ys.events_in(p, events), ys.Table(world, "dict"), 2)

@@ -391,7 +391,11 @@ class Deployment:
     # --- state ----------------------------------------------------------------------------
     def hold(self) -> Optional[int]:
         """The earliest timestamp of an item still waiting (the output watermark holds there)."""
-        return min((it[0] for items in self.pending.values() for it in items), default=None)
+        if not self.pending:
+            return None
+        # items of block b have timestamps of at least (b - 1) * P, so the earliest is in the
+        # lowest block (which also holds late items and a fused Sort's open block)
+        return min(it[0] for it in self.pending[min(self.pending)])
 
     def snapshot(self) -> Dict[str, Any]:
         return {"pending": self.pending, "open": self.open, "last": self.last, "wm": self.wm,

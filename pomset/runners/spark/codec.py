@@ -207,6 +207,10 @@ def counts_row(label: str, counts: Dict[str, int], on_bus: bool = True) -> pa.Re
 #: A marker's watermark for a channel that has gone idle: it holds nothing back until its
 #: next marker with a watermark (see `pomset.sdk.io.kafka.source_watermark`).
 IDLE = "idle"
+# the pseudo-channel of a keying task's marker rows for a template step: its "watermark" is the
+# largest (regular) timestamp the task keyed, which every bucket of the step takes (see
+# `stateful.TemplateProcessor`)
+SPAN = "#span"
 
 
 def marker(channel: str, wm: Any, pt: Optional[int]) -> bytes:

@@ -20,7 +20,6 @@ from ...sdk.result import PipelineResult
 from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
 from ...sdk.io.kafka_clients import KafkaOutput
 from ...sdk.test_stream import TestStream
-from ...traces import TemplateStep, Typed
 from .batch import TRANSLATED, BatchPlan
 from .failures import user_errors
 from .query import run_query, write_file
@@ -35,7 +34,7 @@ class SparkRunner:
         streaming = options.streaming or any(
             isinstance(n.transform, TestStream) or not pc.bounded
             for n in pipeline.nodes for pc in n.outputs.values())
-        self._check(pipeline, streaming)
+        self._check(pipeline)
         started = time.monotonic()
         spark, owned = spark_session(options)
         recorded = pipeline.recorded()
@@ -76,14 +75,9 @@ class SparkRunner:
         return PipelineResult(record, plan.metrics(), time.monotonic() - started)
 
     @staticmethod
-    def _check(pipeline: Any, streaming: bool) -> None:
+    def _check(pipeline: Any) -> None:
         """Refuse, before Spark starts, what this runner cannot run yet."""
         for node in pipeline.nodes:
-            if streaming and isinstance(node.transform, (TemplateStep, Typed)):
-                raise PipelineConstructionError(
-                    f"the Spark runner runs typed template steps in batch only, and this run "
-                    f"streams ({node.label!r}); run it on the local runner, or over bounded "
-                    f"sources without --streaming")
             if not isinstance(node.transform, TRANSLATED + (TestStream, ReadFromKafka,
                                                             WriteToKafka)):
                 raise PipelineConstructionError(

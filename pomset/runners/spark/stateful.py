@@ -365,3 +365,54 @@ SHARDS = 64
 def _shard(kb: bytes) -> int:
     """Which of a bucket's state shards holds the key pickled as `kb` (stable everywhere)."""
     return zlib.crc32(kb) % SHARDS
+
+
+class TemplateProcessor(_Host):
+    """A keyed template step per bucket of keys (each bucket one instance of the step's
+    `Deployment`, its state a snapshot in a Spark state variable). Every bucket sees every
+    marker, and also the `codec.SPAN` rows the step's keying task sends to all buckets with
+    the largest timestamp it keyed: so when the input ends, every instance passes the markers
+    up to the last block of the whole input, as a single instance would."""
+
+    def __init__(self, label: str, step: Any, sort: Any, ins: List[str],
+                 channels: List[List[str]], out: str, retained: List[str],
+                 out_channel: str) -> None:
+        super().__init__(label, ins, channels, {None: out}, retained, out_channel)
+        self.template_step, self.sort = step, sort
+        self.late = 0
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        super().init(handle)
+        self.state = handle.getValueState("deployment", "b binary")
+
+    def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[tuple]
+             ) -> Dict[Optional[str], list]:
+        from ...traces.runtime import Deployment, block_of
+        from ...windowing import GLOBAL_WINDOW, NO_FIRING, WindowedValue
+        d = Deployment(self.template_step, self.label, parallelism=1, sort=self.sort)
+        finished = False
+        if self.state.exists():
+            snapshot, finished = pickle.loads(self.state.get()[0])
+            d.restore(snapshot)
+        late = d.late
+        meta.observe(markers)
+        span = meta.wms.get((0, codec.SPAN))
+        if span is not None:
+            last = block_of(span, d.period)
+            d.last = last if d.last is None else max(d.last, last)
+        meta.wm = max(meta.wm, meta.input_wm(0, self.channels[0]))
+        out = d.receive([(wv.ts, wv.value) for wv in elements.get(0, ((), []))[1]])
+        if meta.wm >= MAX_MICROS and not finished:
+            out += d.finish()
+            finished = True
+        elif not finished:
+            out += d.advance(meta.wm)
+        hold = d.hold()
+        meta.out_wm = max(meta.out_wm, meta.wm if hold is None else min(meta.wm, hold))
+        self.late = d.late - late
+        self.state.update((pickle.dumps((d.snapshot(), finished), protocol=5),))
+        raw = WindowedValue.raw
+        return {None: [raw(item, ts, GLOBAL_WINDOW, NO_FIRING, 1) for ts, item in out]}
+
+    def counts(self) -> Dict[str, int]:
+        return {"late": self.late}

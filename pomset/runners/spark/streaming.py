@@ -37,8 +37,13 @@ from ...sdk.test_stream import ELEMENTS, PROCESSING_TIME, WATERMARK, TestStream
 from ...windowing import (GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, WindowedValue,
                           now_micros)
 from . import codec, stream_sources
+from ...traces import TemplateStep, Typed
+from ...traces.fusion import Fusion
+from ...traces.runtime import Deployment
+from ...windowing.time import GLOBAL_WINDOW_MAX_MICROS
 from .batch import BATCH_ROWS, _key_pair
-from .stateful import FILLED, KernelProcessor, SideInputProcessor
+from .stateful import FILLED, KernelProcessor, SideInputProcessor, TemplateProcessor
+from .templates import check_order
 
 
 def is_sink(node: Any) -> bool:
@@ -71,6 +76,7 @@ class StreamingPlan:
             self.until_latest or not any(isinstance(n.transform, FileSource)
                                          for n in pipeline.nodes))
         self.partition_channels: Dict[int, Dict[str, str]] = {}
+        self.fusion = Fusion(pipeline.nodes)
 
     def metrics(self) -> Dict[str, Dict[str, int]]:
         return {label: dict(counts) for label, counts in self.counts.items()}
@@ -85,9 +91,9 @@ class StreamingPlan:
         steps = [n for n in nodes if n.inputs]
         stages: List[List[Any]] = []   # runs of element-wise nodes, and stateful nodes alone
         for node in steps:
-            if _stateful(node):
+            if self._is_stateful(node):
                 stages.append([node])
-            elif stages and not _stateful(stages[-1][0]):
+            elif stages and not self._is_stateful(stages[-1][0]):
                 stages[-1].append(node)
             else:
                 stages.append([node])
@@ -95,9 +101,9 @@ class StreamingPlan:
         for s, stage in enumerate(stages):
             needed = self.targets | {self.address[id(x)] for later in stages[s + 1:]
                                      for n in later for x in _reads(n)}
-            if _stateful(stage[0]):
-                unkeyed = s == 0 or _stateful(stages[s - 1][0])
-                if isinstance(stage[0].transform, GroupByKey) and unkeyed:
+            if self._is_stateful(stage[0]):
+                unkeyed = s == 0 or self._is_stateful(stages[s - 1][0])
+                if self._keyed(stage[0]) and unkeyed:
                     bus = self._elementwise(bus, [], needed, stage[0])   # only keys its input
                 bus = self._stateful(bus, stage[0], needed)
             else:
@@ -113,8 +119,8 @@ class StreamingPlan:
             channels = list(self._partition_channels(node).values())
         elif not node.inputs:
             channels = [f"s{i}"]
-        elif _stateful(node):
-            channels = [f"g{i}#{b}" for b in range(self.buckets)]
+        elif self._is_stateful(node):
+            channels = [f"g{i}#{b}" for b in range(self._buckets_of(node))]
         else:
             channels = sorted({c for x in node.inputs for c in self.channels[self.address[id(x)]]})
         for x in node.outputs.values():
@@ -193,10 +199,32 @@ class StreamingPlan:
         """Element-wise nodes in one Arrow task; the rows of a grouping that follows get their
         keys here."""
         ops = [self._op(n) for n in nodes]
-        groups = follower is not None and isinstance(follower.transform, GroupByKey)
+        groups = follower is not None and self._keyed(follower)
         key_address = self.address[id(follower.inputs[0])] if groups else None
-        key_label = follower.label if groups else ""
-        return bus.mapInArrow(_task(ops, needed, key_address, key_label), codec.KEYED_STREAM)
+        key_of = _key_of(follower) if groups else None
+        spans = groups and isinstance(follower.transform, TemplateStep)
+        return bus.mapInArrow(_task(ops, needed, key_address, key_of, spans), codec.KEYED_STREAM)
+
+    def _is_stateful(self, node: Any) -> bool:
+        """Whether a node runs per bucket in `transformWithState` (else in an Arrow task)."""
+        t = node.transform
+        if isinstance(t, TemplateStep):
+            if t.kind() == "stateless":
+                return t.template.marks()
+            return not self.fusion.passes_through(node)
+        return isinstance(t, GroupByKey) or bool(node.side_inputs)
+
+    def _keyed(self, node: Any) -> bool:
+        """Whether a stateful node's main input is bucketed by the key of its elements."""
+        return isinstance(node.transform, (GroupByKey, TemplateStep))
+
+    def _buckets_of(self, node: Any) -> int:
+        """A template step's buckets are its parallelism (one for a stateless step with an
+        on_marker, which must run once per marker); other steps use the plan's."""
+        t = node.transform
+        if not isinstance(t, TemplateStep):
+            return self.buckets
+        return 1 if t.kind() == "stateless" else t.parallelism
 
     def _op(self, node: Any) -> "_Op":
         t, label = node.transform, node.label
@@ -210,8 +238,10 @@ class StreamingPlan:
         if isinstance(t, WindowInto):
             return _Op(ins, outs, lambda: _WindowFn(t, label),
                        lambda tag, owned: t.window_fn is not None or owned)
-        if isinstance(t, Flatten):
+        if isinstance(t, (Flatten, Typed)) or self.fusion.passes_through(node):
             return _Op(ins, outs, None, lambda tag, owned: owned)
+        if isinstance(t, TemplateStep):
+            return _Op(ins, outs, lambda: _TemplateMapFn(t, label), lambda tag, owned: True)
         raise TypeError(f"{label}: {type(t).__name__} has no streaming translation")
 
     def _stateful(self, bus: Any, node: Any, needed: Set[str]) -> Any:
@@ -226,11 +256,16 @@ class StreamingPlan:
             processor: Any = KernelProcessor(node.label, node.inputs[0].windowing, t.reducer,
                                              ins, channels, outs[None], retained, f"g{i}")
             key = F.col("k")
+        elif isinstance(t, TemplateStep):
+            check_order(node, self.fusion)
+            processor = TemplateProcessor(node.label, t, self.fusion.sort_of(node), ins,
+                                          channels, outs[None], retained, f"g{i}")
+            key = F.col("k")
         else:
             processor = SideInputProcessor(node.label, t, node.side_inputs, outs, ins, channels,
                                            retained, f"g{i}")
             key = F.col("v")
-        tcol, buckets = F.col("t"), self.buckets
+        tcol, buckets = F.col("t"), self._buckets_of(node)
         own = ((tcol == ins[0]) & F.col("m").isNull() if ins[0] not in ins[1:]
                else F.lit(False))   # a main input also read as a side input: every bucket
         every = F.sequence(F.lit(0), F.lit(buckets - 1))
@@ -240,10 +275,6 @@ class StreamingPlan:
             .otherwise(F.array(F.pmod(F.xxhash64("v", "m", "t"), F.lit(buckets)))))
         return (bus.fillna(0, subset=list(FILLED)).withColumn("bucket", bucket).groupBy("bucket")
                 .transformWithStateInPandas(processor, codec.KEYED_STREAM, "Append", "None"))
-
-
-def _stateful(node: Any) -> bool:
-    return isinstance(node.transform, GroupByKey) or bool(node.side_inputs)
 
 
 def _reads(node: Any) -> List[Any]:
@@ -284,10 +315,46 @@ class _WindowFn:
         pass
 
 
-def _task(ops: List[_Op], needed: Set[str], key_address: Optional[str], key_label: str) -> Any:
+def _key_of(node: Any) -> Any:
+    """The key of an element of a keyed stateful node's main input."""
+    t = node.transform
+    if isinstance(t, TemplateStep):
+        key_value = t.input_trace.type.key_value
+        if t.kind() == "stateless":
+            return lambda value: None   # one instance, for its on_marker
+
+        def template_key(value: Any) -> Any:
+            try:
+                return key_value(value)[0]
+            except Exception:
+                return None   # not a pair: its step names the malformed item
+        return template_key
+    label = node.label
+    return lambda value: _key_pair(value, label)[0]
+
+
+class _TemplateMapFn:
+    """A stateless template step as an element-wise map (its items do not wait for blocks)."""
+
+    def __init__(self, step: TemplateStep, label: str) -> None:
+        self.deployment = Deployment(step, label, parallelism=1, stage_markers=False)
+
+    def __call__(self, elements: list, owned: bool) -> Dict[Optional[str], list]:
+        raw = WindowedValue.raw
+        outs = self.deployment.map_all([(wv.ts, wv.value) for wv in elements])
+        return {None: [raw(item, ts, GLOBAL_WINDOW, NO_FIRING, 1) for ts, item in outs]}
+
+    def finish(self) -> None:
+        pass
+
+
+def _task(ops: List[_Op], needed: Set[str], key_address: Optional[str], key_of: Any,
+          spans: bool) -> Any:
     """The Arrow task of a run of element-wise nodes: for each batch of bus rows, the rows of
     the nodes' inputs decoded and run through them in order, their outputs (and inputs still
-    needed later) encoded back, every other row passed through as it is."""
+    needed later) encoded back, every other row passed through as it is. The elements at
+    `key_address` get their keys (`key_of`), and with `spans` a `codec.SPAN` marker row with
+    their largest timestamp."""
     consumed = {a for op in ops for a in op.ins} | ({key_address} if key_address else set())
     readers: Dict[str, int] = {}
     for op in ops:
@@ -298,7 +365,8 @@ def _task(ops: List[_Op], needed: Set[str], key_address: Optional[str], key_labe
         fns = [op.start() if op.start is not None else None for op in ops]
         try:
             for b in batches:
-                yield from _run_ops(b, ops, fns, consumed, readers, needed, key_address, key_label)
+                yield from _run_ops(b, ops, fns, consumed, readers, needed, key_address,
+                                    key_of, spans)
         finally:
             for fn in fns:
                 if fn is not None:
@@ -308,7 +376,7 @@ def _task(ops: List[_Op], needed: Set[str], key_address: Optional[str], key_labe
 
 def _run_ops(b: pa.RecordBatch, ops: List[_Op], fns: list, consumed: Set[str],
              readers: Dict[str, int], needed: Set[str], key_address: Optional[str],
-             key_label: str) -> Iterator[pa.RecordBatch]:
+             key_of: Any, spans: bool) -> Iterator[pa.RecordBatch]:
     t = b.column("t")
     present = set(pc.unique(t).to_pylist())
     passing = pc.invert(pc.is_in(t, value_set=pa.array(sorted(consumed), pa.string())))
@@ -340,10 +408,15 @@ def _run_ops(b: pa.RecordBatch, ops: List[_Op], fns: list, consumed: Set[str],
     for a, (elements, markers) in pending.items():
         if a not in needed and a != key_address:
             continue
+        if spans and a == key_address:
+            latest = max((wv.ts for wv in elements if wv.ts < GLOBAL_WINDOW_MAX_MICROS),
+                         default=None)
+            if latest is not None:
+                markers = markers + [codec.marker(codec.SPAN, latest, None)]
         for i in range(0, max(len(elements), 1), BATCH_ROWS):
             chunk = elements[i:i + BATCH_ROWS]
             last = i + BATCH_ROWS >= len(elements)
-            keys = ([codec.dumps(_key_pair(wv.value, key_label)[0]) for wv in chunk]
+            keys = ([codec.dumps(key_of(wv.value)) for wv in chunk]
                     if a == key_address else None)
             if chunk or (last and markers):
                 yield codec.encode_bus(chunk, markers if last else [], a, keys)
