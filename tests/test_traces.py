@@ -246,7 +246,7 @@ def test_ordered_operator_on_unordered_input_is_rejected_naming_everything():
     with pytest.raises(pm.PipelineConstructionError) as e:
         parsed | "Interpolate" >> keyed_ordered(1)
     msg = str(e.value)
-    assert "OpKeyedOrdered 'Interpolate' needs O(Any, Any)" in msg
+    assert "OpKeyedOrdered 'Interpolate' needs O(int, int)" in msg
     assert "got U(int, int) from 'Parse' (the output of OpStateless)" in msg
     assert "Fix: insert `| pm.Sort(order=...)` before it" in msg
 
@@ -295,6 +295,33 @@ def test_merge_needs_aligned_markers_and_is_ordered_only_for_one_hash_split():
     assert all(pc.trace.type == pm.O(int, int) for pc in parts)
     assert (tuple(parts) | "M1" >> pm.Merge()).trace.type == pm.O(int, int)
     assert (tuple(parts[:2]) + (ordered,) | "M2" >> pm.Merge()).trace.type == pm.U(int, int)
+
+
+def test_a_sort_that_ties_still_gives_one_order_whatever_the_deployment():
+    data = [pm.TimestampedValue(("k", (t // 3, v)), t // 3) for t, v in enumerate(range(30, 0, -1))]
+
+    def first_per_time(state, key, value, emit):
+        if state != value[0]:
+            emit(key, value)
+        return value[0]
+    outs = set()
+    for par, seed in [(1, None), (4, 1), (4, 2), (3, 3)]:
+        flags = ["--quiet", "--bundle_size=4"] + ([f"--shuffle_merges={seed}"] if seed else [])
+        p = pm.Pipeline(argv=flags)
+        src = p | pm.Create(data) | pm.Typed(pm.U(str, tuple), period=5)
+        spread = src | pm.OpStateless(on_item=lambda k, v, emit: emit(k, v), parallelism=par)
+        firsts = (spread | pm.Sort(lambda v: v[0], parallelism=par)
+                  | pm.OpKeyedOrdered(on_item=first_per_time, parallelism=par))
+        outs.add(tuple(w.value for w in p.run().collect(firsts)))
+    assert len(outs) == 1
+
+
+def test_round_robin_deals_from_the_first_output():
+    p = pm.Pipeline(argv=["--quiet"])
+    parts = (p | pm.Create([pm.TimestampedValue(("k", i), i) for i in range(5)])
+             | pm.Typed(pm.U(str, int), period=10) | pm.RoundRobin(2))
+    result = p.run()
+    assert [[w.value[1] for w in result.collect(pc)] for pc in parts] == [[0, 2, 4], [1, 3]]
 
 
 def test_templates_take_no_retractions():

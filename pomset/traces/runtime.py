@@ -347,7 +347,7 @@ class Deployment:
         items = self._take(block)
         if items:
             if self.sort is not None:
-                items.sort(key=self._sort_key)
+                items = self._sorted(items)
             self._process(items)
         m = marker_of(block, self.period)
         for inst in self.instances:
@@ -365,11 +365,27 @@ class Deployment:
             self.stage_out.items = []
         return out
 
-    def _sort_key(self, item: tuple) -> Any:
-        try:
-            return self.sort(item[2])
-        except Exception as e:
-            raise user_code_error(self.label, item[3], e) from e
+    def _sorted(self, items: list) -> list:
+        """A block's items by the Sort's order; items the order ties (per key) are ordered by
+        their values' repr, so the result never depends on how they arrived."""
+        keyed = []
+        for item in items:
+            try:
+                keyed.append((self.sort(item[2]), item))
+            except Exception as e:
+                raise user_code_error(self.label, item[3], e) from e
+        keyed.sort(key=lambda x: x[0])
+        out, i = [], 0
+        while i < len(keyed):
+            j = i + 1
+            while j < len(keyed) and keyed[j][0] == keyed[i][0]:
+                j += 1
+            run = [x[1] for x in keyed[i:j]]
+            if len(run) > 1:
+                run.sort(key=lambda it: (repr(it[1]), repr(it[2])))
+            out += run
+            i = j
+        return out
 
     def _merge(self) -> List[Tuple[int, Any]]:
         """The instances' outputs so far as one sequence: each instance's in order, the

@@ -79,8 +79,9 @@ class Template(PTransform):
     def expand(self, pcoll: Any) -> Any:
         step = pcoll.pipeline.scope_label()
         sort = None
-        needed = self.needs()
         got = trace_of(pcoll)
+        kv = got is not None and isinstance(got.type, KeyValueType)
+        needed = self.needs(got.type.key, got.type.value) if kv else self.needs()
         if (self.needs is O and got is not None and isinstance(got.type, KeyValueType)
                 and not got.type.ordered and getattr(self, "order", None) is not None
                 and pcoll.pipeline.options.auto_sort):
@@ -274,7 +275,8 @@ class Typed(Primitive):
 def Sort(order: Callable[[Any], Any], parallelism: int = 1,
          label: Optional[str] = None) -> PTransform:
     """SORT: U(K, V) -> O(K, V), ordering each key's items between markers by `order(value)`
-    (ties keep their arrival order). A runner fuses it into the operator that follows."""
+    (items it ties are ordered by their repr, so the order never depends on arrival). A
+    runner fuses it into the operator that follows."""
     if not callable(order):
         raise TypeError(f"Sort takes a function of the value, got {order!r}")
     return _Sort(order, parallelism, label)
@@ -355,8 +357,9 @@ class RoundRobin(_Split):
         turn = [0]
 
         def deal(item: Any, n: int) -> int:
-            turn[0] = (turn[0] + 1) % n
-            return turn[0]
+            out = turn[0]
+            turn[0] = (out + 1) % n
+            return out
         return deal
 
     def output_type(self, t: KeyValueType) -> KeyValueType:
