@@ -210,3 +210,14 @@ def test_a_point_flushed_at_a_marker_is_counted_in_that_marker_s_block() -> None
     got = sorted(wv.value for wv in p.result.collect(blocks))
     assert got == [("j", (1, (9,))), ("j", (2, ())), ("j", (3, (21,))),
                    ("k", (1, (3, 5))), ("k", (2, (14,))), ("k", (3, (27, 28)))]
+
+
+def test_smart_homes_on_spark_prints_what_the_local_runner_prints() -> None:
+    """The whole Figure 5 pipeline on Spark (two Sorts, ordered operators back to back, a
+    model in a template subclass defined in the script) gives the local runner's output."""
+    size = ["--buildings=1", "--units=2", "--plugs=4", "--minutes=10", "--quiet",
+            "--parallelism=2"]
+    local = _run("examples/smart_homes.py", *size)
+    spark = _run("examples/smart_homes.py", *size, "--runner=spark")
+    assert local.returncode == 0 and spark.returncode == 0, spark.stderr[-3000:]
+    assert "predictions digest" in local.stdout and spark.stdout == local.stdout

@@ -539,3 +539,25 @@ def test_spark_refuses_an_order_it_cannot_keep(spark_session):
     src | "LI" >> pm.OpKeyedOrdered(on_item=lambda s, k, v, emit: s)
     with pytest.raises(pm.PipelineConstructionError, match="cannot run 'LI' as written.*pm.Sort"):
         p.run()
+
+
+def test_ordered_after_ordered_keeps_order_and_markers_on_every_runner(spark_session):
+    # an ordered operator straight after another (same keys, no Sort between): Spark runs it
+    # over the first one's output partitions in order; every runner passes the first one's
+    # markers on, so the second emits at each of them
+    data = items(8, 200)
+
+    def pipeline(runner, par, seed=None):
+        flags = ["--quiet"] + runner_flags(runner) + ([f"--shuffle_merges={seed}"] if seed else [])
+        p = pm.Pipeline(argv=flags)
+        src = (p | pm.Create([pm.TimestampedValue(kv, ts) for kv, ts in data])
+               | pm.Typed(pm.U(int, int), period=PERIOD))
+        first = src | pm.Sort(lambda v: v) | "KO1" >> keyed_ordered(5).with_parallelism(par)
+        second = first | "KO2" >> keyed_ordered(6).with_parallelism(par)
+        return p.run().collect(second), second.trace.type
+    expected, t = pipeline("local", 1)
+    for runner, par, seed in [("local", 3, 4), ("spark", 3, None)]:
+        got, _ = pipeline(runner, par, seed)
+        assert blocks_form(t, got) == blocks_form(t, expected)
+    with pytest.raises(pm.PipelineConstructionError, match="cannot run 'KO2'"):
+        pipeline("spark-streaming", 2)

@@ -35,3 +35,13 @@ class Fusion:
     def passes_through(self, node: Any) -> bool:
         """Whether this node is a Sort fused into its consumer."""
         return id(node) in self._through
+
+    def feeder(self, node: Any) -> Optional[Any]:
+        """The template step whose output this template step reads directly (looking through
+        a fused Sort), if any: its markers all reach this one."""
+        up = node.inputs[0].producer if node.inputs else None
+        if up is not None and self.passes_through(up):
+            up = up.inputs[0].producer
+        if up is None or not isinstance(up.transform, TemplateStep):
+            return None
+        return up

@@ -209,6 +209,7 @@ class Deployment:
         self.wm = -(2 ** 63)
         self.turn = 0
         self.late = 0
+        self.end: Optional[int] = None   # the last marker passed when the input ended
         self.check = self._checker()
 
     # --- input ----------------------------------------------------------------------------
@@ -321,11 +322,12 @@ class Deployment:
         return out + self._merge()
 
     def finish(self, last: Optional[int] = None) -> List[Tuple[int, Any]]:
-        """The input ended: markers up to the block of the last item (or `last`, the last
-        block over all of the step's instances when a host runs them apart), then the final
-        marker if items wait at the end of time."""
+        """The input ended: markers up to the block of the last item, or to `last` if later
+        (the last block over all of the step's instances when a host runs them apart, or the
+        last marker of the template step that feeds this one, all of whose markers this
+        step sees), then the final marker if items wait at the end of time."""
         ends = [b for b in (self.last, last) if b is not None]
-        end = max(ends) if ends else None
+        end = self.end = max(ends) if ends else None
         out: list = []
         if end is not None:
             out += self.advance(end * self.period)
@@ -415,11 +417,11 @@ class Deployment:
 
     def snapshot(self) -> Dict[str, Any]:
         return {"pending": self.pending, "open": self.open, "last": self.last, "wm": self.wm,
-                "turn": self.turn, "late": self.late,
+                "turn": self.turn, "late": self.late, "end": self.end,
                 "states": [inst.states for inst in self.instances]}
 
     def restore(self, data: Dict[str, Any]) -> None:
-        for name in ("pending", "open", "last", "wm", "turn", "late"):
+        for name in ("pending", "open", "last", "wm", "turn", "late", "end"):
             setattr(self, name, data[name])
         for inst, states in zip(self.instances, data["states"]):
             inst.states = states

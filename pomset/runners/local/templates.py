@@ -21,6 +21,7 @@ class TemplateStage(Stage):
         rng = None if seed is None else random.Random(f"{seed}/{node.label}")
         self.deployment = Deployment(node.transform, node.label, rng=rng,
                                      sort=fusion.sort_of(node))
+        self.feeder = fusion.feeder(node)
         self.finished = False
 
     def receive(self, index: int, bundle: list) -> None:
@@ -36,9 +37,16 @@ class TemplateStage(Stage):
         wm = min(self.in_wms)
         if wm >= MAX_MICROS:
             self.finished = True
-            self._emit(self.deployment.finish())
+            self._emit(self.deployment.finish(self._feeder_end()))
         else:
             self._emit(self.deployment.advance(wm))
+
+    def _feeder_end(self) -> Optional[int]:
+        """The last marker of the template step feeding this one (it ended first)."""
+        if self.feeder is None:
+            return None
+        stage = self.executor.producer_of[id(self.feeder.outputs[None])]
+        return stage.deployment.end
 
     def _emit(self, outs: list) -> None:
         raw = WindowedValue.raw

@@ -47,6 +47,7 @@ class BatchPlan:
         self.persisted: List[Any] = []
         self.lifted: List[str] = []   # labels of the combines lifted before the shuffle
         self.fusion = Fusion(pipeline.nodes)
+        self.template_ends: Dict[int, Any] = {}   # template node -> its last marker (lazily)
 
     def build(self, reused: Callable[[Any], bool]) -> None:
         """Translate every node; a PCollection `reused` says is read more than once is
@@ -104,7 +105,7 @@ class BatchPlan:
             return {None: self.dfs[id(node.inputs[0])]}
         if isinstance(t, TemplateStep):
             from .templates import translate
-            return {None: translate(self, node, self.fusion)}
+            return {None: translate(self, node, self.fusion, self.template_ends)}
         return {None: self._group(t, node)}
 
     def _empty(self) -> Any:

@@ -155,6 +155,7 @@ class _Host(StatefulProcessor):
             raise user_code_error(self.label, e.element, e.cause) from e.cause
         self.meta.update((pickle.dumps(meta, protocol=5),))
         mark = [codec.marker(f"{self.out_channel}#{bucket}", meta.out_wm, meta.pt)]
+        mark += self.extra_markers()
         batches = [codec.encode_bus(outputs.get(tag, []), mark, address)
                    for tag, address in self.outs.items()]
         counts = self.counts()
@@ -166,6 +167,10 @@ class _Host(StatefulProcessor):
     def counts(self) -> Dict[str, int]:
         """What the last micro-batch counted (late and dropped elements), for the metrics."""
         return {}
+
+    def extra_markers(self) -> List[bytes]:
+        """Marker rows the last micro-batch sends downstream besides the watermark's."""
+        return []
 
     def routed(self, address: str) -> bool:
         """Whether the main input's elements at `address` are sent to one bucket (by key)."""
@@ -372,7 +377,8 @@ class TemplateProcessor(_Host):
     `Deployment`, its state a snapshot in a Spark state variable). Every bucket sees every
     marker, and also the `codec.SPAN` rows the step's keying task sends to all buckets with
     the largest timestamp it keyed: so when the input ends, every instance passes the markers
-    up to the last block of the whole input, as a single instance would."""
+    up to the last block of the whole input, as a single instance would. When it ends it sends
+    its last marker on as a SPAN row, for a template step it feeds."""
 
     def __init__(self, label: str, step: Any, sort: Any, ins: List[str],
                  channels: List[List[str]], out: str, retained: List[str],
@@ -380,6 +386,7 @@ class TemplateProcessor(_Host):
         super().__init__(label, ins, channels, {None: out}, retained, out_channel)
         self.template_step, self.sort = step, sort
         self.late = 0
+        self.ended: List[bytes] = []
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         super().init(handle)
@@ -402,9 +409,12 @@ class TemplateProcessor(_Host):
             d.last = last if d.last is None else max(d.last, last)
         meta.wm = max(meta.wm, meta.input_wm(0, self.channels[0]))
         out = d.receive([(wv.ts, wv.value) for wv in elements.get(0, ((), []))[1]])
+        self.ended = []
         if meta.wm >= MAX_MICROS and not finished:
             out += d.finish()
             finished = True
+            if d.end is not None:   # a template step this one feeds passes these markers too
+                self.ended = [codec.marker(codec.SPAN, d.end * d.period - 1, None)]
         elif not finished:
             out += d.advance(meta.wm)
         hold = d.hold()
@@ -416,3 +426,6 @@ class TemplateProcessor(_Host):
 
     def counts(self) -> Dict[str, int]:
         return {"late": self.late}
+
+    def extra_markers(self) -> List[bytes]:
+        return self.ended

@@ -257,7 +257,7 @@ class StreamingPlan:
                                              ins, channels, outs[None], retained, f"g{i}")
             key = F.col("k")
         elif isinstance(t, TemplateStep):
-            check_order(node, self.fusion)
+            check_order(node, self.fusion, chains=False)
             processor = TemplateProcessor(node.label, t, self.fusion.sort_of(node), ins,
                                           channels, outs[None], retained, f"g{i}")
             key = F.col("k")

@@ -7,11 +7,15 @@
   parallelism` and each split runs as one instance in an `applyInArrow` task, its blocks in
   marker order, up to the last block of the whole input (an aggregate computed first, so
   every instance passes the same markers). A Sort fused into the step sorts each block in the
-  task; Spark's shuffle keeps no order, so an ordered operator's input must come from a Sort.
+  task. Spark's shuffle keeps no order, so an ordered operator's input must come from a Sort,
+  or straight from another ordered operator (which keeps the key): then it runs over that
+  one's output partitions, in the order they were emitted, with no shuffle between them.
+
+A step fed directly by another passes markers at least up to that one's last marker.
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, List, Optional
+from typing import Any, Callable, Iterator, List, Optional
 
 import pyarrow as pa
 
@@ -24,15 +28,29 @@ from ...windowing.time import GLOBAL_WINDOW_MAX_MICROS
 from . import codec
 
 
-def check_order(node: Any, fusion: Fusion) -> None:
-    """Refuse an ordered operator whose order Spark cannot keep (no Sort fused before it)."""
+def _chained(node: Any, fusion: Fusion) -> Optional[Any]:
+    """The ordered operator an ordered operator reads straight from (same keys), if any."""
     step: TemplateStep = node.transform
-    if step.kind() == "keyed_ordered" and step.sort is None and fusion.sort_of(node) is None:
+    feeder = fusion.feeder(node)
+    if (step.kind() != "keyed_ordered" or step.sort is not None or fusion.sort_of(node)
+            or feeder is None or feeder.outputs[None] is not node.inputs[0]
+            or feeder.transform.kind() != "keyed_ordered"):
+        return None
+    return feeder
+
+
+def check_order(node: Any, fusion: Fusion, chains: bool = True) -> None:
+    """Refuse an ordered operator whose order Spark cannot keep: no Sort fused before it,
+    and (in batch, `chains`) not straight after another ordered operator."""
+    step: TemplateStep = node.transform
+    if (step.kind() == "keyed_ordered" and step.sort is None and fusion.sort_of(node) is None
+            and (not chains or _chained(node, fusion) is None)):
         raise PipelineConstructionError(
             f"the Spark runner cannot run {node.label!r} as written: an OpKeyedOrdered needs its "
             f"input in order, and Spark keeps each key's order only through a pm.Sort right "
-            f"before it ({node.inputs[0].label!r} is {step.input_trace.describe()}); insert "
-            f"`| pm.Sort(order=...)` before it")
+            f"before it{', or straight from another OpKeyedOrdered' if chains else ''} "
+            f"({node.inputs[0].label!r} is "
+            f"{step.input_trace.describe()}); insert `| pm.Sort(order=...)` before it")
 
 
 def _elements(outs: List[Any]) -> List[WindowedValue]:
@@ -40,19 +58,44 @@ def _elements(outs: List[Any]) -> List[WindowedValue]:
     return [raw(item, ts, GLOBAL_WINDOW, NO_FIRING, 1) for ts, item in outs]
 
 
-def translate(plan: Any, node: Any, fusion: Fusion) -> Any:
-    """The DataFrame (or pending Python steps) of a template step's output."""
+def translate(plan: Any, node: Any, fusion: Fusion, ends: dict) -> Any:
+    """The DataFrame (or pending Python steps) of a template step's output. `ends` maps
+    each translated template node to a function giving its last marker (computed once, when
+    a step it feeds asks)."""
     step: TemplateStep = node.transform
     source = node.inputs[0]
     if fusion.passes_through(node):
         return plan.dfs[id(source)]
     check_order(node, fusion)
+    feeder = fusion.feeder(node)
+    feeder_end = ends[id(feeder)] if feeder is not None else (lambda: None)
+    span = _memo(lambda: _span(plan.df(source), step.period))
+    end = _memo(lambda: _latest(span()[1], feeder_end()))
+    ends[id(node)] = end
     if step.kind() == "stateless":
-        return _stateless(plan, node, step)
-    return _keyed(plan, node, step, fusion.sort_of(node))
+        return _stateless(plan, node, step, span, end)
+    chained = _chained(node, fusion)
+    if chained is not None:
+        return _after_ordered(plan, node, step, end())
+    return _keyed(plan, node, step, fusion.sort_of(node), end)
 
 
-def _stateless(plan: Any, node: Any, step: TemplateStep) -> Any:
+def _memo(fn: Callable[[], Any]) -> Callable[[], Any]:
+    got: list = []
+
+    def once() -> Any:
+        if not got:
+            got.append(fn())
+        return got[0]
+    return once
+
+
+def _latest(*blocks: Optional[int]) -> Optional[int]:
+    present = [b for b in blocks if b is not None]
+    return max(present) if present else None
+
+
+def _stateless(plan: Any, node: Any, step: TemplateStep, span: Any, end: Any) -> Any:
     label = node.label
 
     def start() -> Any:
@@ -61,7 +104,8 @@ def _stateless(plan: Any, node: Any, step: TemplateStep) -> Any:
     mapped = plan._steps(node.inputs[0]).then(start)
     if not step.template.marks():
         return mapped
-    first, last, final = _span(plan.df(node.inputs[0]), step.period)
+    first, _, final = span()
+    last = end()
     if first is None and not final:
         return mapped
     d = Deployment(step, label, parallelism=1)
@@ -85,7 +129,7 @@ def _span(df: Any, period: int) -> tuple:
     return first, last, bool(row["end"])
 
 
-def _keyed(plan: Any, node: Any, step: TemplateStep, sort: Optional[Any]) -> Any:
+def _keyed(plan: Any, node: Any, step: TemplateStep, sort: Optional[Any], end: Any) -> Any:
     label, n = node.label, step.parallelism
     key_value = step.input_trace.type.key_value
 
@@ -101,13 +145,29 @@ def _keyed(plan: Any, node: Any, step: TemplateStep, sort: Optional[Any]) -> Any
             yield codec.encode(bundle, keys=splits)
     keyed = plan._steps(node.inputs[0]).run(split, codec.KEYED).persist()
     plan.persisted.append(keyed)
-    _, last, _ = _span(keyed, step.period)
+    plan.dfs[id(node.inputs[0])] = keyed.drop("k")   # its span is taken from these rows
+    last = end()
 
     def instance(table: pa.Table) -> Iterator[List[WindowedValue]]:
         d = Deployment(step, label, parallelism=1, sort=sort)
         out = d.receive([(wv.ts, wv.value) for wv in codec.decode(table)])
         yield _elements(out + d.finish(last))
-    grouped = keyed.groupBy("k")
     from .batch import _Steps
-    return _Steps(grouped, instance, grouped=True)
+    return _Steps(keyed.groupBy("k"), instance, grouped=True)
 
+
+def _after_ordered(plan: Any, node: Any, step: TemplateStep, last: Optional[int]) -> Any:
+    """An ordered operator over the output of the ordered operator before it, partition by
+    partition in emission order (each partition holds whole keys, in order)."""
+    label = node.label
+
+    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        d = Deployment(step, label, parallelism=1)
+        for b in batches:
+            out = _elements(d.receive([(wv.ts, wv.value) for wv in codec.decode(b)]))
+            if out:
+                yield from codec.batches(out, 10_000)
+        out = _elements(d.finish(last))
+        if out:
+            yield from codec.batches(out, 10_000)
+    return plan.df(node.inputs[0]).mapInArrow(task, codec.ELEMENT)
