@@ -1,11 +1,12 @@
-"""Which Sorts a runner fuses into the operator that follows (as the paper's Storm backend
-does): a Sort whose output only one keyed template reads. That template sorts each block
-itself, per instance, and the Sort's own step passes its items straight through."""
+"""How a runner wires template steps: which Sorts it fuses into the operator that follows (as
+the paper's Storm backend does: a Sort whose output only one keyed template reads; that
+template sorts each block itself, per instance, and the Sort's own step passes its items
+straight through), and which steps upstream a template step's markers come from."""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional
 
-from .templates import TemplateStep
+from .templates import TemplateStep, Typed
 
 
 class Fusion:
@@ -36,12 +37,20 @@ class Fusion:
         """Whether this node is a Sort fused into its consumer."""
         return id(node) in self._through
 
-    def feeder(self, node: Any) -> Optional[Any]:
-        """The template step whose output this template step reads directly (looking through
-        a fused Sort), if any: its markers all reach this one."""
-        up = node.inputs[0].producer if node.inputs else None
-        if up is not None and self.passes_through(up):
-            up = up.inputs[0].producer
-        if up is None or not isinstance(up.transform, TemplateStep):
-            return None
-        return up
+    def range_sources(self, node: Any) -> List[Any]:
+        """The nearest typed declarations and template steps upstream of a template step
+        (through any other steps, and fused Sorts): the markers of their edges reach it, so
+        its markers cover their ranges (`Deployment.hint`)."""
+        found, seen = [], set()
+        stack = [pc.producer for pc in node.inputs]
+        while stack:
+            up = stack.pop()
+            if up is None or id(up) in seen:
+                continue
+            seen.add(id(up))
+            if isinstance(up.transform, Typed) or (
+                    isinstance(up.transform, TemplateStep) and not self.passes_through(up)):
+                found.append(up)
+            else:
+                stack += [pc.producer for pc in up.inputs]
+        return found

@@ -6,6 +6,8 @@ place the marker promise allows, so a step's trace is a function of its data and
 items arrived, and batch, streaming and every runner see the same one. The first marker is
 the one closing the block of the step's earliest item; marker i is passed once the input
 watermark reaches i * P; at the end of the input, markers run to the block of the last item.
+As a source's markers reach every step downstream of it, a step's markers also cover the
+range of every typed edge and template step upstream (`ranges`), whatever items reach it.
 Items at the end of time (the global window's panes) form a final block, closed by a final
 marker. An item whose block was already closed (late data) joins the open block, counted.
 
@@ -178,7 +180,8 @@ class _KeyedUnordered(_Instance):
 class Deployment:
     """A template step deployed as `parallelism` instances, fed elements and watermarks by
     its host (a local-runner stage, a Spark task). `receive`, `advance` and `finish` return
-    the outputs as (timestamp, item) in the merged order. `stage_markers` False leaves the
+    the outputs as (timestamp, item) in the merged order; `hint` gives it the marker range of
+    the steps upstream. `stage_markers` False leaves the
     stateless on_marker to another host (Spark runs it once, on the driver); `sort` is the
     order of a Sort fused into this step."""
 
@@ -209,7 +212,10 @@ class Deployment:
         self.wm = -(2 ** 63)
         self.turn = 0
         self.late = 0
-        self.end: Optional[int] = None   # the last marker passed when the input ended
+        self.first: Optional[int] = None   # the first marker's block
+        self.end: Optional[int] = None     # the last marker passed when the input ended
+        self.first_hint: Optional[int] = None
+        self.last_hint: Optional[int] = None
         self.check = self._checker()
 
     # --- input ----------------------------------------------------------------------------
@@ -304,14 +310,16 @@ class Deployment:
         out: list = []
         period = self.period
         if self.open is None:
-            if not self.pending:
+            starts = [b for b in (min(self.pending, default=None), self.first_hint)
+                      if b is not None]
+            if not starts:
                 return out
-            first = min(self.pending)
+            first = min(starts)
             if first != FINAL and (first - 1) * period > self.wm:
                 return out   # an earlier item may still come
             if first == FINAL:
                 return out   # only items at the end of time: they wait for the end
-            self.open = first
+            self.open = self.first = first
             if self.sort is None:
                 self._process(self._take(first))
         while self.open != FINAL and self.open * period <= self.wm:
@@ -321,12 +329,28 @@ class Deployment:
                 self._process(self._take(self.open))
         return out + self._merge()
 
+    def hint(self, ranges: List[Tuple[Optional[int], Optional[int]]]) -> None:
+        """The ranges (earliest, latest timestamp µs) of the edges upstream
+        (`Fusion.range_sources`): this step's markers start no later than the earliest's
+        block and, when the input ends, run at least to the latest's, as the markers of a
+        source reach every step downstream of it."""
+        los = [lo for lo, _ in ranges if lo is not None]
+        his = [hi for _, hi in ranges if hi is not None and hi < GLOBAL_WINDOW_MAX_MICROS]
+        self.first_hint = block_of(min(los), self.period) if los else None
+        self.last_hint = block_of(max(his), self.period) if his else None
+
+    def span(self) -> Tuple[Optional[int], Optional[int]]:
+        """This step's marker range as (earliest, latest) timestamps µs, for steps after it."""
+        lo = None if self.first is None else (self.first - 1) * self.period
+        last = self.end if self.end is not None else self.last
+        return lo, None if last is None else last * self.period - 1
+
     def finish(self, last: Optional[int] = None) -> List[Tuple[int, Any]]:
-        """The input ended: markers up to the block of the last item, or to `last` if later
-        (the last block over all of the step's instances when a host runs them apart, or the
-        last marker of the template step that feeds this one, all of whose markers this
-        step sees), then the final marker if items wait at the end of time."""
-        ends = [b for b in (self.last, last) if b is not None]
+        """The input ended: markers up to the block of the last item, or later to `last`
+        (the last block over all of the step's instances, when a host runs them apart) or
+        to the upstream range's end, then the final marker if items wait at the end of
+        time."""
+        ends = [b for b in (self.last, last, self.last_hint) if b is not None]
         end = self.end = max(ends) if ends else None
         out: list = []
         if end is not None:
@@ -368,8 +392,8 @@ class Deployment:
         return out
 
     def _sorted(self, items: list) -> list:
-        """A block's items by the Sort's order; items the order ties (per key) are ordered by
-        their values' repr, so the result never depends on how they arrived."""
+        """A block's items by the Sort's order; items the order ties are ordered by their keys'
+        and values' repr and their timestamps, so the result never depends on arrival."""
         keyed = []
         for item in items:
             try:
@@ -384,7 +408,7 @@ class Deployment:
                 j += 1
             run = [x[1] for x in keyed[i:j]]
             if len(run) > 1:
-                run.sort(key=lambda it: (repr(it[1]), repr(it[2])))
+                run.sort(key=lambda it: (repr(it[1]), repr(it[2]), it[0]))
             out += run
             i = j
         return out
@@ -417,11 +441,11 @@ class Deployment:
 
     def snapshot(self) -> Dict[str, Any]:
         return {"pending": self.pending, "open": self.open, "last": self.last, "wm": self.wm,
-                "turn": self.turn, "late": self.late, "end": self.end,
+                "turn": self.turn, "late": self.late, "end": self.end, "first": self.first,
                 "states": [inst.states for inst in self.instances]}
 
     def restore(self, data: Dict[str, Any]) -> None:
-        for name in ("pending", "open", "last", "wm", "turn", "late", "end"):
+        for name in ("pending", "open", "last", "wm", "turn", "late", "end", "first"):
             setattr(self, name, data[name])
         for inst, states in zip(self.instances, data["states"]):
             inst.states = states

@@ -275,8 +275,8 @@ class Typed(Primitive):
 def Sort(order: Callable[[Any], Any], parallelism: int = 1,
          label: Optional[str] = None) -> PTransform:
     """SORT: U(K, V) -> O(K, V), ordering each key's items between markers by `order(value)`
-    (items it ties are ordered by their repr, so the order never depends on arrival). A
-    runner fuses it into the operator that follows."""
+    (items it ties are ordered by their repr and timestamps, so the order never depends on
+    arrival). A runner fuses it into the operator that follows."""
     if not callable(order):
         raise TypeError(f"Sort takes a function of the value, got {order!r}")
     return _Sort(order, parallelism, label)

@@ -155,7 +155,7 @@ class AssignWindowsStage(Stage):
 
 
 class FlattenStage(Stage):
-    """Flatten (and Merge), and the pm.Typed annotation: elements pass through."""
+    """Flatten (and Merge): elements pass through."""
 
     def receive(self, index: int, bundle: list) -> None:
         self.received += len(bundle)
@@ -429,12 +429,12 @@ def stage_for(node: Any, executor: Any, fusion: Any, seed: Optional[int] = None)
     """The stage class that runs this node's primitive (`fusion` says which Sorts fuse into
     the template after them; `seed` shuffles the merges of templates' parallel instances)."""
     from .kafka import KafkaSinkStage, KafkaSourceStage   # they build on the stages here
-    from .templates import TemplateStage
+    from .templates import TemplateStage, TypedStage
     t = node.transform
     if isinstance(t, TemplateStep):
         return TemplateStage(node, executor, fusion, seed)
     if isinstance(t, Typed):
-        return FlattenStage(node, executor)
+        return TypedStage(node, executor)
     if isinstance(t, ReadFromKafka):
         return KafkaSourceStage(node, executor)
     if isinstance(t, WriteToKafka):

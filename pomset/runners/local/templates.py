@@ -1,15 +1,40 @@
-"""The local runner's stage for a template step: hosts the step's `Deployment` (its parallel
-instances, split by key or in turn, merged block by block) and feeds it the stage's elements
-and input watermark."""
+"""The local runner's stages for typed steps: a template step hosts its `Deployment` (its
+parallel instances, split by key or in turn, merged block by block) and feeds it the stage's
+elements, input watermark and the marker range of the typed steps upstream; a `Typed`
+declaration passes its elements on and keeps their range."""
 from __future__ import annotations
 
 import random
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 from ...traces.fusion import Fusion
 from ...traces.runtime import Deployment
 from ...windowing import GLOBAL_WINDOW, MAX_MICROS, NO_FIRING, WindowedValue
-from .stages import Stage
+from ...windowing.time import GLOBAL_WINDOW_MAX_MICROS
+from .stages import FlattenStage, Stage
+
+
+class TypedStage(FlattenStage):
+    """pm.Typed: elements pass through; the earliest and latest timestamps seen are its
+    edge's marker range for the template steps downstream."""
+
+    state = Stage.state + ("lo", "hi")
+
+    def __init__(self, node: Any, executor: Any) -> None:
+        super().__init__(node, executor)
+        self.lo: Optional[int] = None
+        self.hi: Optional[int] = None
+
+    def receive(self, index: int, bundle: list) -> None:
+        times = [wv.ts for wv in bundle if wv.ts < GLOBAL_WINDOW_MAX_MICROS]
+        if times:
+            lo, hi = min(times), max(times)
+            self.lo = lo if self.lo is None else min(self.lo, lo)
+            self.hi = hi if self.hi is None else max(self.hi, hi)
+        super().receive(index, bundle)
+
+    def span(self) -> Tuple[Optional[int], Optional[int]]:
+        return self.lo, self.hi
 
 
 class TemplateStage(Stage):
@@ -21,7 +46,7 @@ class TemplateStage(Stage):
         rng = None if seed is None else random.Random(f"{seed}/{node.label}")
         self.deployment = Deployment(node.transform, node.label, rng=rng,
                                      sort=fusion.sort_of(node))
-        self.feeder = fusion.feeder(node)
+        self.sources = fusion.range_sources(node)
         self.finished = False
 
     def receive(self, index: int, bundle: list) -> None:
@@ -29,24 +54,28 @@ class TemplateStage(Stage):
         if self.through:
             self.emit(None, bundle)
             return
+        self._hint()
         self._emit(self.deployment.receive([(wv.ts, wv.value) for wv in bundle]))
 
     def advance(self) -> None:
         if self.through or self.finished:
             return
+        self._hint()
         wm = min(self.in_wms)
         if wm >= MAX_MICROS:
             self.finished = True
-            self._emit(self.deployment.finish(self._feeder_end()))
+            self._emit(self.deployment.finish())
         else:
             self._emit(self.deployment.advance(wm))
 
-    def _feeder_end(self) -> Optional[int]:
-        """The last marker of the template step feeding this one (it ended first)."""
-        if self.feeder is None:
-            return None
-        stage = self.executor.producer_of[id(self.feeder.outputs[None])]
-        return stage.deployment.end
+    def _hint(self) -> None:
+        """Give the deployment the marker ranges of the typed steps upstream."""
+        if self.sources:
+            producer = self.executor.producer_of
+            self.deployment.hint([producer[id(n.outputs[None])].span() for n in self.sources])
+
+    def span(self) -> Tuple[Optional[int], Optional[int]]:
+        return self.deployment.span()
 
     def _emit(self, outs: list) -> None:
         raw = WindowedValue.raw

@@ -47,7 +47,7 @@ class BatchPlan:
         self.persisted: List[Any] = []
         self.lifted: List[str] = []   # labels of the combines lifted before the shuffle
         self.fusion = Fusion(pipeline.nodes)
-        self.template_ends: Dict[int, Any] = {}   # template node -> its last marker (lazily)
+        self.marker_ranges: Dict[int, Any] = {}   # typed node -> its marker range (lazily)
 
     def build(self, reused: Callable[[Any], bool]) -> None:
         """Translate every node; a PCollection `reused` says is read more than once is
@@ -102,10 +102,12 @@ class BatchPlan:
         if isinstance(t, Flatten):
             return {None: self._flatten(node)}
         if isinstance(t, Typed):
+            from .templates import typed_range
+            typed_range(self, node, self.marker_ranges)
             return {None: self.dfs[id(node.inputs[0])]}
         if isinstance(t, TemplateStep):
             from .templates import translate
-            return {None: translate(self, node, self.fusion, self.template_ends)}
+            return {None: translate(self, node, self.fusion, self.marker_ranges)}
         return {None: self._group(t, node)}
 
     def _empty(self) -> Any:

@@ -207,10 +207,18 @@ def counts_row(label: str, counts: Dict[str, int], on_bus: bool = True) -> pa.Re
 #: A marker's watermark for a channel that has gone idle: it holds nothing back until its
 #: next marker with a watermark (see `pomset.sdk.io.kafka.source_watermark`).
 IDLE = "idle"
-# the pseudo-channel of a keying task's marker rows for a template step: its "watermark" is the
-# largest (regular) timestamp the task keyed, which every bucket of the step takes (see
-# `stateful.TemplateProcessor`)
+# the pseudo-channels of the marker rows that carry a typed edge's marker range downstream (see
+# `stateful.TemplateProcessor`): SPAN's "watermark" is the latest timestamp on the edge, FIRST's
+# the earliest, negated (a channel's watermark only goes forward, so its maximum is kept)
 SPAN = "#span"
+FIRST = "#first"
+RANGES = (SPAN, FIRST)
+
+
+def range_markers(lo: Optional[int], hi: Optional[int]) -> List[bytes]:
+    """The marker rows saying a typed edge's timestamps reach from `lo` to `hi` (µs)."""
+    return ([marker(FIRST, -lo, None)] if lo is not None else []) + (
+        [marker(SPAN, hi, None)] if hi is not None else [])
 
 
 def marker(channel: str, wm: Any, pt: Optional[int]) -> bytes:

@@ -85,6 +85,14 @@ class _Meta:
             if pt is not None and pt > self.pt:
                 self.pt = pt
 
+    def ranges(self) -> Dict[str, int]:
+        """The latest value seen of each range pseudo-channel (`codec.RANGES`), any input."""
+        out: Dict[str, int] = {}
+        for (_, channel), wm in self.wms.items():
+            if channel in codec.RANGES:
+                out[channel] = max(wm, out.get(channel, wm))
+        return out
+
     def input_wm(self, index: int, channels: Sequence[str]) -> int:
         """The minimum over an input's channels that are not idle (callers keep it from
         going back)."""
@@ -155,7 +163,7 @@ class _Host(StatefulProcessor):
             raise user_code_error(self.label, e.element, e.cause) from e.cause
         self.meta.update((pickle.dumps(meta, protocol=5),))
         mark = [codec.marker(f"{self.out_channel}#{bucket}", meta.out_wm, meta.pt)]
-        mark += self.extra_markers()
+        mark += self.range_markers(meta)
         batches = [codec.encode_bus(outputs.get(tag, []), mark, address)
                    for tag, address in self.outs.items()]
         counts = self.counts()
@@ -168,9 +176,9 @@ class _Host(StatefulProcessor):
         """What the last micro-batch counted (late and dropped elements), for the metrics."""
         return {}
 
-    def extra_markers(self) -> List[bytes]:
-        """Marker rows the last micro-batch sends downstream besides the watermark's."""
-        return []
+    def range_markers(self, meta: _Meta) -> List[bytes]:
+        """The marker range of typed edges upstream, sent on downstream (`codec.SPAN`)."""
+        return [codec.marker(channel, wm, None) for channel, wm in meta.ranges().items()]
 
     def routed(self, address: str) -> bool:
         """Whether the main input's elements at `address` are sent to one bucket (by key)."""
@@ -375,10 +383,10 @@ def _shard(kb: bytes) -> int:
 class TemplateProcessor(_Host):
     """A keyed template step per bucket of keys (each bucket one instance of the step's
     `Deployment`, its state a snapshot in a Spark state variable). Every bucket sees every
-    marker, and also the `codec.SPAN` rows the step's keying task sends to all buckets with
-    the largest timestamp it keyed: so when the input ends, every instance passes the markers
-    up to the last block of the whole input, as a single instance would. When it ends it sends
-    its last marker on as a SPAN row, for a template step it feeds."""
+    marker, and also the range rows (`codec.SPAN`, `codec.FIRST`) that typed declarations,
+    template steps and the step's own keying task send to all buckets: so every instance
+    passes the markers of the whole input's range, as a single instance would; it sends its
+    own range on."""
 
     def __init__(self, label: str, step: Any, sort: Any, ins: List[str],
                  channels: List[List[str]], out: str, retained: List[str],
@@ -386,7 +394,7 @@ class TemplateProcessor(_Host):
         super().__init__(label, ins, channels, {None: out}, retained, out_channel)
         self.template_step, self.sort = step, sort
         self.late = 0
-        self.ended: List[bytes] = []
+        self.span: tuple = (None, None)
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         super().init(handle)
@@ -394,7 +402,7 @@ class TemplateProcessor(_Host):
 
     def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[tuple]
              ) -> Dict[Optional[str], list]:
-        from ...traces.runtime import Deployment, block_of
+        from ...traces.runtime import Deployment
         from ...windowing import GLOBAL_WINDOW, NO_FIRING, WindowedValue
         d = Deployment(self.template_step, self.label, parallelism=1, sort=self.sort)
         finished = False
@@ -403,20 +411,17 @@ class TemplateProcessor(_Host):
             d.restore(snapshot)
         late = d.late
         meta.observe(markers)
-        span = meta.wms.get((0, codec.SPAN))
-        if span is not None:
-            last = block_of(span, d.period)
-            d.last = last if d.last is None else max(d.last, last)
+        upstream = meta.ranges()
+        lo = upstream.get(codec.FIRST)
+        d.hint([(None if lo is None else -lo, upstream.get(codec.SPAN))])
         meta.wm = max(meta.wm, meta.input_wm(0, self.channels[0]))
         out = d.receive([(wv.ts, wv.value) for wv in elements.get(0, ((), []))[1]])
-        self.ended = []
         if meta.wm >= MAX_MICROS and not finished:
             out += d.finish()
             finished = True
-            if d.end is not None:   # a template step this one feeds passes these markers too
-                self.ended = [codec.marker(codec.SPAN, d.end * d.period - 1, None)]
         elif not finished:
             out += d.advance(meta.wm)
+        self.span = d.span()
         hold = d.hold()
         meta.out_wm = max(meta.out_wm, meta.wm if hold is None else min(meta.wm, hold))
         self.late = d.late - late
@@ -427,5 +432,11 @@ class TemplateProcessor(_Host):
     def counts(self) -> Dict[str, int]:
         return {"late": self.late}
 
-    def extra_markers(self) -> List[bytes]:
-        return self.ended
+    def range_markers(self, meta: _Meta) -> List[bytes]:
+        ranges = meta.ranges()
+        lo, hi = self.span
+        if lo is not None:
+            ranges[codec.FIRST] = max(-lo, ranges.get(codec.FIRST, -lo))
+        if hi is not None:
+            ranges[codec.SPAN] = max(hi, ranges.get(codec.SPAN, hi))
+        return [codec.marker(channel, wm, None) for channel, wm in ranges.items()]

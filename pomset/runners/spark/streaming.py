@@ -239,7 +239,7 @@ class StreamingPlan:
             return _Op(ins, outs, lambda: _WindowFn(t, label),
                        lambda tag, owned: t.window_fn is not None or owned)
         if isinstance(t, (Flatten, Typed)) or self.fusion.passes_through(node):
-            return _Op(ins, outs, None, lambda tag, owned: owned)
+            return _Op(ins, outs, None, lambda tag, owned: owned, ranges=isinstance(t, Typed))
         if isinstance(t, TemplateStep):
             return _Op(ins, outs, lambda: _TemplateMapFn(t, label), lambda tag, owned: True)
         raise TypeError(f"{label}: {type(t).__name__} has no streaming translation")
@@ -284,12 +284,14 @@ def _reads(node: Any) -> List[Any]:
 
 class _Op:
     """An element-wise node on the bus: input addresses, output addresses by tag, what makes
-    its function (started once per task; None: Flatten, elements passed on as they are), and
-    `fresh(tag, owned)`: whether the elements it outputs on `tag` are its own new objects."""
+    its function (started once per task; None: Flatten, elements passed on as they are),
+    `fresh(tag, owned)`: whether the elements it outputs on `tag` are its own new objects, and
+    `ranges`: whether it sends its elements' marker range on (a typed declaration)."""
 
     def __init__(self, ins: List[str], outs: Dict[Optional[str], str], start: Any,
-                 fresh: Any) -> None:
+                 fresh: Any, ranges: bool = False) -> None:
         self.ins, self.outs, self.start, self.fresh = ins, outs, start, fresh
+        self.ranges = ranges
 
 
 class _ParDoFn:
@@ -353,8 +355,8 @@ def _task(ops: List[_Op], needed: Set[str], key_address: Optional[str], key_of: 
     """The Arrow task of a run of element-wise nodes: for each batch of bus rows, the rows of
     the nodes' inputs decoded and run through them in order, their outputs (and inputs still
     needed later) encoded back, every other row passed through as it is. The elements at
-    `key_address` get their keys (`key_of`), and with `spans` a `codec.SPAN` marker row with
-    their largest timestamp."""
+    `key_address` get their keys (`key_of`), and with `spans` the marker rows of their range
+    (`codec.range_markers`)."""
     consumed = {a for op in ops for a in op.ins} | ({key_address} if key_address else set())
     readers: Dict[str, int] = {}
     for op in ops:
@@ -404,15 +406,14 @@ def _run_ops(b: pa.RecordBatch, ops: List[_Op], fns: list, consumed: Set[str],
             entry = pending.setdefault(out, [[], []])
             entry[0].extend(results.get(tag, ()))
             entry[1].extend(markers)
+            if op.ranges:
+                entry[1].extend(codec.range_markers(*_times(elements)))
             fresh[out] = op.fresh(tag, owned)
     for a, (elements, markers) in pending.items():
         if a not in needed and a != key_address:
             continue
         if spans and a == key_address:
-            latest = max((wv.ts for wv in elements if wv.ts < GLOBAL_WINDOW_MAX_MICROS),
-                         default=None)
-            if latest is not None:
-                markers = markers + [codec.marker(codec.SPAN, latest, None)]
+            markers = markers + codec.range_markers(*_times(elements))
         for i in range(0, max(len(elements), 1), BATCH_ROWS):
             chunk = elements[i:i + BATCH_ROWS]
             last = i + BATCH_ROWS >= len(elements)
@@ -420,6 +421,12 @@ def _run_ops(b: pa.RecordBatch, ops: List[_Op], fns: list, consumed: Set[str],
                     if a == key_address else None)
             if chunk or (last and markers):
                 yield codec.encode_bus(chunk, markers if last else [], a, keys)
+
+
+def _times(elements: list) -> tuple:
+    """The earliest and latest timestamps of elements (before the end of time), or Nones."""
+    times = [wv.ts for wv in elements if wv.ts < GLOBAL_WINDOW_MAX_MICROS]
+    return (min(times), max(times)) if times else (None, None)
 
 
 def _test_stream_steps(t: TestStream) -> List[tuple]:

@@ -11,11 +11,12 @@
   or straight from another ordered operator (which keeps the key): then it runs over that
   one's output partitions, in the order they were emitted, with no shuffle between them.
 
-A step fed directly by another passes markers at least up to that one's last marker.
+A step's markers also cover the ranges of the typed declarations and template steps upstream
+of it (`Fusion.range_sources`), as a source's markers reach every step downstream of it.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, List, Optional
+from typing import Any, Callable, Iterator, List, Optional, Tuple
 
 import pyarrow as pa
 
@@ -31,12 +32,12 @@ from . import codec
 def _chained(node: Any, fusion: Fusion) -> Optional[Any]:
     """The ordered operator an ordered operator reads straight from (same keys), if any."""
     step: TemplateStep = node.transform
-    feeder = fusion.feeder(node)
+    up = node.inputs[0].producer
     if (step.kind() != "keyed_ordered" or step.sort is not None or fusion.sort_of(node)
-            or feeder is None or feeder.outputs[None] is not node.inputs[0]
-            or feeder.transform.kind() != "keyed_ordered"):
+            or up is None or not isinstance(up.transform, TemplateStep)
+            or fusion.passes_through(up) or up.transform.kind() != "keyed_ordered"):
         return None
-    return feeder
+    return up
 
 
 def check_order(node: Any, fusion: Fusion, chains: bool = True) -> None:
@@ -58,26 +59,48 @@ def _elements(outs: List[Any]) -> List[WindowedValue]:
     return [raw(item, ts, GLOBAL_WINDOW, NO_FIRING, 1) for ts, item in outs]
 
 
-def translate(plan: Any, node: Any, fusion: Fusion, ends: dict) -> Any:
-    """The DataFrame (or pending Python steps) of a template step's output. `ends` maps
-    each translated template node to a function giving its last marker (computed once, when
-    a step it feeds asks)."""
+def translate(plan: Any, node: Any, fusion: Fusion, ranges: dict) -> Any:
+    """The DataFrame (or pending Python steps) of a template step's output. `ranges` maps
+    each translated typed node to a function giving its marker range (earliest, latest µs),
+    computed once, when a step downstream asks: a step's markers cover those upstream."""
     step: TemplateStep = node.transform
     source = node.inputs[0]
     if fusion.passes_through(node):
         return plan.dfs[id(source)]
     check_order(node, fusion)
-    feeder = fusion.feeder(node)
-    feeder_end = ends[id(feeder)] if feeder is not None else (lambda: None)
-    span = _memo(lambda: _span(plan.df(source), step.period))
-    end = _memo(lambda: _latest(span()[1], feeder_end()))
-    ends[id(node)] = end
+    period = step.period
+    span = _memo(lambda: _span(plan.df(source), period))
+    upstream = [ranges[id(n)] for n in fusion.range_sources(node)]
+
+    def blocks() -> Tuple[Optional[int], Optional[int]]:
+        d = Deployment(step, node.label, parallelism=1)
+        d.hint([r() for r in upstream])
+        first, last, _ = span()
+        return _earliest(first, d.first_hint), _latest(last, d.last_hint)
+    marked = _memo(blocks)
+
+    def marker_range() -> Tuple[Optional[int], Optional[int]]:
+        first, last = marked()
+        return (None if first is None else (first - 1) * period,
+                None if last is None else last * period - 1)
+    ranges[id(node)] = _memo(marker_range)
     if step.kind() == "stateless":
-        return _stateless(plan, node, step, span, end)
-    chained = _chained(node, fusion)
-    if chained is not None:
-        return _after_ordered(plan, node, step, end())
-    return _keyed(plan, node, step, fusion.sort_of(node), end)
+        return _stateless(plan, node, step, span, marked)
+    if _chained(node, fusion) is not None:
+        return _after_ordered(plan, node, step, marked()[1])
+    return _keyed(plan, node, step, fusion.sort_of(node), lambda: marked()[1])
+
+
+def typed_range(plan: Any, node: Any, ranges: dict) -> None:
+    """Register a `Typed` node's marker range: the earliest and latest timestamps on it."""
+    def times() -> Tuple[Optional[int], Optional[int]]:
+        from pyspark.sql import functions as F
+        regular = F.col("ts") < F.lit(GLOBAL_WINDOW_MAX_MICROS)
+        row = plan.df(node.outputs[None]).agg(
+            F.min(F.when(regular, F.col("ts"))).alias("lo"),
+            F.max(F.when(regular, F.col("ts"))).alias("hi")).collect()[0]
+        return row["lo"], row["hi"]
+    ranges[id(node)] = _memo(times)
 
 
 def _memo(fn: Callable[[], Any]) -> Callable[[], Any]:
@@ -95,7 +118,12 @@ def _latest(*blocks: Optional[int]) -> Optional[int]:
     return max(present) if present else None
 
 
-def _stateless(plan: Any, node: Any, step: TemplateStep, span: Any, end: Any) -> Any:
+def _earliest(*blocks: Optional[int]) -> Optional[int]:
+    present = [b for b in blocks if b is not None]
+    return min(present) if present else None
+
+
+def _stateless(plan: Any, node: Any, step: TemplateStep, span: Any, marked: Any) -> Any:
     label = node.label
 
     def start() -> Any:
@@ -104,8 +132,8 @@ def _stateless(plan: Any, node: Any, step: TemplateStep, span: Any, end: Any) ->
     mapped = plan._steps(node.inputs[0]).then(start)
     if not step.template.marks():
         return mapped
-    first, _, final = span()
-    last = end()
+    _, _, final = span()
+    first, last = marked()
     if first is None and not final:
         return mapped
     d = Deployment(step, label, parallelism=1)
