@@ -22,13 +22,14 @@ from __future__ import annotations
 import random
 import sys
 import zlib
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from ..sdk.element_runner import user_code_error
 from ..sdk.errors import UserCodeError
+from ..windowing import GLOBAL_WINDOW, NO_FIRING, WindowedValue
 from ..windowing.time import GLOBAL_WINDOW_MAX_MICROS
-from .templates import OpKeyedOrdered, OpStateless, TemplateStep
-from .types import KeyValueType, Marker, Unit, type_name, value_fits
+from .templates import OpKeyedOrdered, TemplateStep
+from .types import KeyValueType, Marker, type_name, value_fits
 
 FINAL = sys.maxsize   # the block closed by the final marker
 
@@ -54,6 +55,30 @@ def stable_hash(key: Any) -> int:
 
 def block_of(ts: int, period: int) -> int:
     return FINAL if ts >= GLOBAL_WINDOW_MAX_MICROS else ts // period + 1
+
+
+def time_range(elements: Iterable[Any]) -> Tuple[Optional[int], Optional[int]]:
+    """The earliest and latest timestamps of elements before the end of time (or Nones):
+    the marker range a typed edge carries downstream."""
+    times = [wv.ts for wv in elements if wv.ts < GLOBAL_WINDOW_MAX_MICROS]
+    return (min(times), max(times)) if times else (None, None)
+
+
+def range_blocks(ranges: Iterable[Tuple[Optional[int], Optional[int]]], period: int
+                 ) -> Tuple[Optional[int], Optional[int]]:
+    """The first and last blocks that marker ranges (earliest, latest µs) cover."""
+    ranges = list(ranges)
+    los = [lo for lo, _ in ranges if lo is not None]
+    his = [hi for _, hi in ranges if hi is not None and hi < GLOBAL_WINDOW_MAX_MICROS]
+    return (block_of(min(los), period) if los else None,
+            block_of(max(his), period) if his else None)
+
+
+def as_elements(outs: List[Tuple[int, Any]]) -> List[WindowedValue]:
+    """A deployment's outputs (timestamp, item) as elements: templates emit into the global
+    window, with no pane."""
+    raw = WindowedValue.raw
+    return [raw(item, ts, GLOBAL_WINDOW, NO_FIRING, 1) for ts, item in outs]
 
 
 def marker_of(block: int, period: int) -> Marker:
@@ -204,8 +229,7 @@ class Deployment:
         self.instances = [kind(t, _Out(self.out_type, label, ordered), label)
                           for _ in range(self.n)]
         self.stage_out = _Out(self.out_type, label, False)
-        self.on_marker = (t.on_marker if isinstance(t, OpStateless) and stage_markers
-                          else None)
+        self.on_marker = t.on_marker if not self.keyed and stage_markers else None
         self.pending: Dict[int, list] = {}   # block -> [(ts, key, value, element)]
         self.open: Optional[int] = None      # the block items go to now; None before the first
         self.last = None                     # the last regular block that had an item
@@ -220,46 +244,48 @@ class Deployment:
 
     # --- input ----------------------------------------------------------------------------
     def _checker(self) -> Callable[[Any], Tuple[Any, Any]]:
+        """The (key, value) of an input item, checked against the input type (only its
+        shape when the type admits any key and value)."""
         t, label = self.in_type, self.label
         key_type, value_type = t.key, t.value
 
+        def pair(element: Any) -> Tuple[Any, Any]:
+            if not t.keyed:
+                return None, element
+            if type(element) is not tuple or len(element) != 2:
+                raise UserCodeError(f"{label!r}: its input is {t!r}, so items are (key, "
+                                    f"value) pairs; got {element!r}")
+            return element
+        if key_type is Any and value_type is Any:
+            return pair
+
         def check(element: Any) -> Tuple[Any, Any]:
-            if t.keyed:
-                if type(element) is not tuple or len(element) != 2:
-                    raise UserCodeError(f"{label!r}: its input is {t!r}, so items are (key, "
-                                        f"value) pairs; got {element!r}")
-                key, value = element
-            else:
-                key, value = None, element
+            key, value = pair(element)
             if not (value_fits(key, key_type) and value_fits(value, value_type)):
                 raise UserCodeError(f"{label!r}: input item {element!r} is not of type {t!r}")
             return key, value
-        if key_type in (Any, Unit) and value_type is Any and t.keyed:
-            def pair(element: Any) -> Tuple[Any, Any]:
-                if type(element) is not tuple or len(element) != 2:
-                    raise UserCodeError(f"{label!r}: its input is {t!r}, so items are (key, "
-                                        f"value) pairs; got {element!r}")
-                return element
-            return pair
         return check
 
     def receive(self, elements: List[Tuple[int, Any]]) -> List[Tuple[int, Any]]:
         """Take elements (timestamp µs, value): the open block's are processed now (unless a
         fused Sort must see the whole block), later blocks' wait for their markers."""
-        period, pending, check = self.period, self.pending, self.check
+        period, pending, check, is_open = self.period, self.pending, self.check, self.open
+        at_once = self.sort is None   # a fused Sort must see the whole block first
         now: list = []
+        last = self.last
         for ts, element in elements:
             key, value = check(element)
             b = block_of(ts, period)
-            if self.open is not None and b < self.open:
+            if is_open is not None and b < is_open:
                 self.late += 1
-                b = self.open
-            if b != FINAL and (self.last is None or b > self.last):
-                self.last = b
-            if b == self.open and self.sort is None:
+                b = is_open
+            if b != FINAL and (last is None or b > last):
+                last = b
+            if b == is_open and at_once:
                 now.append((ts, key, value, element))
             else:
                 pending.setdefault(b, []).append((ts, key, value, element))
+        self.last = last
         self._process(now)
         out = self._merge()
         if self.open is None:
@@ -334,10 +360,7 @@ class Deployment:
         (`Fusion.range_sources`): this step's markers start no later than the earliest's
         block and, when the input ends, run at least to the latest's, as the markers of a
         source reach every step downstream of it."""
-        los = [lo for lo, _ in ranges if lo is not None]
-        his = [hi for _, hi in ranges if hi is not None and hi < GLOBAL_WINDOW_MAX_MICROS]
-        self.first_hint = block_of(min(los), self.period) if los else None
-        self.last_hint = block_of(max(his), self.period) if his else None
+        self.first_hint, self.last_hint = range_blocks(ranges, self.period)
 
     def span(self) -> Tuple[Optional[int], Optional[int]]:
         """This step's marker range as (earliest, latest) timestamps µs, for steps after it."""

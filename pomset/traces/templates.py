@@ -78,20 +78,17 @@ class Template(PTransform):
 
     def expand(self, pcoll: Any) -> Any:
         step = pcoll.pipeline.scope_label()
-        sort = None
         got = trace_of(pcoll)
         kv = got is not None and isinstance(got.type, KeyValueType)
         needed = self.needs(got.type.key, got.type.value) if kv else self.needs()
-        if (self.needs is O and got is not None and isinstance(got.type, KeyValueType)
-                and not got.type.ordered and getattr(self, "order", None) is not None
+        order = getattr(self, "order", None)
+        if (kv and needed.ordered and not got.type.ordered and order is not None
                 and pcoll.pipeline.options.auto_sort):
-            warnings.warn(f"inserted pm.Sort(order={_name(self.order)}) before {step!r}: it "
+            warnings.warn(f"inserted pm.Sort(order={_name(order)}) before {step!r}: it "
                           f"needs {needed!r} and got {got.describe()}", SortInserted,
                           stacklevel=4)
-            sort = self.order
-        if sort is not None:
-            pcoll = pcoll | Sort(sort, parallelism=self.parallelism,
-                                 label=f"Sort({_name(sort)})")
+            pcoll = pcoll | Sort(order, parallelism=self.parallelism,
+                                 label=f"Sort({_name(order)})")
         got = require(pcoll, needed, step, type(self).__name__, self.fix_hint(got))
         return pcoll.pipeline.apply_as_scope(TemplateStep(self, got), pcoll)
 
@@ -209,10 +206,9 @@ class TemplateStep(Primitive):
         main = node.inputs[0]
         got: KeyValueType = self.input_trace.type
         out_type = self.template.output_type(got, node.label)
-        self.output_trace = EdgeTrace(out_type, self.period, node.label,
-                                      f"the output of {type(self.template).__name__}"
-                                      if self.sort is None or not isinstance(self.template, _Identity)
-                                      else "sorted per key between markers")
+        why = ("sorted per key between markers" if isinstance(self.template, _Identity)
+               else f"the output of {type(self.template).__name__}")
+        self.output_trace = EdgeTrace(out_type, self.period, node.label, why)
         from ..sdk.core import _default_strategy
         pc = main.derive(windowing=_default_strategy(), kind=KV if out_type.keyed else UNKNOWN)
         pc.trace = self.output_trace

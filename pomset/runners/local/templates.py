@@ -8,9 +8,8 @@ import random
 from typing import Any, Dict, Optional, Tuple
 
 from ...traces.fusion import Fusion
-from ...traces.runtime import Deployment
-from ...windowing import GLOBAL_WINDOW, MAX_MICROS, NO_FIRING, WindowedValue
-from ...windowing.time import GLOBAL_WINDOW_MAX_MICROS
+from ...traces.runtime import Deployment, as_elements, time_range
+from ...windowing import MAX_MICROS
 from .stages import FlattenStage, Stage
 
 
@@ -26,9 +25,8 @@ class TypedStage(FlattenStage):
         self.hi: Optional[int] = None
 
     def receive(self, index: int, bundle: list) -> None:
-        times = [wv.ts for wv in bundle if wv.ts < GLOBAL_WINDOW_MAX_MICROS]
-        if times:
-            lo, hi = min(times), max(times)
+        lo, hi = time_range(bundle)
+        if lo is not None:
             self.lo = lo if self.lo is None else min(self.lo, lo)
             self.hi = hi if self.hi is None else max(self.hi, hi)
         super().receive(index, bundle)
@@ -54,7 +52,8 @@ class TemplateStage(Stage):
         if self.through:
             self.emit(None, bundle)
             return
-        self._hint()
+        if self.deployment.open is None:   # its first marker may depend on the range
+            self._hint()
         self._emit(self.deployment.receive([(wv.ts, wv.value) for wv in bundle]))
 
     def advance(self) -> None:
@@ -78,8 +77,7 @@ class TemplateStage(Stage):
         return self.deployment.span()
 
     def _emit(self, outs: list) -> None:
-        raw = WindowedValue.raw
-        self.emit(None, [raw(item, ts, GLOBAL_WINDOW, NO_FIRING, 1) for ts, item in outs])
+        self.emit(None, as_elements(outs))
 
     def makes_fresh(self, tag: Optional[str]) -> bool:
         return not self.through or self.owned

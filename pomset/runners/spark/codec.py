@@ -212,7 +212,6 @@ IDLE = "idle"
 # the earliest, negated (a channel's watermark only goes forward, so its maximum is kept)
 SPAN = "#span"
 FIRST = "#first"
-RANGES = (SPAN, FIRST)
 
 
 def range_markers(lo: Optional[int], hi: Optional[int]) -> List[bytes]:

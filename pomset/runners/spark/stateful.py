@@ -25,7 +25,7 @@ from __future__ import annotations
 import heapq
 import pickle
 import zlib
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Set
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import pandas as pd
 import pyarrow as pa
@@ -85,13 +85,12 @@ class _Meta:
             if pt is not None and pt > self.pt:
                 self.pt = pt
 
-    def ranges(self) -> Dict[str, int]:
-        """The latest value seen of each range pseudo-channel (`codec.RANGES`), any input."""
-        out: Dict[str, int] = {}
-        for (_, channel), wm in self.wms.items():
-            if channel in codec.RANGES:
-                out[channel] = max(wm, out.get(channel, wm))
-        return out
+    def upstream_range(self) -> Tuple[Optional[int], Optional[int]]:
+        """The marker range (earliest, latest µs) of the typed edges upstream, from the range
+        pseudo-channels (`codec.SPAN`, `codec.FIRST`) of any input."""
+        firsts = [-wm for (_, c), wm in self.wms.items() if c == codec.FIRST]
+        spans = [wm for (_, c), wm in self.wms.items() if c == codec.SPAN]
+        return min(firsts, default=None), max(spans, default=None)
 
     def input_wm(self, index: int, channels: Sequence[str]) -> int:
         """The minimum over an input's channels that are not idle (callers keep it from
@@ -178,7 +177,7 @@ class _Host(StatefulProcessor):
 
     def range_markers(self, meta: _Meta) -> List[bytes]:
         """The marker range of typed edges upstream, sent on downstream (`codec.SPAN`)."""
-        return [codec.marker(channel, wm, None) for channel, wm in meta.ranges().items()]
+        return codec.range_markers(*meta.upstream_range())
 
     def routed(self, address: str) -> bool:
         """Whether the main input's elements at `address` are sent to one bucket (by key)."""
@@ -402,8 +401,7 @@ class TemplateProcessor(_Host):
 
     def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[tuple]
              ) -> Dict[Optional[str], list]:
-        from ...traces.runtime import Deployment
-        from ...windowing import GLOBAL_WINDOW, NO_FIRING, WindowedValue
+        from ...traces.runtime import Deployment, as_elements
         d = Deployment(self.template_step, self.label, parallelism=1, sort=self.sort)
         finished = False
         if self.state.exists():
@@ -411,9 +409,7 @@ class TemplateProcessor(_Host):
             d.restore(snapshot)
         late = d.late
         meta.observe(markers)
-        upstream = meta.ranges()
-        lo = upstream.get(codec.FIRST)
-        d.hint([(None if lo is None else -lo, upstream.get(codec.SPAN))])
+        d.hint([meta.upstream_range()])
         meta.wm = max(meta.wm, meta.input_wm(0, self.channels[0]))
         out = d.receive([(wv.ts, wv.value) for wv in elements.get(0, ((), []))[1]])
         if meta.wm >= MAX_MICROS and not finished:
@@ -426,17 +422,13 @@ class TemplateProcessor(_Host):
         meta.out_wm = max(meta.out_wm, meta.wm if hold is None else min(meta.wm, hold))
         self.late = d.late - late
         self.state.update((pickle.dumps((d.snapshot(), finished), protocol=5),))
-        raw = WindowedValue.raw
-        return {None: [raw(item, ts, GLOBAL_WINDOW, NO_FIRING, 1) for ts, item in out]}
+        return {None: as_elements(out)}
 
     def counts(self) -> Dict[str, int]:
         return {"late": self.late}
 
     def range_markers(self, meta: _Meta) -> List[bytes]:
-        ranges = meta.ranges()
-        lo, hi = self.span
-        if lo is not None:
-            ranges[codec.FIRST] = max(-lo, ranges.get(codec.FIRST, -lo))
-        if hi is not None:
-            ranges[codec.SPAN] = max(hi, ranges.get(codec.SPAN, hi))
-        return [codec.marker(channel, wm, None) for channel, wm in ranges.items()]
+        ranges = [meta.upstream_range(), self.span]
+        los = [lo for lo, _ in ranges if lo is not None]
+        his = [hi for _, hi in ranges if hi is not None]
+        return codec.range_markers(min(los, default=None), max(his, default=None))

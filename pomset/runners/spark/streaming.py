@@ -39,8 +39,7 @@ from ...windowing import (GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, Wind
 from . import codec, stream_sources
 from ...traces import TemplateStep, Typed
 from ...traces.fusion import Fusion
-from ...traces.runtime import Deployment
-from ...windowing.time import GLOBAL_WINDOW_MAX_MICROS
+from ...traces.runtime import Deployment, as_elements, time_range
 from .batch import BATCH_ROWS, _key_pair
 from .stateful import FILLED, KernelProcessor, SideInputProcessor, TemplateProcessor
 from .templates import check_order
@@ -342,9 +341,8 @@ class _TemplateMapFn:
         self.deployment = Deployment(step, label, parallelism=1, stage_markers=False)
 
     def __call__(self, elements: list, owned: bool) -> Dict[Optional[str], list]:
-        raw = WindowedValue.raw
-        outs = self.deployment.map_all([(wv.ts, wv.value) for wv in elements])
-        return {None: [raw(item, ts, GLOBAL_WINDOW, NO_FIRING, 1) for ts, item in outs]}
+        return {None: as_elements(
+            self.deployment.map_all([(wv.ts, wv.value) for wv in elements]))}
 
     def finish(self) -> None:
         pass
@@ -407,13 +405,13 @@ def _run_ops(b: pa.RecordBatch, ops: List[_Op], fns: list, consumed: Set[str],
             entry[0].extend(results.get(tag, ()))
             entry[1].extend(markers)
             if op.ranges:
-                entry[1].extend(codec.range_markers(*_times(elements)))
+                entry[1].extend(codec.range_markers(*time_range(elements)))
             fresh[out] = op.fresh(tag, owned)
     for a, (elements, markers) in pending.items():
         if a not in needed and a != key_address:
             continue
         if spans and a == key_address:
-            markers = markers + codec.range_markers(*_times(elements))
+            markers = markers + codec.range_markers(*time_range(elements))
         for i in range(0, max(len(elements), 1), BATCH_ROWS):
             chunk = elements[i:i + BATCH_ROWS]
             last = i + BATCH_ROWS >= len(elements)
@@ -421,12 +419,6 @@ def _run_ops(b: pa.RecordBatch, ops: List[_Op], fns: list, consumed: Set[str],
                     if a == key_address else None)
             if chunk or (last and markers):
                 yield codec.encode_bus(chunk, markers if last else [], a, keys)
-
-
-def _times(elements: list) -> tuple:
-    """The earliest and latest timestamps of elements (before the end of time), or Nones."""
-    times = [wv.ts for wv in elements if wv.ts < GLOBAL_WINDOW_MAX_MICROS]
-    return (min(times), max(times)) if times else (None, None)
 
 
 def _test_stream_steps(t: TestStream) -> List[tuple]:

@@ -22,9 +22,9 @@ import pyarrow as pa
 
 from ...sdk.errors import PipelineConstructionError
 from ...traces.fusion import Fusion
-from ...traces.runtime import Deployment, block_of, stable_hash
+from ...traces.runtime import Deployment, as_elements, range_blocks, stable_hash
 from ...traces.templates import TemplateStep
-from ...windowing import GLOBAL_WINDOW, NO_FIRING, WindowedValue
+from ...windowing import WindowedValue
 from ...windowing.time import GLOBAL_WINDOW_MAX_MICROS
 from . import codec
 
@@ -54,11 +54,6 @@ def check_order(node: Any, fusion: Fusion, chains: bool = True) -> None:
             f"{step.input_trace.describe()}); insert `| pm.Sort(order=...)` before it")
 
 
-def _elements(outs: List[Any]) -> List[WindowedValue]:
-    raw = WindowedValue.raw
-    return [raw(item, ts, GLOBAL_WINDOW, NO_FIRING, 1) for ts, item in outs]
-
-
 def translate(plan: Any, node: Any, fusion: Fusion, ranges: dict) -> Any:
     """The DataFrame (or pending Python steps) of a template step's output. `ranges` maps
     each translated typed node to a function giving its marker range (earliest, latest µs),
@@ -69,15 +64,9 @@ def translate(plan: Any, node: Any, fusion: Fusion, ranges: dict) -> Any:
         return plan.dfs[id(source)]
     check_order(node, fusion)
     period = step.period
-    span = _memo(lambda: _span(plan.df(source), period))
+    times = _memo(lambda: _times(plan.df(source)))
     upstream = [ranges[id(n)] for n in fusion.range_sources(node)]
-
-    def blocks() -> Tuple[Optional[int], Optional[int]]:
-        d = Deployment(step, node.label, parallelism=1)
-        d.hint([r() for r in upstream])
-        first, last, _ = span()
-        return _earliest(first, d.first_hint), _latest(last, d.last_hint)
-    marked = _memo(blocks)
+    marked = _memo(lambda: range_blocks([times()[:2]] + [r() for r in upstream], period))
 
     def marker_range() -> Tuple[Optional[int], Optional[int]]:
         first, last = marked()
@@ -85,7 +74,7 @@ def translate(plan: Any, node: Any, fusion: Fusion, ranges: dict) -> Any:
                 None if last is None else last * period - 1)
     ranges[id(node)] = _memo(marker_range)
     if step.kind() == "stateless":
-        return _stateless(plan, node, step, span, marked)
+        return _stateless(plan, node, step, lambda: times()[2], marked)
     if _chained(node, fusion) is not None:
         return _after_ordered(plan, node, step, marked()[1])
     return _keyed(plan, node, step, fusion.sort_of(node), lambda: marked()[1])
@@ -93,14 +82,7 @@ def translate(plan: Any, node: Any, fusion: Fusion, ranges: dict) -> Any:
 
 def typed_range(plan: Any, node: Any, ranges: dict) -> None:
     """Register a `Typed` node's marker range: the earliest and latest timestamps on it."""
-    def times() -> Tuple[Optional[int], Optional[int]]:
-        from pyspark.sql import functions as F
-        regular = F.col("ts") < F.lit(GLOBAL_WINDOW_MAX_MICROS)
-        row = plan.df(node.outputs[None]).agg(
-            F.min(F.when(regular, F.col("ts"))).alias("lo"),
-            F.max(F.when(regular, F.col("ts"))).alias("hi")).collect()[0]
-        return row["lo"], row["hi"]
-    ranges[id(node)] = _memo(times)
+    ranges[id(node)] = _memo(lambda: _times(plan.df(node.outputs[None]))[:2])
 
 
 def _memo(fn: Callable[[], Any]) -> Callable[[], Any]:
@@ -113,48 +95,37 @@ def _memo(fn: Callable[[], Any]) -> Callable[[], Any]:
     return once
 
 
-def _latest(*blocks: Optional[int]) -> Optional[int]:
-    present = [b for b in blocks if b is not None]
-    return max(present) if present else None
-
-
-def _earliest(*blocks: Optional[int]) -> Optional[int]:
-    present = [b for b in blocks if b is not None]
-    return min(present) if present else None
-
-
-def _stateless(plan: Any, node: Any, step: TemplateStep, span: Any, marked: Any) -> Any:
+def _stateless(plan: Any, node: Any, step: TemplateStep, final: Callable[[], bool],
+               marked: Callable[[], Tuple[Optional[int], Optional[int]]]) -> Any:
     label = node.label
 
     def start() -> Any:
         d = Deployment(step, label, parallelism=1, stage_markers=False)
-        return (lambda bundle: _elements(d.map_all([(wv.ts, wv.value) for wv in bundle]))), None
+        return (lambda bundle: as_elements(d.map_all([(wv.ts, wv.value) for wv in bundle]))), None
     mapped = plan._steps(node.inputs[0]).then(start)
     if not step.template.marks():
         return mapped
-    _, _, final = span()
     first, last = marked()
-    if first is None and not final:
+    if first is None and not final():
         return mapped
     d = Deployment(step, label, parallelism=1)
-    marks = _elements(d.markers_between(first or 0, last if last is not None else -1, final))
+    marks = as_elements(d.markers_between(first or 0, last if last is not None else -1, final()))
     if not marks:
         return mapped
-    marked = plan.spark.createDataFrame(pa.Table.from_batches(
+    marks_df = plan.spark.createDataFrame(pa.Table.from_batches(
         list(codec.batches(marks, 10_000)), schema=codec.ELEMENT_ARROW))
-    return plan._step_df(mapped).unionAll(marked)
+    return plan._step_df(mapped).unionAll(marks_df)
 
 
-def _span(df: Any, period: int) -> tuple:
-    """(first block, last block, whether any item is at the end of time) of a step's input."""
+def _times(df: Any) -> tuple:
+    """(earliest, latest timestamp before the end of time, whether any is at the end of
+    time) of a DataFrame's elements."""
     from pyspark.sql import functions as F
     regular = F.col("ts") < F.lit(GLOBAL_WINDOW_MAX_MICROS)
     row = df.agg(F.min(F.when(regular, F.col("ts"))).alias("lo"),
                  F.max(F.when(regular, F.col("ts"))).alias("hi"),
                  F.max(F.when(~regular, F.lit(1))).alias("end")).collect()[0]
-    first = None if row["lo"] is None else block_of(row["lo"], period)
-    last = None if row["hi"] is None else block_of(row["hi"], period)
-    return first, last, bool(row["end"])
+    return row["lo"], row["hi"], bool(row["end"])
 
 
 def _keyed(plan: Any, node: Any, step: TemplateStep, sort: Optional[Any], end: Any) -> Any:
@@ -179,7 +150,7 @@ def _keyed(plan: Any, node: Any, step: TemplateStep, sort: Optional[Any], end: A
     def instance(table: pa.Table) -> Iterator[List[WindowedValue]]:
         d = Deployment(step, label, parallelism=1, sort=sort)
         out = d.receive([(wv.ts, wv.value) for wv in codec.decode(table)])
-        yield _elements(out + d.finish(last))
+        yield as_elements(out + d.finish(last))
     from .batch import _Steps
     return _Steps(keyed.groupBy("k"), instance, grouped=True)
 
@@ -192,10 +163,10 @@ def _after_ordered(plan: Any, node: Any, step: TemplateStep, last: Optional[int]
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         d = Deployment(step, label, parallelism=1)
         for b in batches:
-            out = _elements(d.receive([(wv.ts, wv.value) for wv in codec.decode(b)]))
+            out = as_elements(d.receive([(wv.ts, wv.value) for wv in codec.decode(b)]))
             if out:
                 yield from codec.batches(out, 10_000)
-        out = _elements(d.finish(last))
+        out = as_elements(d.finish(last))
         if out:
             yield from codec.batches(out, 10_000)
     return plan.df(node.inputs[0]).mapInArrow(task, codec.ELEMENT)
