@@ -277,14 +277,13 @@ def test_random_batch_pipelines_match_local(seed, runner):
        mode=st.sampled_from(list(pm.AccumulationMode)), lateness=st.sampled_from([0, 20, 10**6]))
 def test_random_streams_on_spark_match_local(spark_session, data, events, spec, trigger, combiner,
                                              mode, lateness):
-    """A random transcript (elements, watermark and processing-time steps), random windows,
-    triggers, accumulation mode, timestamp combiner and allowed lateness, then a second
-    grouping over the first one's panes: every pane of the first grouping is the local
-    runner's, exactly, for one key (each step is one micro-batch); with several keys, every
-    pane's value, window, index and diff, but not its ON_TIME/LATE timing or timestamp: the
-    local runner decides those against the grouping's output watermark, held by every key's
-    holds, Spark against its bucket's (a known difference). The second grouping's panes, which
-    may see the first's panes of one micro-batch in another order, are compared netted."""
+    """A random transcript (elements, watermark and processing-time steps, each one
+    micro-batch), random windows, triggers, accumulation mode, timestamp combiner and allowed
+    lateness, over several keys, then a second grouping over the first one's panes: every pane
+    of the first grouping is the local runner's, exactly (value, window, timing, index,
+    timestamp, diff): both decide a pane's timing and timestamp against its key's output
+    watermark, whichever bucket the key shares. The second grouping's panes, which may see the
+    first's panes of one micro-batch in another order, are compared netted."""
     steps = data.draw(props.steps_st(events))
 
     def build(p):
@@ -298,19 +297,8 @@ def test_random_streams_on_spark_match_local(spark_session, data, events, spec, 
         return {"sums": sums | "Leaf" >> pm.Map(lambda kv: kv), "total": total}
     spark = run("spark-streaming", build)[1]
     local = run("local", build)[1]
-    if len({k for k, _, _ in events}) == 1:
-        assert spark["sums"] == local["sums"]
-    else:   # see the docstring: with several keys, what depends on the output watermark may differ
-        assert _timing_collapsed(spark["sums"]) == _timing_collapsed(local["sums"])
+    assert spark["sums"] == local["sums"]
     assert _netted(spark["total"]) == _netted(local["total"])
-
-
-def _timing_collapsed(rows: Counter) -> Counter:
-    """Panes without what depends on the output watermark: their timing and timestamp."""
-    out: Counter = Counter()
-    for (v, _, w, p, d), n in rows.items():
-        out[(v, w, p.index, p.is_first, p.is_last, d)] += n
-    return out
 
 
 def _netted(rows: Counter) -> Counter:

@@ -3,13 +3,14 @@ round-trips through bytes at any point without changing the output."""
 from __future__ import annotations
 
 import io
+import pickle
 import sys
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pomset as pm
-from pomset.triggers.definitions import EVENT_TIME
+from pomset.runtime.kernel_host import KernelHost
 from pomset.triggers.kernel import GroupAlsoByWindow
 from pomset.triggers.reducers import CombineReducer
 from pomset.triggers.strategy import WindowingStrategy
@@ -85,53 +86,32 @@ def test_collect_leaves_only_keeps_leaves():
 # --- the kernel's state is plain data ---------------------------------------------------------
 
 def _host(ops, strategy, roundtrip: bool) -> list:
-    """A minimal host for the kernel: per-key state, timers, and (optionally) a bytes round trip
-    of every key's state after every step."""
-    kernel = GroupAlsoByWindow(strategy, CombineReducer(pm.Sum()))
-    store: dict = {}
-    timers: list = []
-    out: list = []
+    """The runtime's kernel host over a script of steps, optionally with every key's state,
+    wake-up and hold going through bytes after every step (as Spark's buckets keep them);
+    the panes of each step, in a canonical order (a step's panes have no order among them)."""
+    def new_host():
+        return KernelHost(strategy, CombineReducer(pm.Sum()), "test")
 
-    # a timer: (domain, time, key, window, rec), fired in the order of its first four
-    def drain():
-        for domain, at in kernel.timer_requests.items():
-            for time, entries in at.items():
-                timers.extend((domain, time, entries[i], entries[i + 1].window, entries[i + 1])
-                              for i in range(0, len(entries), 2))
-            at.clear()
-        kernel.hold_requests.clear()
-
-    def fire(domain, now):
-        while True:
-            due = sorted((t for t in timers if t[0] == domain and t[1] <= now), key=lambda t: t[:4])
-            if not due:
-                return
-            for t in due:
-                timers.remove(t)
-                _, time, key, _, rec = t
-                kernel.on_timers(store, domain, time, [key, rec], out)
-            drain()
-
+    host, steps = new_host(), []
     for op, a, b, c in ops:
+        out: list = []
         if op == "el":
-            kernel.process_bundle(store, [WindowedValue.raw((a, b), c, w, NO_FIRING, 1)
-                                          for w in strategy.window_fn._assign(c, b)], out)
-            drain()
+            host.elements([WindowedValue.raw((a, b), c, w, NO_FIRING, 1)
+                           for w in strategy.window_fn._assign(c, b)], out)
         elif op == "wm":
-            kernel.k.wm = max(kernel.k.wm, a)
-            fire(EVENT_TIME, kernel.k.wm)
-            kernel.k.out_wm = kernel.k.wm
+            host.watermark(a, out)
         else:
-            kernel.k.pt += a
-            fire("processing", kernel.k.pt)
-        if roundtrip:   # restored state: its records ask again for their wake-ups
-            store = {k: GroupAlsoByWindow.state_from_bytes(GroupAlsoByWindow.state_to_bytes(v))
-                     for k, v in store.items()}
-            timers = [(domain, time, key, rec.window, rec) for key, ks in store.items()
-                      for rec in ks.values()
-                      for domain, time in ((EVENT_TIME, rec.et), ("processing", rec.pt))
-                      if time is not None]
-    return [(wv.value, wv.ts, wv.window, wv.pane, wv.diff) for wv in out]
+            host.processing_time(host.kernel.k.pt + a, out)
+        host.end_step()
+        steps.append(sorted(repr((wv.value, wv.ts, wv.window, wv.pane, wv.diff)) for wv in out))
+        if roundtrip:
+            states = {k: GroupAlsoByWindow.state_from_bytes(GroupAlsoByWindow.state_to_bytes(v))
+                      for k, v in host.store.states.items()}
+            queues = pickle.loads(pickle.dumps(host.save_queues()))
+            host = new_host()
+            host.store.states = states
+            host.restore_queues(queues)
+    return steps
 
 
 ops_strategy = st.lists(st.one_of(

@@ -13,7 +13,7 @@ import pomset as pm
 from pomset.traces import trace_of
 from pomset.traces.edges import EdgeTrace
 from pomset.traces.equivalence import equivalent, normal_form
-from pomset.traces.runtime import Deployment
+from pomset.runtime.deployment import Deployment
 from pomset.traces.templates import TemplateStep
 
 from conftest import runner_flags

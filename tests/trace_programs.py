@@ -103,7 +103,7 @@ def blocks_form(trace_type: Any, panes: list) -> Any:
     """The normal form of a collected edge: its elements cut into blocks by timestamp, then
     each block as a multiset (U) or per-key sequences (O)."""
     from pomset.traces.equivalence import normal_form
-    from pomset.traces.runtime import block_of
+    from pomset.runtime.deployment import block_of
     seq: list = []
     last = None
     for wv in sorted(panes, key=lambda wv: block_of(wv.ts, PERIOD * 1_000_000)):

@@ -105,39 +105,6 @@ class FluentMethods:
         from .core import CoGroupByKey
         return self.pipeline.apply(CoGroupByKey(), (self,) + others)
 
-    # typed data traces
-    def typed(self, trace_type: Any, period: Any = None) -> Any:
-        from ..traces import Typed
-        return self.apply(Typed(trace_type, period))
-
-    def sort(self, order: Callable, parallelism: int = 1) -> Any:
-        from ..traces import Sort
-        return self.apply(Sort(order, parallelism))
-
-    def stateless(self, **functions: Any) -> Any:
-        from ..traces import OpStateless
-        return self.apply(OpStateless(**functions))
-
-    def keyed_ordered(self, **functions: Any) -> Any:
-        from ..traces import OpKeyedOrdered
-        return self.apply(OpKeyedOrdered(**functions))
-
-    def keyed_unordered(self, **functions: Any) -> Any:
-        from ..traces import OpKeyedUnordered
-        return self.apply(OpKeyedUnordered(**functions))
-
-    def merge(self, *others: Any) -> Any:
-        from ..traces import Merge
-        return self.pipeline.apply(Merge(), (self,) + others)
-
-    def hash_split(self, n: int) -> Any:
-        from ..traces import Hash
-        return self.apply(Hash(n))
-
-    def round_robin(self, n: int) -> Any:
-        from ..traces import RoundRobin
-        return self.apply(RoundRobin(n))
-
     # file sinks
     def write_to_text(self, path_prefix: Any, **kwargs: Any) -> Any:
         from .io import WriteToText
@@ -154,3 +121,14 @@ class FluentMethods:
     def write_to_csv(self, path_prefix: Any, **kwargs: Any) -> Any:
         from .io import WriteToCsv
         return self.apply(WriteToCsv(path_prefix, **kwargs))
+
+
+def add_fluent_methods(cls: type) -> type:
+    """Give every PCollection the methods of `cls`: how a layer above the SDK (typed data
+    traces) adds its fluent methods without the SDK importing it. Used as a class decorator."""
+    for name, value in vars(cls).items():
+        if callable(value) and not name.startswith("_"):
+            if hasattr(FluentMethods, name):
+                raise TypeError(f"fluent method {name!r} is already defined")
+            setattr(FluentMethods, name, value)
+    return cls

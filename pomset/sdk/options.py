@@ -6,8 +6,7 @@ import sys
 from typing import Any, List, Optional, Sequence
 
 from .errors import OptionsError
-
-RUNNERS = ("local", "spark")
+from .runners import runner_names
 
 
 def _spark_conf(text: str) -> tuple:
@@ -46,13 +45,14 @@ class PipelineOptions:
 
     def set_runner(self, runner: str) -> None:
         """Choose the runner; an unknown name is an error listing the available ones."""
-        if runner not in RUNNERS:
-            raise OptionsError(f"unknown runner {runner!r}; available runners: {', '.join(RUNNERS)}")
+        names = runner_names()
+        if runner not in names:
+            raise OptionsError(f"unknown runner {runner!r}; available runners: {', '.join(names)}")
         self._values["runner"] = runner
 
     @staticmethod
     def _add_core(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--runner", default="local", help="where to run: " + ", ".join(RUNNERS))
+        parser.add_argument("--runner", default="local", help="where to run: " + ", ".join(runner_names()))
         parser.add_argument("--quiet", action="store_true", help="no progress or summary on stderr")
         parser.add_argument("--collect", default="auto", choices=("auto", "all", "leaves", "none"),
                             help="which PCollections result.collect() can return (auto: all, "

@@ -7,6 +7,7 @@ from .errors import PipelineConstructionError
 from .options import PipelineOptions
 from .ptransform import Primitive, PTransform
 from .pvalue import PBegin, PCollection
+from .runners import get_runner
 
 
 class Node:
@@ -123,7 +124,6 @@ class Pipeline:
         """Run the pipeline to completion on the runner its options name; returns the result.
         A pipeline runs once: after a `with` block has run it, `run()` returns that result."""
         if self._result is None:
-            from ..runners import get_runner
             self._result = get_runner(self.options.runner).run(self)
         return self._result
 

@@ -1,6 +1,7 @@
 """Typed data-trace annotations (Mamouras et al., Data-Trace Types): trace types on edges,
 operator templates, connectors, the type check, and the runtime every runner deploys them
 with."""
+from . import fluent as _fluent  # noqa: F401  (adds the fluent methods to PCollection)
 from .edges import EdgeTrace, trace_of
 from .equivalence import equivalent, normal_form
 from .templates import (Hash, Merge, OpKeyedOrdered, OpKeyedUnordered, OpStateless,

@@ -17,6 +17,7 @@ from ..sdk.kinds import KV, UNKNOWN
 from ..sdk.ptransform import Primitive, PTransform
 from ..windowing.time import duration_micros
 from .edges import EdgeTrace, merged, require, trace_of
+from .hashing import stable_hash
 from .types import O, KeyValueType, TraceType, U, type_name, unordered
 
 
@@ -366,7 +367,6 @@ class Hash(_Split):
     """HASH: U(K, V) -> n x U(K_i, V) (or O to O), item (k, v) to output hash(k) mod n."""
 
     def route(self, trace: EdgeTrace) -> Callable[[Any, int], int]:
-        from .runtime import stable_hash
         t = trace.type
         if not t.keyed:
             return lambda item, n: 0

@@ -5,14 +5,23 @@ Written once, hosted by every runner. The host owns storage, timers and the cloc
 - it keeps one `KeyState` per key (a dict window -> `WindowRec`, plain picklable data) in a
   store (a dict key -> KeyState) that it passes in with each call: `process_bundle` for a
   bundle of elements, `on_timers` for the wake-ups due at one time;
-- it sets the kernel's time view `k` (input watermark `wm`, processing time `pt`, and the
-  stage's last output watermark `out_wm`) before calling;
+- it sets the kernel's time view `k` (input watermark `wm`, processing time `pt`) before
+  calling, and ends each step of its own (`end_step`: a local propagation, a Spark
+  micro-batch) so that the kernel can settle each key's output watermark (below);
 - it drains `timer_requests` (domain -> time -> [key, rec, key, rec, ...] in request order,
   `rec` the window's `WindowRec`: pass those entries to `on_timers` once the watermark or clock
   reaches `time`) and `hold_requests` ((hold, key, window): the output watermark must not pass
   `hold` while that window still has that hold), both lazily valid: `on_timers` ignores a
   request that no longer stands, `is_current_hold` tells whether a hold does. A host that
   restores state from bytes asks again for each record's wake-ups (`rec.et`, `rec.pt`).
+
+Pane timing and output timestamps are decided against the key's own output watermark: the
+largest, over the steps before this one, of the minimum of the input watermark and that key's
+watermark holds (a stage's output watermark is the same minimum over every key's holds). Beam
+decides them against the whole stage's output watermark, which makes a pane's timing depend
+on which other keys share its stage, bucket or partition; per key, every host (the local
+runner, its parallel partitions, Spark's buckets) gives the same panes. With one key the two
+agree. A key's output watermark is settled lazily, when the key is next touched.
 
 Semantics follow Beam (default trigger, PaneInfo, timestamp combiners, allowed lateness,
 garbage collection, ON_TIME panes emitted even when empty) and the paper where Beam is silent
@@ -43,14 +52,17 @@ _FIRST_PANES = {(t is EARLY, t is ON_TIME, last): PaneInfo(True, last, t, 0, -1 
 
 
 class TimeView:
-    """The clocks the host shows the kernel (µs)."""
+    """The clocks the host shows the kernel (µs): the input watermark `wm` and processing time
+    `pt` now, the input watermark `settled_wm` as of the end of the host's previous step, and
+    `step`, which step this is (each key's output watermark is settled once per step)."""
 
-    __slots__ = ("wm", "pt", "out_wm")
+    __slots__ = ("wm", "pt", "settled_wm", "step")
 
     def __init__(self) -> None:
         self.wm = MIN_MICROS
         self.pt = 0
-        self.out_wm = MIN_MICROS
+        self.settled_wm = MIN_MICROS
+        self.step = 0
 
 
 class WindowRec:
@@ -87,24 +99,44 @@ class WindowRec:
 
 
 class KeyState(dict):
-    """One key's state: its active windows (window -> WindowRec) and, for merging WindowFns,
-    `order`, the same windows sorted by start, so merging looks only at neighbours."""
+    """One key's state: its active windows (window -> WindowRec); for merging WindowFns,
+    `order`, the same windows sorted by start, so merging looks only at neighbours; and the
+    key's output watermark `out_wm` as settled in step `step`."""
 
-    __slots__ = ("order",)
+    __slots__ = ("order", "out_wm", "step")
 
     def __init__(self) -> None:
         super().__init__()
         self.order: List[Any] = []
+        self.out_wm = MIN_MICROS
+        self.step = -1
 
     def __reduce__(self):
-        return (_key_state, (list(self.items()), self.order))
+        return (_key_state, (list(self.items()), self.order, self.out_wm, self.step))
 
 
-def _key_state(items: list, order: list) -> KeyState:
+def _key_state(items: list, order: list, out_wm: int = MIN_MICROS, step: int = -1) -> KeyState:
     ks = KeyState()
     ks.update(items)
     ks.order = order
+    ks.out_wm = out_wm
+    ks.step = step
     return ks
+
+
+def settle(ks: KeyState, k: TimeView) -> int:
+    """The key's output watermark in this step: at its first touch in a step, raised to the
+    minimum of the input watermark as of the previous step and the key's holds, which have
+    not changed since it was last touched (so no step in between could have raised it more)."""
+    if ks.step != k.step:
+        hold = k.settled_wm
+        for rec in ks.values():
+            if rec.hold is not None and rec.hold < hold:
+                hold = rec.hold
+        if hold > ks.out_wm:
+            ks.out_wm = hold
+        ks.step = k.step
+    return ks.out_wm
 
 
 def _plain_watermark_slot(trigger: Trigger) -> Optional[int]:
@@ -179,6 +211,7 @@ class GroupAlsoByWindow:
         self._single_output = None if self.retracting else getattr(reducer, "output", None)
         self.timer_requests: Dict[str, Dict[int, list]] = {EVENT_TIME: {}, PROCESSING_TIME: {}}
         self.hold_requests: list = []
+        self._kow = MIN_MICROS   # the output watermark of the key being processed (settled)
 
     # --- inputs ---------------------------------------------------------------------------
     def process_bundle(self, store: Dict[Any, KeyState], bundle: Sequence[WindowedValue],
@@ -190,7 +223,7 @@ class GroupAlsoByWindow:
         wm = k.wm
         lateness, merging, counters = self.lateness, self.merging, self.counters
         create, add, add_one = self.reducer.create, self.reducer.add, self._add_one
-        n_trigger, slot = self.n_trigger, self._wm_slot
+        n_trigger, slot, step = self.n_trigger, self._wm_slot, k.step
         # The plain watermark trigger fires a window's pending pane, output at its end, as soon
         # as the input watermark passes that end (before the host moves the output watermark),
         # and late elements at once: with OUTPUT_AT_EOW such a hold could never bind.
@@ -207,6 +240,9 @@ class GroupAlsoByWindow:
                 ks = store.get(key)
                 if ks is None:
                     ks = store[key] = KeyState()
+                if ks.step != step:
+                    settle(ks, k)
+                self._kow = ks.out_wm
                 ts, window = wv.ts, wv.window
                 if window.max_ts + lateness < gone:
                     counters.dropped_expired += 1
@@ -322,6 +358,8 @@ class GroupAlsoByWindow:
                     if rec.pt != time:
                         continue
                     rec.pt = None
+                ks = store[key]
+                kow = self._kow = settle(ks, k)
                 window = rec.window
                 max_ts = window.max_ts
                 if not rec.closed:
@@ -331,7 +369,7 @@ class GroupAlsoByWindow:
                             # trigger is armed: every element arms it, only firing disarms
                             # it) and, as the window expires below, its last: ON_TIME (sent
                             # even when empty) unless the output watermark already passed it
-                            on_time = k.out_wm <= max_ts
+                            on_time = kow <= max_ts
                             if rec.pending or on_time:
                                 ts = max_ts if eow or rec.hold is None else rec.hold
                                 out.append(_raw((key, single(rec.acc)), ts, window,
@@ -345,7 +383,6 @@ class GroupAlsoByWindow:
                     if not rec.closed and (rec.pending or not rec.nonspec):
                         fire(key, rec, out, final=True)
                     rec.et = rec.pt = None   # gone: its other requests no longer stand
-                    ks = store[key]
                     del ks[window]
                     if merging:
                         _remove_sorted(ks.order, window)
@@ -357,6 +394,13 @@ class GroupAlsoByWindow:
             raise ElementError(key, cause=e) from e
 
     # --- host helpers ---------------------------------------------------------------------
+    def end_step(self) -> None:
+        """The host's step is over: what the input watermark now is settles the keys' output
+        watermarks in the next one."""
+        k = self.k
+        k.settled_wm = k.wm
+        k.step += 1
+
     def is_current_hold(self, ks: Optional[KeyState], hold: int, window: Any) -> bool:
         rec = ks.get(window) if ks else None
         return rec is not None and rec.hold == hold
@@ -387,7 +431,7 @@ class GroupAlsoByWindow:
             t = ts if ts >= k.wm else rec.window.max_ts
             if rec.hold is not None:
                 t = self.combiner.combine(rec.hold, t)
-        if t != rec.hold and t >= k.out_wm:
+        if t != rec.hold and t >= self._kow:
             rec.hold = t
             self.hold_requests.append((t, key, rec.window))
 
@@ -445,7 +489,7 @@ class GroupAlsoByWindow:
             finished = self.trigger._on_fire(k, rec, 0)
         if wm <= max_ts:
             timing = EARLY
-        elif rec.nonspec or k.out_wm > max_ts:
+        elif rec.nonspec or self._kow > max_ts:
             timing = LATE
         else:
             timing = ON_TIME

@@ -75,7 +75,7 @@ class SequentialExecutor:
                 new = stage.out_wm
             if new > stage.out_wm:
                 stage.out_wm = new
-                stage.set_out_wm(new)
+            stage.end_step()
 
     def set_processing_time(self, pt: int) -> None:
         """Move the processing clock; fire processing-time timers due by then, then watermarks."""

@@ -14,7 +14,7 @@ from typing import Any, Dict
 from ...sdk.errors import PipelineConstructionError
 from ...sdk.result import PipelineResult
 from ...sdk.test_stream import ELEMENTS, PROCESSING_TIME, WATERMARK, TestStream
-from ...traces.fusion import Fusion
+from ...runtime.fusion import Fusion
 from ...windowing import MAX_MICROS, WindowedValue, now_micros
 from .executor import SequentialExecutor
 from .kafka import KafkaSinkStage, KafkaSourceStage

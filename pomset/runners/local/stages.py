@@ -2,18 +2,16 @@
 and an output watermark; they receive bundles and push what they produce downstream."""
 from __future__ import annotations
 
-import heapq
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from ...sdk.core import Create, Flatten, GroupByKey, ParDo, Source, WindowInto
-from ...sdk.element_runner import (DoFnRunner, assign_windows, side_input_args,
+from ...runtime.elementwise import (DoFnRunner, assign_windows, side_input_args,
                                    side_inputs_ready, user_code_error)
 from ...sdk.errors import UserCodeError
 from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
 from ...sdk.pvalue import SideInput
 from ...traces import TemplateStep, Typed
-from ...triggers.definitions import EVENT_TIME, PROCESSING_TIME
-from ...triggers.kernel import ElementError, GroupAlsoByWindow
+from ...runtime.kernel_host import KernelHost
 from ...triggers.reducers import Bag
 from ...windowing import MAX_MICROS, MIN_MICROS, WindowedValue
 
@@ -61,8 +59,8 @@ class Stage:
     def hold(self) -> int:
         return MAX_MICROS
 
-    def set_out_wm(self, wm: int) -> None:
-        """The executor moved this stage's output watermark to `wm`."""
+    def end_step(self) -> None:
+        """The executor has propagated watermarks through this stage: its step is over."""
 
     def next_processing_timer(self) -> Optional[int]:
         """The earliest processing-time wake-up this stage waits for, if any."""
@@ -250,140 +248,61 @@ class ParDoStage(Stage):
         return out
 
 
-class _TimeBuckets:
-    """Requests by time: a heap of the distinct times and, per time, its entries in request
-    order, flat (key, window, key, window, ...: no tuple per entry). Many windows share an end
-    (fixed and sliding windows), so this pushes and pops one heap entry per distinct time
-    instead of one per window; the order is that of a heap of (time, request number)."""
-
-    __slots__ = ("times", "at")
-
-    def __init__(self) -> None:
-        self.times: List[int] = []
-        self.at: Dict[int, list] = {}
-
-    def add(self, time: int, key: Any, window: Any) -> None:
-        self.extend(time, (key, window))
-
-    def extend(self, time: int, entries: Sequence[Any]) -> None:
-        """Entries (key, window, key, window, ...) due at `time`, after those already there."""
-        bucket = self.at.get(time)
-        if bucket is None:
-            bucket = self.at[time] = []
-            heapq.heappush(self.times, time)
-        bucket += entries
-
-    def first(self) -> Optional[int]:
-        return self.times[0] if self.times else None
-
-    def pop_first(self) -> list:
-        """Remove the first time; returns its entries."""
-        return self.at.pop(heapq.heappop(self.times))
-
-
 class GroupStage(Stage):
-    """GroupByKey/CombinePerKey: hosts the GroupAlsoByWindow kernel, owning its per-key state,
-    its timers (requested wake-ups by time, checked lazily) and its watermark holds."""
+    """GroupByKey/CombinePerKey: the runtime's kernel host, its states in memory."""
 
-    state = Stage.state + ("store", "et_timers", "pt_timers", "holds")
+    state = Stage.state + ("host",)
 
     def __init__(self, node: Any, executor: Any) -> None:
         super().__init__(node, executor)
         t: GroupByKey = node.transform
-        self.kernel = GroupAlsoByWindow(node.inputs[0].windowing, t.reducer())
-        self.store: Dict[Any, dict] = {}
-        self.et_timers = _TimeBuckets()
-        self.pt_timers = _TimeBuckets()
-        self.holds = _TimeBuckets()
+        self.host = KernelHost(node.inputs[0].windowing, t.reducer(), self.label)
 
     def receive(self, index: int, bundle: list) -> None:
         self.received += len(bundle)
         out: list = []
-        self.kernel.k.pt = self.pt
-        try:
-            self.kernel.process_bundle(self.store, bundle, out)
-        except ElementError as e:
-            raise self._error(e) from e.cause
-        self._drain()
-        self.emit(None, out)
-
-    def _error(self, e: ElementError) -> UserCodeError:
-        if e.cause is None:
-            return UserCodeError(f"transform {self.label!r}: {e}")
-        return self.fail(e.element, e.cause)
-
-    def _drain(self) -> None:
-        k = self.kernel
-        for domain, at in k.timer_requests.items():
-            if at:
-                timers = self.et_timers if domain == EVENT_TIME else self.pt_timers
-                for time, entries in at.items():
-                    timers.extend(time, entries)
-                at.clear()
-        if k.hold_requests:
-            add = self.holds.add
-            for hold, key, window in k.hold_requests:
-                add(hold, key, window)
-            k.hold_requests.clear()
-
-    def _fire_due(self, timers: _TimeBuckets, domain: str, now: int) -> None:
-        kernel, store, out = self.kernel, self.store, []
-        times = timers.times
-        # The kernel only asks for wake-ups later than the clock it was shown, so nothing
-        # requested while firing is due now; the loop still takes late additions in order.
-        while times and times[0] <= now:
-            time = times[0]
-            try:
-                kernel.on_timers(store, domain, time, timers.pop_first(), out)
-            except ElementError as e:
-                raise self._error(e) from e.cause
-            self._drain()
+        self.host.processing_time(self.pt, out)
+        self.host.elements(bundle, out)
         self.emit(None, out)
 
     def advance(self) -> None:
-        self.kernel.k.wm = min(self.in_wms)
-        self.kernel.k.pt = self.pt
-        self._fire_due(self.et_timers, EVENT_TIME, self.kernel.k.wm)
+        out: list = []
+        self.host.processing_time(self.pt, out)
+        self.host.watermark(min(self.in_wms), out)
+        self.emit(None, out)
 
     def on_processing_time(self) -> None:
-        self.kernel.k.pt = self.pt
-        self._fire_due(self.pt_timers, PROCESSING_TIME, self.pt)
+        out: list = []
+        self.host.processing_time(self.pt, out)
+        self.emit(None, out)
 
     def next_processing_timer(self) -> Optional[int]:
-        return self.pt_timers.first()
+        return self.host.next_processing_timer()
 
     def hold(self) -> int:
-        holds, kernel, store = self.holds, self.kernel, self.store
-        times, at = holds.times, holds.at
-        if times and not store:   # no window state left, so no hold stands (e.g. batch's end)
-            times.clear()
-            at.clear()
-        while times:
-            hold = times[0]
-            bucket = at[hold]
-            while bucket:   # any one current entry holds at this time; drop stale ones
-                if kernel.is_current_hold(store.get(bucket[-2]), hold, bucket[-1]):
-                    return hold
-                del bucket[-2:]
-            holds.pop_first()
-        return MAX_MICROS
+        return self.host.hold()
 
-    def set_out_wm(self, wm: int) -> None:
-        self.kernel.k.out_wm = wm
+    def end_step(self) -> None:
+        self.host.end_step()
 
     def snapshot(self) -> Dict[str, Any]:
-        return dict(super().snapshot(), counters=self.kernel.counters)
+        host = self.host
+        return dict(super().snapshot(), host=dict(states=host.store.states,
+                                                  queues=host.save_queues(),
+                                                  counters=host.counters))
 
     def restore(self, state: Dict[str, Any]) -> None:
         state = dict(state)
-        self.kernel.counters = state.pop("counters")
+        saved = state.pop("host")
+        host = self.host
+        host.store.states = saved["states"]
+        host.restore_queues(saved["queues"])
+        host.kernel.counters = saved["counters"]
         super().restore(state)
-        self.kernel.k.wm = min(self.in_wms)
-        self.kernel.k.out_wm = self.out_wm
 
     def metrics(self) -> Dict[str, int]:
         out = super().metrics()
-        c = self.kernel.counters
+        c = self.host.counters
         out.update(late=c.late, dropped=c.dropped_expired + c.dropped_closed)
         return out
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import random
 from typing import Any, Dict, Optional, Tuple
 
-from ...traces.fusion import Fusion
-from ...traces.runtime import Deployment, as_elements, time_range
+from ...runtime.fusion import Fusion
+from ...runtime.deployment import Deployment, as_elements, time_range
 from ...windowing import MAX_MICROS
 from .stages import FlattenStage, Stage
 

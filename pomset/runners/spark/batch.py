@@ -12,22 +12,20 @@ per PCollection.
 """
 from __future__ import annotations
 
-import heapq
 from functools import partial, reduce
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import pyarrow as pa
 
 from ...sdk.core import Create, Flatten, GroupByKey, ParDo, WindowInto
-from ...sdk.element_runner import DoFnRunner, assign_windows, side_input_args, user_code_error
+from ...runtime.elementwise import DoFnRunner, assign_windows, side_input_args, user_code_error
 from ...sdk.errors import UserCodeError
 from ...sdk.io.base import FileSink, FileSource
 from ...traces import TemplateStep, Typed
-from ...traces.fusion import Fusion
-from ...triggers.definitions import EVENT_TIME
-from ...triggers.kernel import ElementError, GroupAlsoByWindow
+from ...runtime.fusion import Fusion
+from ...runtime.kernel_host import KernelHost
 from ...triggers.reducers import AccumulatorReducer, Bag, CombineReducer
-from ...windowing import MAX_MICROS, MIN_MICROS, NO_FIRING, WindowedValue, now_micros
+from ...windowing import NO_FIRING, WindowedValue, now_micros
 from ...windowing.windowfns import FixedWindows, SlidingWindows
 from . import codec
 
@@ -240,8 +238,8 @@ class BatchPlan:
             reducer = t.reducer
 
         def group(table: pa.Table) -> Iterator[List[WindowedValue]]:
-            yield run_kernel_to_end(GroupAlsoByWindow(strategy, reducer()),
-                                    codec.decode(table), label)
+            yield KernelHost(strategy, reducer(), label).run_to_end(codec.decode(table),
+                                                                    now_micros())
         # Groups are buckets of keys (by a hash of the key), not single keys: the kernel keeps
         # each key's state apart anyway, and one Python call per bucket instead of per key
         # saves the per-group cost that dominates when keys have few elements each. Python
@@ -393,38 +391,3 @@ def _partial_combine(fn: Any, combiner: Any, label: str
                                 for (_, window), (key, acc, ts) in chunk],
                                keys=[kb for (kb, _), _ in chunk])
     return partial
-
-
-def run_kernel_to_end(kernel: GroupAlsoByWindow, elements: List[WindowedValue],
-                      label: str) -> List[WindowedValue]:
-    """One key's panes in batch: all its elements in, then the watermark from MIN to MAX,
-    firing the event-time wake-ups the kernel asks for in time order."""
-    k = kernel.k
-    k.wm, k.out_wm, k.pt = MIN_MICROS, MIN_MICROS, now_micros()
-    store: Dict[Any, Any] = {}
-    out: List[WindowedValue] = []
-    due: Dict[int, list] = {}
-    times: List[int] = []
-
-    def drain() -> None:
-        for time_us, entries in kernel.timer_requests[EVENT_TIME].items():
-            if time_us not in due:
-                due[time_us] = []
-                heapq.heappush(times, time_us)
-            due[time_us] += entries
-        for at in kernel.timer_requests.values():
-            at.clear()
-        kernel.hold_requests.clear()
-    try:
-        kernel.process_bundle(store, elements, out)
-        drain()
-        k.wm = MAX_MICROS
-        while times and times[0] <= MAX_MICROS:
-            time_us = heapq.heappop(times)
-            kernel.on_timers(store, EVENT_TIME, time_us, due.pop(time_us), out)
-            drain()
-    except ElementError as e:
-        if e.cause is None:
-            raise UserCodeError(f"transform {label!r}: {e}") from None
-        raise user_code_error(label, e.element, e.cause) from e.cause
-    return out

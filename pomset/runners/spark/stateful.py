@@ -22,7 +22,6 @@ going back).
 """
 from __future__ import annotations
 
-import heapq
 import pickle
 import zlib
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
@@ -31,12 +30,10 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
-from ...sdk.element_runner import (DoFnRunner, side_input_args, side_inputs_ready,
+from ...runtime.elementwise import (DoFnRunner, side_input_args, side_inputs_ready,
                                    user_code_error)
-from ...sdk.errors import UserCodeError
 from ...sdk.io.kafka import source_watermark
-from ...triggers.definitions import EVENT_TIME, PROCESSING_TIME
-from ...triggers.kernel import ElementError, GroupAlsoByWindow
+from ...runtime.kernel_host import KernelHost
 from ...triggers.reducers import Bag
 from ...windowing import MAX_MICROS, MIN_MICROS
 from . import codec
@@ -69,8 +66,7 @@ class _Meta:
         self.wm = MIN_MICROS
         self.pt = 0
         self.out_wm = MIN_MICROS
-        self.timers: Dict[str, list] = {EVENT_TIME: [], PROCESSING_TIME: []}
-        self.holds: list = []
+        self.kernel: Optional[Dict[str, Any]] = None   # a grouping's saved kernel host queues
 
     def observe(self, markers: List[tuple]) -> None:
         """Take markers ((input, (channel, wm, pt))): channel watermarks only go forward, the
@@ -154,12 +150,7 @@ class _Host(StatefulProcessor):
         meta = pickle.loads(self.meta.get()[0]) if self.meta.exists() else _Meta()
         elements = {index: (columns[0], codec.decode_columns(*columns[1:]))
                     for index, columns in inputs.items()}
-        try:
-            outputs = self.step(meta, elements, markers)
-        except ElementError as e:
-            if e.cause is None:
-                raise UserCodeError(f"transform {self.label!r}: {e}") from None
-            raise user_code_error(self.label, e.element, e.cause) from e.cause
+        outputs = self.step(meta, elements, markers)
         self.meta.update((pickle.dumps(meta, protocol=5),))
         mark = [codec.marker(f"{self.out_channel}#{bucket}", meta.out_wm, meta.pt)]
         mark += self.range_markers(meta)
@@ -207,14 +198,26 @@ class KernelProcessor(_Host):
 
     def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[tuple]
              ) -> Dict[Optional[str], list]:
-        run = self.run = _BucketRun(self, meta)
+        """One micro-batch as one step of the runtime's kernel host, its keys' states loaded
+        from and saved to this bucket's state shards."""
+        states = _ShardedStates(self.keys)
+        host = self.host = KernelHost(self.strategy, self.reducer(), self.label, states)
+        if meta.kernel is not None:
+            host.restore_queues(meta.kernel, key_of=states.key)
+        meta.observe(markers)
         kbs, values = elements.get(0, ((), []))
-        out = run.step(list(kbs), values, markers)
-        run.save()
+        out: list = []
+        host.processing_time(meta.pt, out)
+        if values:
+            host.elements(values, out, keys=[states.key(kb) for kb in set(kbs)])
+        host.watermark(meta.input_wm(0, self.channels[0]), out)
+        meta.wm, meta.out_wm = host.input_watermark, host.output_watermark()
+        host.end_step()
+        meta.kernel = host.save_queues(key_form=states.kb_of.__getitem__)
         return {None: out}
 
     def counts(self) -> Dict[str, int]:
-        c = self.run.kernel.counters
+        c = self.host.counters
         return {"late": c.late, "dropped": c.dropped_expired + c.dropped_closed}
 
 
@@ -268,107 +271,50 @@ class SideInputProcessor(_Host):
         self.runner.teardown()
 
 
-class _BucketRun:
-    """One micro-batch of one bucket: the kernel, the keys' states it touched, the meta."""
+class _ShardedStates:
+    """A bucket's keys' states in its `keys` map state, a shard per round trip: a key's state
+    lives in shard `_shard(its pickled bytes)`. Keys are known by the pickled bytes their rows
+    and the saved queues carry (`key`), so a key always finds its shard."""
 
-    def __init__(self, host: KernelProcessor, meta: _Meta) -> None:
-        self.host, self.meta = host, meta
-        self.kernel = GroupAlsoByWindow(host.strategy, host.reducer())
-        self.store: Dict[Any, Any] = {}
-        self.kbytes: Dict[Any, bytes] = {}   # key -> its pickled form, for the keys seen
-        self.key_of: Dict[bytes, Any] = {}   # and back
-        self.shards: Dict[int, List[Any]] = {}   # shard -> its keys, for the shards loaded
+    def __init__(self, keys: Any) -> None:
+        self.map = keys
+        self.states: Dict[Any, Any] = {}
+        self.kb_of: Dict[Any, bytes] = {}
+        self.key_of: Dict[bytes, Any] = {}
+        self.shards: Dict[int, Set[Any]] = {}   # shard -> its keys, for the shards loaded
         self.dirty: Set[int] = set()
 
-    def _load(self, kb: bytes) -> Any:
-        """The key for `kb`, the states of its shard loaded into the store."""
+    def key(self, kb: bytes) -> Any:
+        """The key pickled as `kb`."""
         key = self.key_of.get(kb)
         if key is None:
             key = self.key_of[kb] = codec.loads(kb)
-        if key not in self.kbytes:
-            self.kbytes[key] = kb
-            shard = _shard(kb)
-            keys = self.shards.get(shard)
-            if keys is None:
-                row = self.host.keys.getValue((shard,))
-                states = pickle.loads(row[0]) if row is not None else {}
-                self.store.update(states)
-                keys = self.shards[shard] = list(states)
-            if key not in self.store:
-                keys.append(key)
+            self.kb_of[key] = kb
         return key
 
-    def _touch(self, key: Any) -> None:
-        self.dirty.add(_shard(self.kbytes[key]))
+    def ensure(self, keys: Any) -> None:
+        for key in keys:
+            shard = _shard(self.kb_of[key])
+            held = self.shards.get(shard)
+            if held is None:
+                row = self.map.getValue((shard,))
+                states = pickle.loads(row[0]) if row is not None else {}
+                self.states.update(states)
+                held = self.shards[shard] = set(states)
+            held.add(key)
 
-    def step(self, kbs: List[bytes], elements: list, markers: list) -> list:
-        meta, k, out = self.meta, self.kernel.k, []
-        meta.observe(markers)
-        k.wm, k.pt, k.out_wm = meta.wm, meta.pt, meta.out_wm
-        if elements:
-            for kb in set(kbs):
-                self._touch(self._load(kb))
-            self.kernel.process_bundle(self.store, elements, out)
-            self._drain()
-        # as the local runner: the clock's wake-ups, then the watermark's
-        self._fire(PROCESSING_TIME, meta.pt, out)
-        wm = meta.input_wm(0, self.host.channels[0])
-        if wm > meta.wm:
-            meta.wm = k.wm = wm
-            self._fire(EVENT_TIME, wm, out)
-        meta.out_wm = max(meta.out_wm, min(meta.wm, self._hold()))
-        return out
-
-    def _drain(self) -> None:
-        kernel, timers, kbytes = self.kernel, self.meta.timers, self.kbytes
-        for domain, at in kernel.timer_requests.items():
-            heap = timers[domain]
-            for time, entries in at.items():
-                for kb in {kbytes[entries[i]] for i in range(0, len(entries), 2)}:
-                    heapq.heappush(heap, (time, kb))
-            at.clear()
-        for hold, key, _ in kernel.hold_requests:
-            heapq.heappush(self.meta.holds, (hold, kbytes[key]))
-        kernel.hold_requests.clear()
-
-    def _fire(self, domain: str, now: int, out: list) -> None:
-        """The wake-ups due by `now`, in time order (later ones the firing asks for too)."""
-        heap, store = self.meta.timers[domain], self.store
-        attr = "et" if domain == EVENT_TIME else "pt"
-        while heap and heap[0][0] <= now:
-            time, kb = heapq.heappop(heap)
-            while heap and heap[0] == (time, kb):
-                heapq.heappop(heap)
-            key = self._load(kb)
-            ks = store.get(key)
-            if ks is None:
-                continue
-            entries = [x for rec in ks.values() if getattr(rec, attr) == time for x in (key, rec)]
-            if entries:
-                self._touch(key)
-                self.kernel.on_timers(store, domain, time, entries, out)
-                self._drain()
-
-    def _hold(self) -> int:
-        """The earliest hold that still stands (stale ones are dropped)."""
-        holds, store = self.meta.holds, self.store
-        while holds:
-            hold, kb = holds[0]
-            ks = store.get(self._load(kb))
-            if ks is not None and any(rec.hold == hold for rec in ks.values()):
-                return hold
-            heapq.heappop(holds)
-        return MAX_MICROS
+    def touch(self, key: Any) -> None:
+        self.dirty.add(_shard(self.kb_of[key]))
 
     def save(self) -> None:
-        """Write back the shards whose keys' states changed (keys left with none leave)."""
-        store = self.store
+        states = self.states
         for shard in self.dirty:
-            states = {key: store[key] for key in self.shards[shard] if key in store}
-            if states:
-                self.host.keys.updateValue((shard,), (pickle.dumps(states, protocol=5),))
+            kept = {key: states[key] for key in self.shards[shard] if key in states}
+            if kept:
+                self.map.updateValue((shard,), (pickle.dumps(kept, protocol=5),))
             else:
-                self.host.keys.removeKey((shard,))
+                self.map.removeKey((shard,))
+        self.dirty.clear()
 
 
 SHARDS = 64
@@ -401,7 +347,7 @@ class TemplateProcessor(_Host):
 
     def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[tuple]
              ) -> Dict[Optional[str], list]:
-        from ...traces.runtime import Deployment, as_elements
+        from ...runtime.deployment import Deployment, as_elements
         d = Deployment(self.template_step, self.label, parallelism=1, sort=self.sort)
         finished = False
         if self.state.exists():

@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...sdk.core import Create, Flatten, GroupByKey, ParDo, WindowInto
-from ...sdk.element_runner import DoFnRunner, assign_windows
+from ...runtime.elementwise import DoFnRunner, assign_windows
 from ...sdk.io.base import FileSource, Sink
 from ...sdk.io.kafka import ReadFromKafka
 from ...sdk.test_stream import ELEMENTS, PROCESSING_TIME, WATERMARK, TestStream
@@ -38,8 +38,8 @@ from ...windowing import (GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, Wind
                           now_micros)
 from . import codec, stream_sources
 from ...traces import TemplateStep, Typed
-from ...traces.fusion import Fusion
-from ...traces.runtime import Deployment, as_elements, time_range
+from ...runtime.fusion import Fusion
+from ...runtime.deployment import Deployment, as_elements, time_range
 from .batch import BATCH_ROWS, _key_pair
 from .stateful import FILLED, KernelProcessor, SideInputProcessor, TemplateProcessor
 from .templates import check_order

@@ -21,8 +21,8 @@ from typing import Any, Callable, Iterator, List, Optional, Tuple
 import pyarrow as pa
 
 from ...sdk.errors import PipelineConstructionError
-from ...traces.fusion import Fusion
-from ...traces.runtime import Deployment, as_elements, range_blocks, stable_hash
+from ...runtime.fusion import Fusion
+from ...runtime.deployment import Deployment, as_elements, range_blocks, stable_hash
 from ...traces.templates import TemplateStep
 from ...windowing import WindowedValue
 from ...windowing.time import GLOBAL_WINDOW_MAX_MICROS

@@ -21,36 +21,17 @@ from __future__ import annotations
 
 import random
 import sys
-import zlib
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
-from ..sdk.element_runner import user_code_error
 from ..sdk.errors import UserCodeError
+from ..traces.hashing import stable_hash
+from ..traces.templates import OpKeyedOrdered, TemplateStep
+from ..traces.types import KeyValueType, Marker, type_name, value_fits
 from ..windowing import GLOBAL_WINDOW, NO_FIRING, WindowedValue
 from ..windowing.time import GLOBAL_WINDOW_MAX_MICROS
-from .templates import OpKeyedOrdered, TemplateStep
-from .types import KeyValueType, Marker, type_name, value_fits
+from .elementwise import user_code_error
 
 FINAL = sys.maxsize   # the block closed by the final marker
-
-
-def stable_hash(key: Any) -> int:
-    """A hash of a key that is the same in every process (Python's str hash is not)."""
-    if type(key) is int:
-        return key & 0x7FFFFFFF
-    if type(key) is str:
-        return zlib.crc32(key.encode("utf-8", "surrogatepass"))
-    if type(key) is bytes:
-        return zlib.crc32(key)
-    if type(key) is tuple:
-        h = 0x345678
-        for part in key:
-            h = (h * 1000003) ^ stable_hash(part)
-        return h & 0x7FFFFFFF
-    if key is None:
-        return 0
-    import pickle
-    return zlib.crc32(pickle.dumps(key, protocol=4))
 
 
 def block_of(ts: int, period: int) -> int:

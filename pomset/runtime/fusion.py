@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional
 
-from .templates import TemplateStep, Typed
+from ..traces.templates import TemplateStep, Typed
 
 
 class Fusion:

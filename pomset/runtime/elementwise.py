@@ -7,10 +7,10 @@ import traceback
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..windowing import GLOBAL_WINDOW, MIN_MICROS, NO_FIRING, TimestampedValue, WindowedValue
-from .core import ParDo, WindowInto
-from .dofn import DeadLetter, TaggedOutput, context_params, make_invoker
-from .errors import UserCodeError
-from .pvalue import SideInput
+from ..sdk.core import ParDo, WindowInto
+from ..sdk.dofn import DeadLetter, TaggedOutput, context_params, make_invoker
+from ..sdk.errors import UserCodeError
+from ..sdk.pvalue import SideInput
 
 raw = WindowedValue.raw
 Outputs = Dict[Optional[str], list]

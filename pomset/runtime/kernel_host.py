@@ -1,0 +1,287 @@
+"""The one host of the GroupAlsoByWindow kernel, under every runner: the keys' states (in a
+store the runner provides), the wake-ups and watermark holds the kernel asks for, the order of
+clock moves within a step, the batch run to the end, and kernel errors as `UserCodeError`s.
+
+A runner moves the clocks of one step in this order, as every runner must for the same panes:
+`processing_time` (the clock the step's elements arrive at; processing-time wake-ups now due
+fire), `elements` (the step's input), then `watermark` (event-time wake-ups due fire, in time
+order), and calls `end_step` once the step is over (a local propagation, a Spark micro-batch).
+`output_watermark` is the host's output watermark after the step: the minimum of its input
+watermark and its holds, never going back.
+
+Keys' states live in a `KeyStates` store: the local runner keeps them in memory
+(`InMemoryStates`), Spark's stateful processor in state variables a shard at a time (it loads
+the shards of the keys a step touches, and saves those that changed). Wake-ups and holds are
+queued by time and checked lazily: an entry that no longer stands is skipped when due. Their
+saved form (`save_queues`) names keys, not records, so a store can load states on demand."""
+from __future__ import annotations
+
+import heapq
+from typing import Any, Callable, Dict, Iterable, List, Optional, Protocol, Sequence
+
+from ..triggers.definitions import EVENT_TIME, PROCESSING_TIME
+from ..triggers.kernel import ElementError, GroupAlsoByWindow, KeyState
+from ..windowing import MAX_MICROS, MIN_MICROS, WindowedValue
+from ..sdk.errors import UserCodeError
+from .elementwise import user_code_error
+
+
+def _same(key: Any) -> Any:
+    return key
+
+
+class KeyStates(Protocol):
+    """Where a host keeps its keys' states between steps. `states` is the working dict
+    (key -> KeyState) the kernel reads and changes."""
+
+    states: Dict[Any, KeyState]
+
+    def ensure(self, keys: Iterable[Any]) -> None:
+        """Make the states of `keys` (those that have one) present in `states`."""
+
+    def touch(self, key: Any) -> None:
+        """The key's state may have changed in this step: save it with `save`."""
+
+    def save(self) -> None:
+        """Write back what changed in this step (keys left with no state leave the store)."""
+
+
+class InMemoryStates:
+    """Keys' states kept in memory (the local runner, a batch task)."""
+
+    def __init__(self) -> None:
+        self.states: Dict[Any, KeyState] = {}
+
+    def ensure(self, keys: Iterable[Any]) -> None:
+        pass
+
+    def touch(self, key: Any) -> None:
+        pass
+
+    def save(self) -> None:
+        pass
+
+
+class TimeQueue:
+    """Entries by time: a heap of the distinct times and, per time, its entries in request
+    order, flat (a, b, a, b, ...: no tuple per entry). Many windows share an end (fixed and
+    sliding windows), so this pushes and pops one heap entry per distinct time instead of one
+    per window."""
+
+    __slots__ = ("times", "at")
+
+    def __init__(self) -> None:
+        self.times: List[int] = []
+        self.at: Dict[int, list] = {}
+
+    def extend(self, time: int, entries: Sequence[Any]) -> None:
+        """Entries due at `time`, after those already there."""
+        bucket = self.at.get(time)
+        if bucket is None:
+            bucket = self.at[time] = []
+            heapq.heappush(self.times, time)
+        bucket += entries
+
+    def first(self) -> Optional[int]:
+        return self.times[0] if self.times else None
+
+    def pop_first(self) -> list:
+        """Remove the first time; returns its entries."""
+        return self.at.pop(heapq.heappop(self.times))
+
+    def clear(self) -> None:
+        self.times.clear()
+        self.at.clear()
+
+    def __bool__(self) -> bool:
+        return bool(self.times)
+
+
+class KernelHost:
+    """One grouping's kernel with its keys' states, wake-ups, holds and clocks (see the module
+    docstring). `label` names the transform in errors."""
+
+    def __init__(self, strategy: Any, reducer: Any, label: str,
+                 states: Optional[KeyStates] = None) -> None:
+        self.kernel = GroupAlsoByWindow(strategy, reducer)
+        self.label = label
+        self.store: KeyStates = states if states is not None else InMemoryStates()
+        # wake-ups: flat (key, rec) entries; rec None (a restored entry) stands for every
+        # record of the key due then
+        self.timers = {EVENT_TIME: TimeQueue(), PROCESSING_TIME: TimeQueue()}
+        self.holds = TimeQueue()   # flat (key, window) entries
+        self.out_wm = MIN_MICROS
+        # whether every queued entry has its record and states need no loading (in memory,
+        # nothing restored), so due entries go to the kernel as they are
+        self._direct = isinstance(self.store, InMemoryStates)
+
+    @property
+    def counters(self) -> Any:
+        return self.kernel.counters
+
+    @property
+    def input_watermark(self) -> int:
+        return self.kernel.k.wm
+
+    # --- a step ------------------------------------------------------------------------------
+    def elements(self, bundle: Sequence[WindowedValue], out: list,
+                 keys: Optional[Iterable[Any]] = None) -> None:
+        """A bundle of (key, value) elements; panes go to `out`. `keys`, the bundle's keys,
+        lets a store that loads states on demand load them first."""
+        if keys is not None:
+            store = self.store
+            keys = list(keys)
+            store.ensure(keys)
+            for key in keys:
+                store.touch(key)
+        try:
+            self.kernel.process_bundle(self.store.states, bundle, out)
+        except ElementError as e:
+            raise self._error(e) from e.cause
+        self._drain()
+
+    def processing_time(self, pt: int, out: list) -> None:
+        """The processing clock moved to `pt` (it never goes back): fire what is due."""
+        k = self.kernel.k
+        if pt > k.pt:
+            k.pt = pt
+        self._fire(PROCESSING_TIME, k.pt, out)
+
+    def watermark(self, wm: int, out: list) -> None:
+        """The input watermark moved to `wm` (it never goes back): fire what is due."""
+        k = self.kernel.k
+        if wm > k.wm:
+            k.wm = wm
+        self._fire(EVENT_TIME, k.wm, out)
+
+    def output_watermark(self) -> int:
+        """The output watermark after this step's clock moves: the minimum of the input
+        watermark and the holds, never going back."""
+        self.out_wm = max(self.out_wm, min(self.kernel.k.wm, self.hold()))
+        return self.out_wm
+
+    def end_step(self) -> None:
+        """The step is over: the keys' output watermarks settle from here, and the states
+        that changed are saved."""
+        self.kernel.end_step()
+        self.store.save()
+
+    def run_to_end(self, elements: Sequence[WindowedValue], now: int) -> List[WindowedValue]:
+        """A bounded input's panes: every element in, then the watermark from MIN to MAX
+        (the paper's batch execution), at processing time `now`."""
+        out: List[WindowedValue] = []
+        self.kernel.k.pt = now
+        self.elements(elements, out)
+        self.watermark(MAX_MICROS, out)
+        return out
+
+    # --- what a host asks ---------------------------------------------------------------------
+    def next_processing_timer(self) -> Optional[int]:
+        return self.timers[PROCESSING_TIME].first()
+
+    def hold(self) -> int:
+        """The earliest watermark hold that still stands (stale entries are dropped)."""
+        holds, kernel, store = self.holds, self.kernel, self.store
+        times, at = holds.times, holds.at
+        if times and not store.states and isinstance(store, InMemoryStates):
+            holds.clear()   # no window state left, so no hold stands (e.g. batch's end)
+        while times:
+            hold = times[0]
+            bucket = at[hold]
+            while bucket:   # any one current entry holds at this time; drop stale ones
+                key, window = bucket[-2], bucket[-1]
+                store.ensure((key,))
+                if kernel.is_current_hold(store.states.get(key), hold, window):
+                    return hold
+                del bucket[-2:]
+            holds.pop_first()
+        return MAX_MICROS
+
+    # --- state ---------------------------------------------------------------------------------
+    def save_queues(self, key_form: Callable[[Any], Any] = _same) -> Dict[str, Any]:
+        """The clocks, wake-ups and holds as plain data naming keys (not records), for a store
+        that keeps states apart (`restore_queues`); keys as `key_form` gives them."""
+        k = self.kernel.k
+        timers = {}
+        for domain, queue in self.timers.items():
+            timers[domain] = [(time, [key_form(key) for key in dict.fromkeys(entries[0::2])])
+                              for time, entries in queue.at.items()]
+        holds = [(time, [key_form(x) if i % 2 == 0 else x for i, x in enumerate(entries)])
+                 for time, entries in self.holds.at.items()]
+        return dict(wm=k.wm, pt=k.pt, settled_wm=k.settled_wm, step=k.step, out_wm=self.out_wm,
+                    timers=timers, holds=holds)
+
+    def restore_queues(self, saved: Dict[str, Any], key_of: Callable[[Any], Any] = _same) -> None:
+        """Put back what `save_queues` gave (keys as `key_of` makes them of their saved form)."""
+        k = self.kernel.k
+        k.wm, k.pt, k.settled_wm, k.step = saved["wm"], saved["pt"], saved["settled_wm"], saved["step"]
+        self.out_wm = saved["out_wm"]
+        for domain, entries in saved["timers"].items():
+            queue = self.timers[domain]
+            for time, keys in entries:
+                queue.extend(time, [x for key in keys for x in (key_of(key), None)])
+        for time, entries in saved["holds"]:
+            self.holds.extend(time, [key_of(x) if i % 2 == 0 else x for i, x in enumerate(entries)])
+        self._direct = False
+
+    # --- internals -----------------------------------------------------------------------------
+    def _drain(self) -> None:
+        """Queue the wake-ups and holds the kernel asked for."""
+        k = self.kernel
+        for domain, at in k.timer_requests.items():
+            if at:
+                queue = self.timers[domain]
+                for time, entries in at.items():
+                    queue.extend(time, entries)
+                at.clear()
+        if k.hold_requests:
+            holds = self.holds
+            for hold, key, window in k.hold_requests:
+                holds.extend(hold, (key, window))
+            k.hold_requests.clear()
+
+    def _fire(self, domain: str, now: int, out: list) -> None:
+        """The wake-ups due by `now`, in time order. The kernel only asks for wake-ups later
+        than the clock it was shown, so nothing requested while firing is due now; the loop
+        still takes late additions in order."""
+        kernel, queue = self.kernel, self.timers[domain]
+        times = queue.times
+        while times and times[0] <= now:
+            time = times[0]
+            entries = self._resolve(domain, time, queue.pop_first())
+            try:
+                kernel.on_timers(self.store.states, domain, time, entries, out)
+            except ElementError as e:
+                raise self._error(e) from e.cause
+            self._drain()
+
+    def _resolve(self, domain: str, time: int, entries: list) -> list:
+        """Entries with their records: a restored entry (key, None) becomes one entry per
+        record of the key due at `time`. Every key due is loaded and touched."""
+        if self._direct:
+            return entries
+        store = self.store
+        keys = list(dict.fromkeys(entries[0::2]))
+        store.ensure(keys)
+        for key in keys:
+            store.touch(key)
+        if None not in entries[1::2]:
+            return entries
+        attr = "et" if domain == EVENT_TIME else "pt"
+        resolved: list = []
+        for i in range(0, len(entries), 2):
+            key, rec = entries[i], entries[i + 1]
+            if rec is not None:
+                resolved += (key, rec)
+                continue
+            ks = store.states.get(key)
+            if ks:
+                for r in ks.values():
+                    if getattr(r, attr) == time:
+                        resolved += (key, r)
+        return resolved
+
+    def _error(self, e: ElementError) -> UserCodeError:
+        if e.cause is None:
+            return UserCodeError(f"transform {self.label!r}: {e}")
+        return user_code_error(self.label, e.element, e.cause)

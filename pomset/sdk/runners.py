@@ -1,0 +1,37 @@
+"""Runners by name: the SDK finds the runner `--runner` names here, importing it only when a
+pipeline runs, so no part of the SDK imports a runner. The built-in runners are a table of
+names to classes; another package adds a runner under the `pomset.runners` entry-point group
+(`name = package.module:RunnerClass`), a class whose `run(pipeline)` returns the result."""
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import entry_points
+from typing import Any, Dict
+
+from .errors import OptionsError
+
+BUILT_IN: Dict[str, str] = {
+    "local": "pomset.runners.local.runner:LocalRunner",
+    "spark": "pomset.runners.spark.runner:SparkRunner",
+}
+ENTRY_POINTS = "pomset.runners"
+
+
+def _targets() -> Dict[str, str]:
+    found = {ep.name: ep.value for ep in entry_points(group=ENTRY_POINTS)}
+    return {**found, **BUILT_IN}
+
+
+def runner_names() -> list:
+    """The names `--runner` accepts."""
+    return list(_targets())
+
+
+def get_runner(name: str) -> Any:
+    """A new runner of the kind `name` names."""
+    target = _targets().get(name)
+    if target is None:
+        raise OptionsError(f"unknown runner {name!r}; available runners: "
+                           f"{', '.join(runner_names())}")
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)()
