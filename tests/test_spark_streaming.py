@@ -144,10 +144,10 @@ def test_a_file_stream_releases_files_as_they_come_and_ends_when_told(tmp_path):
 
 
 def test_a_test_streams_steps_become_micro_batches_with_its_clocks():
-    from pomset.runners.spark.streaming import _test_stream_steps
+    from pomset.runtime.test_stream import stream_steps
     stream = (pm.TestStream().add_elements([pm.TimestampedValue("x", 5)])
               .advance_processing_time(10).advance_watermark_to(20).advance_watermark_to_infinity())
-    steps = _test_stream_steps(stream)
+    steps = stream_steps(stream)
     assert [(len(e), wm, pt) for e, wm, pt in steps] == [
         (1, pm.MIN_TIMESTAMP.micros, 0), (0, pm.MIN_TIMESTAMP.micros, 10_000_000),
         (0, 20_000_000, 10_000_000), (0, pm.MAX_TIMESTAMP.micros, 10_000_000)]

@@ -55,6 +55,11 @@ def range_blocks(ranges: Iterable[Tuple[Optional[int], Optional[int]]], period: 
             block_of(max(his), period) if his else None)
 
 
+def as_items(elements: Iterable[WindowedValue]) -> List[Tuple[int, Any]]:
+    """Elements as the (timestamp, item) pairs a deployment takes."""
+    return [(wv.ts, wv.value) for wv in elements]
+
+
 def as_elements(outs: List[Tuple[int, Any]]) -> List[WindowedValue]:
     """A deployment's outputs (timestamp, item) as elements: templates emit into the global
     window, with no pane."""

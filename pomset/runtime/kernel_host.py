@@ -24,6 +24,7 @@ from ..triggers.kernel import ElementError, GroupAlsoByWindow, KeyState
 from ..windowing import MAX_MICROS, MIN_MICROS, WindowedValue
 from ..sdk.errors import UserCodeError
 from .elementwise import user_code_error
+from .watermarks import output_watermark
 
 
 def _same(key: Any) -> Any:
@@ -157,7 +158,7 @@ class KernelHost:
     def output_watermark(self) -> int:
         """The output watermark after this step's clock moves: the minimum of the input
         watermark and the holds, never going back."""
-        self.out_wm = max(self.out_wm, min(self.kernel.k.wm, self.hold()))
+        self.out_wm = output_watermark(self.out_wm, (self.kernel.k.wm, self.hold()))
         return self.out_wm
 
     def end_step(self) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional
 
 from .stages import Stage
+from ...runtime.watermarks import output_watermark
 
 
 class SequentialExecutor:
@@ -70,11 +71,7 @@ class SequentialExecutor:
                     stage.in_wms = wms
                     stage.pt = self.pt
                     stage.advance()
-                new = min(min(stage.in_wms), stage.hold())
-            else:
-                new = stage.out_wm
-            if new > stage.out_wm:
-                stage.out_wm = new
+                stage.out_wm = output_watermark(stage.out_wm, stage.in_wms + [stage.hold()])
             stage.end_step()
 
     def set_processing_time(self, pt: int) -> None:

@@ -13,9 +13,10 @@ from typing import Any, Dict
 
 from ...sdk.errors import PipelineConstructionError
 from ...sdk.result import PipelineResult
-from ...sdk.test_stream import ELEMENTS, PROCESSING_TIME, WATERMARK, TestStream
+from ...sdk.test_stream import TestStream
 from ...runtime.fusion import Fusion
-from ...windowing import MAX_MICROS, WindowedValue, now_micros
+from ...runtime.test_stream import stream_steps
+from ...windowing import MAX_MICROS, now_micros
 from .executor import SequentialExecutor
 from .kafka import KafkaSinkStage, KafkaSourceStage
 from .progress import Progress
@@ -112,13 +113,13 @@ class LocalRunner:
 
     @staticmethod
     def _replay(stream: SourceStage, executor: SequentialExecutor) -> None:
-        from ...windowing import GLOBAL_WINDOW, NO_FIRING
-        for kind, arg in stream.node.transform.steps:
-            if kind == ELEMENTS:
-                stream.push([WindowedValue.raw(v, ts, GLOBAL_WINDOW, NO_FIRING, 1) for v, ts in arg])
-            elif kind == WATERMARK:
-                stream.out_wm = max(stream.out_wm, arg)
-            elif kind == PROCESSING_TIME:
-                executor.set_processing_time(executor.pt + arg)
+        """A TestStream's steps, each one propagation: its elements pushed, its watermark
+        moved, or the processing clock moved (firing what is due)."""
+        for elements, wm, pt in stream_steps(stream.node.transform):
+            if pt > executor.pt:
+                executor.set_processing_time(pt)
                 continue
+            if elements:
+                stream.push(elements)
+            stream.out_wm = max(stream.out_wm, wm)
             executor.propagate()

@@ -2,18 +2,17 @@
 and an output watermark; they receive bundles and push what they produce downstream."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 from ...sdk.core import Create, Flatten, GroupByKey, ParDo, Source, WindowInto
-from ...runtime.elementwise import (DoFnRunner, assign_windows, side_input_args,
-                                   side_inputs_ready, user_code_error)
+from ...runtime.elementwise import DoFnRunner, assign_windows, user_code_error
+from ...runtime.reads import read_bundles
+from ...runtime.side_inputs import SideInputBuffer
 from ...sdk.errors import UserCodeError
 from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
-from ...sdk.pvalue import SideInput
 from ...traces import TemplateStep, Typed
 from ...runtime.kernel_host import KernelHost
-from ...triggers.reducers import Bag
-from ...windowing import MAX_MICROS, MIN_MICROS, WindowedValue
+from ...windowing import MAX_MICROS, MIN_MICROS
 
 
 
@@ -108,26 +107,12 @@ class SourceStage(Stage):
         if isinstance(t, Create):
             yield from t.bundles(size)
             return
-        dead_tag = t.dead_letter_tag
-        dead: list = []
-        batch: list = []
-        for wv in t.read(t.dead_letters(self.label, dead)):
-            batch.append(wv)
-            if len(batch) >= size:
-                yield batch
-                batch = []
-            if dead:
-                self.emit_dead(dead_tag, dead)
-        if batch:
-            yield batch
-        if dead:
-            self.emit_dead(dead_tag, dead)
-
-    def emit_dead(self, tag: str, dead: list) -> None:
-        """Send the dead letters read so far, emptying the list the reader appends to."""
-        self.dead_letters += len(dead)
-        self.emit(tag, list(dead))
-        dead.clear()
+        for tag, bundle in read_bundles(t, self.label, size):
+            if tag is None:
+                yield bundle
+            else:
+                self.dead_letters += len(bundle)
+                self.emit(tag, bundle)
 
     def push(self, bundle: list) -> None:
         self.read_count += len(bundle)
@@ -164,20 +149,26 @@ class FlattenStage(Stage):
 
 
 class ParDoStage(Stage):
-    """ParDo and its shorthands (run by the SDK's DoFnRunner), with side inputs: elements wait
-    until their side windows are ready."""
+    """ParDo and its shorthands (run by the runtime's DoFnRunner), with side inputs: elements
+    wait in the runtime's side-input buffer until their side windows are ready."""
 
-    state = Stage.state + ("side_data", "pushed_back")
+    state = Stage.state + ("sides",)
 
     def __init__(self, node: Any, executor: Any) -> None:
         super().__init__(node, executor)
         t: ParDo = node.transform
         self.t = t
         self.runner = DoFnRunner(t, node.outputs, self.label)
-        self.sides: List[SideInput] = node.side_inputs
-        self.side_data: List[Dict[Any, Bag]] = [{} for _ in self.sides]
-        self.pushed_back: List[WindowedValue] = []
-        self.side_args = side_input_args(t, self.sides, self._side_values) if self.sides else None
+        self.buffer = SideInputBuffer(t, node.side_inputs) if node.side_inputs else None
+
+    @property
+    def sides(self) -> Any:
+        return self.buffer.state() if self.buffer is not None else None
+
+    @sides.setter
+    def sides(self, state: Any) -> None:
+        if state is not None:
+            self.buffer.restore(state)
 
     def start(self) -> None:
         self.runner.setup()
@@ -188,45 +179,28 @@ class ParDoStage(Stage):
     def abort(self) -> None:
         self.finish()
 
-    # --- side inputs ------------------------------------------------------------------------
     def receive(self, index: int, bundle: list) -> None:
         if index == 0:
             self.received += len(bundle)
-            if self.sides:
-                bundle = self._ready(bundle)
+            if self.buffer is not None:
+                bundle = self.buffer.ready(bundle, self.in_wms[1:])
             if bundle:
                 self._process(bundle)
             return
-        data = self.side_data[index - 1]
-        for wv in bundle:
-            bag = data.get(wv.window)
-            if bag is None:
-                bag = data[wv.window] = Bag()
-            bag.add(wv.value, wv.diff)
-
-    def _ready(self, bundle: list) -> list:
-        ready, side_wms = [], self.in_wms[1:]
-        for wv in bundle:
-            (ready if side_inputs_ready(self.sides, side_wms, wv.window)
-             else self.pushed_back).append(wv)
-        return ready
+        self.buffer.add_side(index - 1, bundle)
 
     def advance(self) -> None:
-        if self.pushed_back:
-            waiting, self.pushed_back = self.pushed_back, []
-            ready = self._ready(waiting)
+        if self.buffer is not None and self.buffer.waiting:
+            ready = self.buffer.ready((), self.in_wms[1:])
             if ready:
                 self._process(ready)
 
     def hold(self) -> int:
-        return min((wv.ts for wv in self.pushed_back), default=MAX_MICROS)
-
-    def _side_values(self, j: int, side_window: Any) -> list:
-        bag = self.side_data[j].get(side_window)
-        return bag.pos if bag else []
+        return self.buffer.hold() if self.buffer is not None else MAX_MICROS
 
     def _process(self, bundle: list) -> None:
-        outs = self.runner.process(bundle, self.owned, self.side_args)
+        args = self.buffer.args if self.buffer is not None else None
+        outs = self.runner.process(bundle, self.owned, args)
         for tag, items in outs.items():
             self.emit(tag, items)
 

@@ -8,7 +8,7 @@ import random
 from typing import Any, Dict, Optional, Tuple
 
 from ...runtime.fusion import Fusion
-from ...runtime.deployment import Deployment, as_elements, time_range
+from ...runtime.deployment import Deployment, as_elements, as_items, time_range
 from ...windowing import MAX_MICROS
 from .stages import FlattenStage, Stage
 
@@ -54,7 +54,7 @@ class TemplateStage(Stage):
             return
         if self.deployment.open is None:   # its first marker may depend on the range
             self._hint()
-        self._emit(self.deployment.receive([(wv.ts, wv.value) for wv in bundle]))
+        self._emit(self.deployment.receive(as_items(bundle)))
 
     def advance(self) -> None:
         if self.through or self.finished:

@@ -24,6 +24,7 @@ from ...sdk.io.base import FileSink, FileSource
 from ...traces import TemplateStep, Typed
 from ...runtime.fusion import Fusion
 from ...runtime.kernel_host import KernelHost
+from ...runtime.reads import read_bundles
 from ...triggers.reducers import AccumulatorReducer, Bag, CombineReducer
 from ...windowing import NO_FIRING, WindowedValue, now_micros
 from ...windowing.windowfns import FixedWindows, SlidingWindows
@@ -141,22 +142,9 @@ class BatchPlan:
 
         def read(b: pa.RecordBatch) -> Iterator[Tuple[Optional[str], List[WindowedValue]]]:
             """(tag, bundle) for the files named in a batch of paths."""
-            for path in b.column("path").to_pylist():
-                out: List[WindowedValue] = []
-                dead: List[WindowedValue] = []
-                n = 0
-                for wv in t.read_file(path, t.dead_letters(label, dead)):
-                    n += 1
-                    out.append(wv)
-                    if len(out) >= BATCH_ROWS:
-                        yield None, out
-                        out = []
-                if out:
-                    yield None, out
-                read_count.add(n)
-                if dead:
-                    counter.add(len(dead))
-                    yield dead_tag, dead
+            for tag, bundle in read_bundles(t, label, BATCH_ROWS, b.column("path").to_pylist()):
+                (read_count if tag is None else counter).add(len(bundle))
+                yield tag, bundle
         paths = self.spark.createDataFrame([(f,) for f in files], "path string").repartition(
             min(len(files), self.spark.sparkContext.defaultParallelism))
         if dead_tag is None:

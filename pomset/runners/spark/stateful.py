@@ -30,11 +30,11 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
-from ...runtime.elementwise import (DoFnRunner, side_input_args, side_inputs_ready,
-                                   user_code_error)
+from ...runtime.elementwise import DoFnRunner
+from ...runtime.side_inputs import SideInputBuffer
+from ...runtime.watermarks import output_watermark
 from ...sdk.io.kafka import source_watermark
 from ...runtime.kernel_host import KernelHost
-from ...triggers.reducers import Bag
 from ...windowing import MAX_MICROS, MIN_MICROS
 from . import codec
 
@@ -243,28 +243,21 @@ class SideInputProcessor(_Host):
 
     def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[tuple]
              ) -> Dict[Optional[str], list]:
-        bags, waiting = pickle.loads(self.data.get()[0]) if self.data.exists() else (
-            [{} for _ in self.sides], [])
+        buffer = SideInputBuffer(self.transform, self.sides)
+        if self.data.exists():
+            buffer.restore(pickle.loads(self.data.get()[0]))
         for j in range(len(self.sides)):
-            for wv in elements.get(j + 1, ((), []))[1]:
-                bag = bags[j].get(wv.window)
-                if bag is None:
-                    bag = bags[j][wv.window] = Bag()
-                bag.add(wv.value, wv.diff)
+            buffer.add_side(j, elements.get(j + 1, ((), []))[1])
         meta.observe(markers)
         side_wms = [meta.input_wm(j + 1, self.channels[j + 1]) for j in range(len(self.sides))]
         meta.wm = max(meta.wm, meta.input_wm(0, self.channels[0]))
-        ready, still = [], []
-        for wv in waiting + elements.get(0, ((), []))[1]:
-            (ready if side_inputs_ready(self.sides, side_wms, wv.window) else still).append(wv)
+        ready = buffer.ready(elements.get(0, ((), []))[1], side_wms)
         outputs: Dict[Optional[str], list] = {}
         if ready:
-            side_args = side_input_args(self.transform, self.sides, lambda j, w: list(
-                bags[j][w].pos) if w in bags[j] else [])
-            outputs = self.runner.process(ready, True, side_args)
-        self.data.update((pickle.dumps((bags, still), protocol=5),))
+            outputs = self.runner.process(ready, True, buffer.args)
+        self.data.update((pickle.dumps(buffer.state(), protocol=5),))
         # as the local runner: the minimum over all inputs and the elements still waiting
-        meta.out_wm = max(meta.out_wm, min([meta.wm] + side_wms + [wv.ts for wv in still]))
+        meta.out_wm = output_watermark(meta.out_wm, [meta.wm] + side_wms + [buffer.hold()])
         return outputs
 
     def close(self) -> None:
@@ -347,7 +340,7 @@ class TemplateProcessor(_Host):
 
     def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[tuple]
              ) -> Dict[Optional[str], list]:
-        from ...runtime.deployment import Deployment, as_elements
+        from ...runtime.deployment import Deployment, as_elements, as_items
         d = Deployment(self.template_step, self.label, parallelism=1, sort=self.sort)
         finished = False
         if self.state.exists():
@@ -357,7 +350,7 @@ class TemplateProcessor(_Host):
         meta.observe(markers)
         d.hint([meta.upstream_range()])
         meta.wm = max(meta.wm, meta.input_wm(0, self.channels[0]))
-        out = d.receive([(wv.ts, wv.value) for wv in elements.get(0, ((), []))[1]])
+        out = d.receive(as_items(elements.get(0, ((), []))[1]))
         if meta.wm >= MAX_MICROS and not finished:
             out += d.finish()
             finished = True
@@ -365,7 +358,7 @@ class TemplateProcessor(_Host):
             out += d.advance(meta.wm)
         self.span = d.span()
         hold = d.hold()
-        meta.out_wm = max(meta.out_wm, meta.wm if hold is None else min(meta.wm, hold))
+        meta.out_wm = output_watermark(meta.out_wm, [meta.wm] + ([] if hold is None else [hold]))
         self.late = d.late - late
         self.state.update((pickle.dumps((d.snapshot(), finished), protocol=5),))
         return {None: as_elements(out)}

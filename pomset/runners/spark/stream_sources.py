@@ -26,10 +26,12 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
+from ...runtime.reads import read_bundles
 from ...sdk.io.base import expand_pattern
 from ...sdk.io.kafka_clients import read_range
-from ...windowing import MAX_MICROS, MIN_MICROS, WindowedValue, now_micros
+from ...windowing import MAX_MICROS, MIN_MICROS, now_micros
 from . import codec
+from .batch import BATCH_ROWS
 
 STEPS, FILES, KAFKA = "pomset_steps", "pomset_files", "pomset_kafka"
 
@@ -172,24 +174,17 @@ class FilesReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         yield from self._read_file(arg)
 
     def _read_file(self, path: str) -> Iterator[pa.RecordBatch]:
-        source, dead_tag = self.source, self.source.dead_letter_tag
-        dead: List[WindowedValue] = []
-        out: List[WindowedValue] = []
         latest = MIN_MICROS
         read = 0
-        for wv in source.read_file(path, source.dead_letters(self.label, dead)):
-            out.append(wv)
-            if wv.ts > latest:
-                latest = wv.ts
-            if len(out) >= 10_000:
-                read += len(out)
-                yield codec.encode(out, markers=[])
-                out = []
+        for tag, bundle in read_bundles(self.source, self.label, BATCH_ROWS, [path]):
+            if tag is None:
+                read += len(bundle)
+                latest = max(latest, max(wv.ts for wv in bundle))
+            yield codec.encode(bundle, tags=[tag] * len(bundle), markers=[])
         ooo = self.out_of_orderness_us
         wm = MIN_MICROS if ooo is None or latest == MIN_MICROS else latest - ooo
-        yield codec.encode(out + dead, tags=[None] * len(out) + [dead_tag] * len(dead),
-                           markers=[codec.marker(self.channel, wm, None)])
-        yield codec.counts_row(self.label, {"read": read + len(out)}, on_bus=False)
+        yield codec.encode([], markers=[codec.marker(self.channel, wm, None)])
+        yield codec.counts_row(self.label, {"read": read}, on_bus=False)
 
     def commit(self, end: dict) -> None:
         pass

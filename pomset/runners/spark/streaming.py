@@ -31,15 +31,15 @@ import pyarrow.compute as pc
 
 from ...sdk.core import Create, Flatten, GroupByKey, ParDo, WindowInto
 from ...runtime.elementwise import DoFnRunner, assign_windows
+from ...runtime.test_stream import stream_steps
 from ...sdk.io.base import FileSource, Sink
 from ...sdk.io.kafka import ReadFromKafka
-from ...sdk.test_stream import ELEMENTS, PROCESSING_TIME, WATERMARK, TestStream
-from ...windowing import (GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, WindowedValue,
-                          now_micros)
+from ...sdk.test_stream import TestStream
+from ...windowing import MAX_MICROS, now_micros
 from . import codec, stream_sources
 from ...traces import TemplateStep, Typed
 from ...runtime.fusion import Fusion
-from ...runtime.deployment import Deployment, as_elements, time_range
+from ...runtime.deployment import Deployment, as_elements, as_items, time_range
 from .batch import BATCH_ROWS, _key_pair
 from .stateful import FILLED, KernelProcessor, SideInputProcessor, TemplateProcessor
 from .templates import check_order
@@ -130,7 +130,7 @@ class StreamingPlan:
         from pyspark.sql import functions as F
         t = node.transform
         if isinstance(t, TestStream):
-            df = self._script(node, _test_stream_steps(t))
+            df = self._script(node, stream_steps(t))
         elif isinstance(t, Create):
             elements = [wv for bundle in t.bundles(BATCH_ROWS) for wv in bundle]
             clock = None if self.virtual_clock else now_micros()
@@ -342,7 +342,7 @@ class _TemplateMapFn:
 
     def __call__(self, elements: list, owned: bool) -> Dict[Optional[str], list]:
         return {None: as_elements(
-            self.deployment.map_all([(wv.ts, wv.value) for wv in elements]))}
+            self.deployment.map_all(as_items(elements)))}
 
     def finish(self) -> None:
         pass
@@ -419,18 +419,3 @@ def _run_ops(b: pa.RecordBatch, ops: List[_Op], fns: list, consumed: Set[str],
                     if a == key_address else None)
             if chunk or (last and markers):
                 yield codec.encode_bus(chunk, markers if last else [], a, keys)
-
-
-def _test_stream_steps(t: TestStream) -> List[tuple]:
-    """A TestStream's steps as micro-batches: (elements, watermark, its processing clock)."""
-    wm, pt, steps = MIN_MICROS, 0, []
-    for kind, arg in t.steps:
-        elements: list = []
-        if kind == ELEMENTS:
-            elements = [WindowedValue.raw(v, ts, GLOBAL_WINDOW, NO_FIRING, 1) for v, ts in arg]
-        elif kind == WATERMARK:
-            wm = max(wm, arg)
-        elif kind == PROCESSING_TIME:
-            pt += arg
-        steps.append((elements, wm, pt))
-    return steps

@@ -22,7 +22,8 @@ import pyarrow as pa
 
 from ...sdk.errors import PipelineConstructionError
 from ...runtime.fusion import Fusion
-from ...runtime.deployment import Deployment, as_elements, range_blocks, stable_hash
+from ...runtime.deployment import (Deployment, as_elements, as_items, range_blocks,
+                                  stable_hash)
 from ...traces.templates import TemplateStep
 from ...windowing import WindowedValue
 from ...windowing.time import GLOBAL_WINDOW_MAX_MICROS
@@ -101,7 +102,7 @@ def _stateless(plan: Any, node: Any, step: TemplateStep, final: Callable[[], boo
 
     def start() -> Any:
         d = Deployment(step, label, parallelism=1, stage_markers=False)
-        return (lambda bundle: as_elements(d.map_all([(wv.ts, wv.value) for wv in bundle]))), None
+        return (lambda bundle: as_elements(d.map_all(as_items(bundle)))), None
     mapped = plan._steps(node.inputs[0]).then(start)
     if not step.template.marks():
         return mapped
@@ -149,7 +150,7 @@ def _keyed(plan: Any, node: Any, step: TemplateStep, sort: Optional[Any], end: A
 
     def instance(table: pa.Table) -> Iterator[List[WindowedValue]]:
         d = Deployment(step, label, parallelism=1, sort=sort)
-        out = d.receive([(wv.ts, wv.value) for wv in codec.decode(table)])
+        out = d.receive(as_items(codec.decode(table)))
         yield as_elements(out + d.finish(last))
     from .batch import _Steps
     return _Steps(keyed.groupBy("k"), instance, grouped=True)
@@ -163,7 +164,7 @@ def _after_ordered(plan: Any, node: Any, step: TemplateStep, last: Optional[int]
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         d = Deployment(step, label, parallelism=1)
         for b in batches:
-            out = as_elements(d.receive([(wv.ts, wv.value) for wv in codec.decode(b)]))
+            out = as_elements(d.receive(as_items(codec.decode(b))))
             if out:
                 yield from codec.batches(out, 10_000)
         out = as_elements(d.finish(last))

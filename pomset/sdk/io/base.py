@@ -195,10 +195,6 @@ class FileSource(DeadLetterSource):
         self.files()
 
     # --- reading ----------------------------------------------------------------------------
-    def read(self, on_bad: OnBad) -> Iterator[WindowedValue]:
-        for path in self.files():
-            yield from self.read_file(path, on_bad)
-
     def read_file(self, path: str, on_bad: OnBad) -> Iterator[WindowedValue]:
         raise NotImplementedError(f"{type(self).__name__} must implement read_file(path, on_bad)")
 

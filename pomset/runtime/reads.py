@@ -1,0 +1,35 @@
+"""Bounded reads on every runner: a source's elements in bundles, and its malformed records as
+dead letters (each counted and sent to the source's dead-letter output, or failing the run
+naming the record when it has none)."""
+from __future__ import annotations
+
+from typing import Any, Iterator, List, Optional, Sequence, Tuple
+
+from ..windowing import WindowedValue
+
+Tagged = Tuple[Optional[str], List[WindowedValue]]
+
+
+def read_bundles(source: Any, label: str, size: int,
+                 paths: Optional[Sequence[str]] = None) -> Iterator[Tagged]:
+    """(tag, elements) as a file source reads `paths` (default: all its files): bundles of
+    up to `size` elements (tag None), and after each bundle, and at the end, the dead letters
+    read since the last (the source's dead-letter tag)."""
+    dead_tag = source.dead_letter_tag
+    dead: List[WindowedValue] = []
+    on_bad = source.dead_letters(label, dead)
+    bundle: List[WindowedValue] = []
+    for path in source.files() if paths is None else paths:
+        for wv in source.read_file(path, on_bad):
+            bundle.append(wv)
+            if len(bundle) >= size:
+                yield None, bundle
+                bundle = []
+                if dead:
+                    yield dead_tag, dead
+                    dead = []
+                    on_bad = source.dead_letters(label, dead)
+    if bundle:
+        yield None, bundle
+    if dead:
+        yield dead_tag, dead

@@ -1,0 +1,27 @@
+"""A TestStream replayed on any runner: its steps as (elements, watermark, processing time),
+each one step of the run (a local propagation, a Spark micro-batch), the watermark and the
+clock as they stand after the step (the clock starts at 0)."""
+from __future__ import annotations
+
+from typing import Any, List, Tuple
+
+from ..sdk.test_stream import ELEMENTS, PROCESSING_TIME, WATERMARK
+from ..windowing import GLOBAL_WINDOW, MIN_MICROS, NO_FIRING, WindowedValue
+
+Step = Tuple[List[WindowedValue], int, int]
+
+
+def stream_steps(stream: Any) -> List[Step]:
+    """The steps of TestStream `stream`: elements in the global window, the watermark (never
+    going back) and the processing clock after each."""
+    wm, pt, steps = MIN_MICROS, 0, []
+    for kind, arg in stream.steps:
+        elements: List[WindowedValue] = []
+        if kind == ELEMENTS:
+            elements = [WindowedValue.raw(v, ts, GLOBAL_WINDOW, NO_FIRING, 1) for v, ts in arg]
+        elif kind == WATERMARK:
+            wm = max(wm, arg)
+        elif kind == PROCESSING_TIME:
+            pt += arg
+        steps.append((elements, wm, pt))
+    return steps
