@@ -1,7 +1,7 @@
 """What a window holds between panes: a bag of values (GroupByKey) or a CombineFn accumulator.
 
 Both take values with a diff (+1 datum, -1 retraction) and give a pane's outputs as
-(value, diff) pairs, so retractions flow through groupings as DESIGN.md specifies.
+(value, diff) pairs, so retractions flow through groupings (docs/architecture.md, "Elements and diffs").
 """
 from __future__ import annotations
 

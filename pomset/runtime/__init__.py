@@ -1,0 +1,13 @@
+"""What every runner hosts, written once (see docs/architecture.md): a runner is an adapter
+around this layer (storage, timers' persistence, transport) and contains no copy of it.
+
+- `kernel_host`: the GroupAlsoByWindow kernel's host: clock order within a step, wake-ups,
+  watermark holds, keys' states behind a `KeyStates` store, the batch run to the end;
+- `elementwise`: ParDo (`DoFnRunner`) and WindowInto over bundles, user errors;
+- `side_inputs`: side elements by window, main elements waiting for their side windows;
+- `reads`: bounded file reads in bundles, malformed records as dead letters;
+- `test_stream`: a TestStream's steps as (elements, watermark, clock);
+- `watermarks`: the output-watermark rule;
+- `deployment`, `fusion`: typed template steps deployed as parallel instances, fused Sorts.
+
+It imports no runner and no pyspark."""
