@@ -278,16 +278,21 @@ def test_accumulating_last_pane_is_the_batch_result(data, events, spec, trigger,
 
 
 @SETTINGS
-@given(st.data(), events_st, window_st.filter(lambda s: s[0] != "sessions"), trigger_st,
-       st.sampled_from(list(pm.AccumulationMode)))
+@given(st.data(), events_st, window_st, trigger_st, st.sampled_from(list(pm.AccumulationMode)))
 def test_pane_info_sequence_per_window(data, events, spec, trigger, mode):
+    """Each window's panes are numbered from 0, also with sessions: pane state is per window
+    and not merged (Beam), so a window made by a merge starts afresh, and one that a merge
+    leaves as it was goes on."""
     steps = data.draw(steps_st(events))
     panes, _ = run(steps, spec, trigger, mode)
     by_window = defaultdict(list)
     for wv in panes:
         if wv.diff == 1:
             by_window[(wv.value[0], span(wv.window))].append(wv.pane)
-    assert set(by_window) == set(batch(events, spec))
+    if spec[0] == "sessions":   # sessions merged away emitted panes too
+        assert set(batch(events, spec)) <= set(by_window)
+    else:
+        assert set(by_window) == set(batch(events, spec))
     E, O, L = pm.PaneTiming.EARLY, pm.PaneTiming.ON_TIME, pm.PaneTiming.LATE
     for infos in by_window.values():
         assert [pi.index for pi in infos] == list(range(len(infos)))

@@ -496,6 +496,8 @@ class TestSessionsAndTriggers:
                                           accumulation_mode=ACCUMULATING))
         assert per_window(panes[:2]) == {iw(0, 10): [(1, ON_TIME)], iw(15, 25): [(2, ON_TIME)]}
         assert per_window(panes[2:]) == {iw(0, 25): [(7, LATE)]}
+        # pane indices are per window (Beam does not merge them): [0, 25) is a new window
+        assert summary(panes[2:]) == [pane(7, LATE, 0, 0, first=True)]
 
 
 # --- custom triggers ------------------------------------------------------------------------------

@@ -18,6 +18,10 @@ Semantics follow Beam (default trigger, PaneInfo, timestamp combiners, allowed l
 garbage collection, ON_TIME panes emitted even when empty) and the paper where Beam is silent
 (retracting mode: a firing first retracts the window's previous pane and the panes of windows
 merged into it, then emits the new value).
+
+Merging windows, as in Beam: pane state is per window and not merged: a merged window that is
+one of its sources goes on with that window's pane index and non-speculative index; a new
+window starts at index 0 (is_first), even if its sources emitted.
 """
 from __future__ import annotations
 
@@ -488,7 +492,9 @@ class GroupAlsoByWindow:
             rec.last_out = ()
 
     def _merge(self, ks: KeyState, key: Any, window: Any) -> Any:
-        """MergeWindows with the new element's window; returns the window it now belongs to."""
+        """MergeWindows with the new element's window; returns the window it now belongs to.
+        Each merged window gets a new record: its sources' contents, holds and trigger state
+        merged, its pane indices those of the source that is the same window, if any."""
         if window in ks:
             return window
         fresh = WindowRec(window, self.reducer.create(), [None] * self.n_trigger)
@@ -511,8 +517,11 @@ class GroupAlsoByWindow:
                 rec.hold = h if rec.hold is None else self.combiner.combine(rec.hold, h)
             self.trigger._on_merge(self.k, rec, 0, sources)
             rec.closed = all(s.closed for s in sources)
-            rec.index = max(s.index for s in sources)
-            rec.nonspec = max(s.nonspec for s in sources)
+            # Pane state is per window and not merged (Beam): a merged window that is one of
+            # its sources goes on with that window's pane indices; a new one starts at 0.
+            for s in sources:
+                if s.window == merged:
+                    rec.index, rec.nonspec = s.index, s.nonspec
             retract: list = []
             for s in sources:
                 retract.extend(s.retract)
