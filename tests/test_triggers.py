@@ -499,6 +499,49 @@ class TestSessionsAndTriggers:
         # pane indices are per window (Beam does not merge them): [0, 25) is a new window
         assert summary(panes[2:]) == [pane(7, LATE, 0, 0, first=True)]
 
+    def test_late_elements_inside_a_fired_session_count_towards_its_late_trigger(self):
+        # [1, 14) fires on time; the late 2 and 3 open [2, 12) and [3, 13), which merge into
+        # it: the merged window is [1, 14) itself, past its on-time firing, so the late
+        # AfterCount(2) counts them and fires once; [1, 14) goes on with its pane indices
+        src = stream_of(e((1, 1)), e((4, 4)), wm(50), e((2, 2)), e((3, 3)), wm("inf"))
+        _, panes = run(src, pm.WindowInto(pm.Sessions(10), allowed_lateness=100,
+                                          trigger=pm.AfterWatermark(late=pm.AfterCount(2)),
+                                          accumulation_mode=ACCUMULATING))
+        assert [wv.window for wv in panes] == [iw(1, 14)] * 2
+        assert summary(panes) == [pane(5, ON_TIME, 0, 0, first=True), pane(10, LATE, 1, 1)]
+
+    def test_beam_transcript_early_late_sessions(self):
+        # Beam's trigger_transcripts.yaml, `early_late_sessions`, bundle by bundle. pomset
+        # evaluates a trigger after each element, Beam after each bundle, so the early panes
+        # differ (here [1, 12) after 2, in Beam [1, 13) after the bundle 1, 2, 3); from the
+        # on-time pane on they are the transcript's: the late 1 and then 3, 4 give one late
+        # pane with every value (with allowed lateness, which keeps late elements)
+        src = stream_of(e((1, 1), (2, 2), (3, 3)), e((4, 4)), e((5, 5)), e((6, 6)), wm(100),
+                        e((1, 1)), e((3, 3), (4, 4)))
+        trigger = pm.AfterWatermark(early=pm.AfterCount(2), late=pm.AfterCount(3))
+        _, panes = run(src, pm.WindowInto(pm.Sessions(10), trigger=trigger, allowed_lateness=100,
+                                          accumulation_mode=ACCUMULATING,
+                                          timestamp_combiner=pm.TimestampCombiner.OUTPUT_AT_EOW),
+                       pm.CombinePerKey(pm.ToList()))
+        got = [(wv.window, sorted(wv.value[1]), wv.pane.timing) for wv in panes]
+        assert got == [(iw(1, 12), [1, 2], EARLY), (iw(1, 14), [1, 2, 3, 4], EARLY),
+                       (iw(1, 16), [1, 2, 3, 4, 5, 6], EARLY),
+                       (iw(1, 16), [1, 2, 3, 4, 5, 6], ON_TIME),
+                       (iw(1, 16), [1, 1, 2, 3, 3, 4, 4, 5, 6], LATE)]
+
+    @pytest.mark.parametrize("trigger", [pm.AfterWatermark(), pm.AfterCount(2)],
+                             ids=["AfterWatermark", "AfterCount"])
+    def test_finished_session_stays_finished_when_elements_merge_into_it(self, trigger):
+        # the trigger finishes [1, 14) (its pane is the last); later elements whose windows
+        # merge into it are dropped, as in Beam, instead of reopening it
+        src = stream_of(e((1, 1)), e((2, 4)), wm(50), e((4, 2)), e((8, 3)), wm("inf"))
+        result, panes = run(src, pm.WindowInto(pm.Sessions(10), allowed_lateness=100,
+                                               trigger=trigger, accumulation_mode=ACCUMULATING))
+        assert [wv.window for wv in panes] == [iw(1, 14)]
+        assert [wv.value[1] for wv in panes] == [3] and panes[0].pane.is_last
+        assert result.counter("dropped") == 2
+
+
 
 # --- custom triggers ------------------------------------------------------------------------------
 

@@ -63,7 +63,8 @@ class Trigger:
       (a finished root trigger closes the window: its pane is the last).
     - ``reset(ctx)``: start over (``Repeatedly`` calls it after each finish); clears the state.
     - ``on_merge(ctx, source_states)``: merging windows (sessions) combine their states into
-      ``ctx.state``; a trigger that does not override it cannot be used with merging windows.
+      ``ctx.state`` (the states of the windows merged that had one: a new element's own window
+      brings none); a trigger that does not override it cannot be used with merging windows.
     - ``ctx.set_timer(t, "event" | "processing")`` asks for a re-evaluation at time ``t``.
 
     ``ctx.state`` is a dict of plain data (it is checkpointed with the window).

@@ -19,9 +19,11 @@ garbage collection, ON_TIME panes emitted even when empty) and the paper where B
 (retracting mode: a firing first retracts the window's previous pane and the panes of windows
 merged into it, then emits the new value).
 
-Merging windows, as in Beam: pane state is per window and not merged: a merged window that is
-one of its sources goes on with that window's pane index and non-speculative index; a new
-window starts at index 0 (is_first), even if its sources emitted.
+Merging windows, as in Beam: a merged window's trigger state is merged from its sources' by
+each trigger's `_on_merge` (the new element's own window, which has none yet, brings none), and
+it is finished (closed) only if every source is. Pane state is per window and not merged: a
+merged window that is one of its sources goes on with that window's pane index and
+non-speculative index; a new window starts at index 0 (is_first), even if its sources emitted.
 """
 from __future__ import annotations
 
@@ -515,8 +517,13 @@ class GroupAlsoByWindow:
             rec.hold = None
             for h in holds:   # merged as the timestamp combiner says (LATEST: the latest)
                 rec.hold = h if rec.hold is None else self.combiner.combine(rec.hold, h)
-            self.trigger._on_merge(self.k, rec, 0, sources)
-            rec.closed = all(s.closed for s in sources)
+            # The new element's own window has no trigger state yet and, as in Beam, brings
+            # none to the merge (else a rule over all sources, such as "finished only if
+            # finished in every source", would count it).
+            prior = [s for s in sources if s is not fresh]
+            if prior:
+                self.trigger._on_merge(self.k, rec, 0, prior)
+                rec.closed = all(s.closed for s in prior)
             # Pane state is per window and not merged (Beam): a merged window that is one of
             # its sources goes on with that window's pane indices; a new one starts at 0.
             for s in sources:
