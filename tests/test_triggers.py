@@ -529,6 +529,40 @@ class TestSessionsAndTriggers:
                        (iw(1, 16), [1, 2, 3, 4, 5, 6], ON_TIME),
                        (iw(1, 16), [1, 1, 2, 3, 3, 4, 4, 5, 6], LATE)]
 
+    @pytest.mark.parametrize("wm_s, expected", [
+        (100, [2, None, 1]),   # past the merged window: late, with the fired source's late count
+        (12, [1, 1, None]),    # before its end: early, with the armed source's early count
+    ])
+    def test_watermark_trigger_merge_is_late_if_any_source_is(self, wm_s, expected):
+        # AfterWatermark(early=AfterCount(2), late=AfterCount(3)) has slots [itself, early
+        # count, late count]; states 1 = armed, 2 = past the on-time firing. Beam ORs the
+        # sources' late flags (provided the watermark has passed the merged window)
+        from pomset.triggers.kernel import TimeView, WindowRec
+        trigger = pm.AfterWatermark(early=pm.AfterCount(2), late=pm.AfterCount(3))
+        k = TimeView()
+        k.wm = wm_s * 1_000_000
+        fired = WindowRec(iw(1, 11), None, [2, None, 1])
+        armed = WindowRec(iw(8, 18), None, [1, 1, None])
+        merged = WindowRec(iw(1, 18), None, [None] * 3)
+        trigger._on_merge(k, merged, 0, [fired, armed])
+        assert (merged.ts, merged.fin) == (expected, 0)
+
+    def test_session_grown_past_the_watermark_owes_its_on_time_pane(self):
+        # [1, 11) fires on time at watermark 12; 2 at 8 grows it to [1, 18), whose end the
+        # watermark has not passed: early phase again, the early count starting afresh (the
+        # on-time firing ended the early firings), then the on-time pane of [1, 18), then
+        # late firings
+        src = stream_of(e((1, 1)), wm(12), e((2, 8)), e((4, 7)), wm(20), e((8, 2)), e((16, 3)),
+                        wm("inf"))
+        trigger = pm.AfterWatermark(early=pm.AfterCount(2), late=pm.AfterCount(2))
+        _, panes = run(src, pm.WindowInto(pm.Sessions(10), allowed_lateness=100, trigger=trigger,
+                                          accumulation_mode=ACCUMULATING))
+        assert [wv.window for wv in panes] == [iw(1, 11)] + [iw(1, 18)] * 3
+        assert summary(panes) == [pane(1, ON_TIME, 0, 0, first=True),
+                                  pane(7, EARLY, 0, -1, first=True),
+                                  pane(7, ON_TIME, 1, 0),
+                                  pane(31, LATE, 2, 1)]
+
     @pytest.mark.parametrize("trigger", [pm.AfterWatermark(), pm.AfterCount(2)],
                              ids=["AfterWatermark", "AfterCount"])
     def test_finished_session_stays_finished_when_elements_merge_into_it(self, trigger):
