@@ -575,6 +575,32 @@ class TestSessionsAndTriggers:
         assert [wv.value[1] for wv in panes] == [3] and panes[0].pane.is_last
         assert result.counter("dropped") == 2
 
+    def test_merged_sequence_goes_on_from_the_furthest_source(self):
+        # AfterEach(AfterCount(2), AfterCount(2)): [0, 11) has fired its first step, [18, 28)
+        # has one element in its first. 8 at 9 bridges them: the merged [0, 28) goes on with
+        # the second step (Beam's AfterEach merge takes the furthest index), whose count
+        # starts at the bridge, so it fires with the next element and finishes the sequence
+        src = stream_of(e((1, 0)), e((2, 1)), e((4, 18)), e((8, 9)), e((16, 5)), wm("inf"))
+        trigger = pm.AfterEach(pm.AfterCount(2), pm.AfterCount(2))
+        result, panes = run(src, pm.WindowInto(pm.Sessions(10), trigger=trigger,
+                                               accumulation_mode=ACCUMULATING))
+        assert [wv.window for wv in panes] == [iw(0, 11), iw(0, 28)]
+        assert summary(panes) == [pane(3, EARLY, 0, -1, first=True),
+                                  pane(31, EARLY, 0, -1, first=True, last=True)]
+        assert result.counter("dropped") == 0
+
+    @pytest.mark.parametrize("sources, expected", [
+        ([[1, 2, 1], [0, 1, None]], [1, None, 1]),   # the furthest step, with its count
+        ([[2, 2, 2], [0, 1, None]], [0, 1, None]),   # finished in one source only: not finished
+        ([[2, 2, 2], [2, 2, 2]], [2, None, None]),   # finished in every source
+    ])
+    def test_sequence_merge_state(self, sources, expected):
+        # AfterEach(AfterCount(2), AfterCount(2)) has slots [its step, first count, second count]
+        from pomset.triggers.kernel import TimeView, WindowRec
+        trigger = pm.AfterEach(pm.AfterCount(2), pm.AfterCount(2))
+        merged = WindowRec(iw(0, 28), None, [None] * 3)
+        trigger._on_merge(TimeView(), merged, 0, [WindowRec(iw(0, 11), None, s) for s in sources])
+        assert merged.ts == expected
 
 
 # --- custom triggers ------------------------------------------------------------------------------

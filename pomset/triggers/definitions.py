@@ -536,8 +536,16 @@ class AfterEach(_Composite):
         return c >= len(self._subs)
 
     def _on_merge(self, k, w, i, sources) -> None:
-        super()._on_merge(k, w, i, sources)
-        w.ts[i] = min(self._current(s, i) for s in sources)
+        """Beam's AfterEach goes on from the furthest source: the merged window is at the
+        furthest step any source reached, its sub-trigger merging the state of the sources at
+        that step (the others have none there). A source that finished the sequence counts
+        only when every source did, as the finished flags say."""
+        steps = [self._current(s, i) for s in sources]
+        going = [c for c in steps if c < len(self._subs)]
+        c = w.ts[i] = max(going) if going else len(self._subs)
+        if going:
+            at = [s for s, step in zip(sources, steps) if step == c]
+            _merge_child(self._subs[c], k, w, i + self._offsets[c], at)
 
     def _wake(self, k, w, i, domain) -> Optional[int]:
         c = self._current(w, i)
