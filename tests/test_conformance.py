@@ -241,6 +241,41 @@ def test_late_and_dropped_elements_are_counted(runner):
     assert (result.counter("late"), result.counter("dropped")) == (2, 1)
 
 
+def test_late_elements_merging_into_a_fired_session_wait_for_the_late_trigger(runner):
+    """Issue 12, Beam's `early_late_sessions` transcript (trigger_transcripts.yaml) one element
+    per step: a window made by merging keeps its sources' trigger state. Once session [1, 14)
+    has fired on time, the late 1, 3 and 4 each merge into it and count towards its late
+    AfterCount(3): one LATE pane, after the third, not one per element. Pane indices are per
+    window: [1, 12) and [1, 14) are each new windows (index 0); [1, 14) then goes on."""
+    stream = pm.TestStream()
+    for t in (1, 2, 3, 4):
+        stream = stream.add_elements([pm.TimestampedValue(("k", t), t)])
+    stream = stream.advance_watermark_to(100)
+    for t in (1, 3, 4):
+        stream = stream.add_elements([pm.TimestampedValue(("k", t), t)])
+    stream = stream.advance_watermark_to_infinity()
+
+    def build(p):
+        return {"o": p | stream
+                | pm.WindowInto(pm.Sessions(10),
+                                trigger=pm.AfterWatermark(early=pm.AfterCount(2),
+                                                          late=pm.AfterCount(3)),
+                                accumulation_mode=pm.AccumulationMode.ACCUMULATING,
+                                allowed_lateness=100,
+                                timestamp_combiner=pm.TimestampCombiner.OUTPUT_AT_EOW)
+                | pm.CombinePerKey(pm.ToList())}
+    result, out = run(runner, build)
+    w12, w14 = pm.IntervalWindow(1, 12), pm.IntervalWindow(1, 14)
+    early, on_time, late = PaneTiming.EARLY, PaneTiming.ON_TIME, PaneTiming.LATE
+    assert out["o"] == Counter([
+        (("k", ("list", (1, 2))), w12.max_ts, w12, pm.PaneInfo(True, False, early, 0, -1), 1),
+        (("k", ("list", (1, 2, 3, 4))), w14.max_ts, w14, pm.PaneInfo(True, False, early, 0, -1), 1),
+        (("k", ("list", (1, 2, 3, 4))), w14.max_ts, w14, pm.PaneInfo(False, False, on_time, 1, 0), 1),
+        (("k", ("list", (1, 1, 2, 3, 3, 4, 4))), w14.max_ts, w14,
+         pm.PaneInfo(False, False, late, 2, 1), 1)])
+    assert (result.counter("late"), result.counter("dropped")) == (3, 0)
+
+
 # --- differential: random pipelines, every runner the same --------------------------------
 
 WINDOWS = [lambda: pm.GlobalWindows(), lambda: pm.FixedWindows(30), lambda: pm.SlidingWindows(40, 20),

@@ -496,6 +496,111 @@ class TestSessionsAndTriggers:
                                           accumulation_mode=ACCUMULATING))
         assert per_window(panes[:2]) == {iw(0, 10): [(1, ON_TIME)], iw(15, 25): [(2, ON_TIME)]}
         assert per_window(panes[2:]) == {iw(0, 25): [(7, LATE)]}
+        # pane indices are per window (Beam does not merge them): [0, 25) is a new window
+        assert summary(panes[2:]) == [pane(7, LATE, 0, 0, first=True)]
+
+    def test_late_elements_inside_a_fired_session_count_towards_its_late_trigger(self):
+        # [1, 14) fires on time; the late 2 and 3 open [2, 12) and [3, 13), which merge into
+        # it: the merged window is [1, 14) itself, past its on-time firing, so the late
+        # AfterCount(2) counts them and fires once; [1, 14) goes on with its pane indices
+        src = stream_of(e((1, 1)), e((4, 4)), wm(50), e((2, 2)), e((3, 3)), wm("inf"))
+        _, panes = run(src, pm.WindowInto(pm.Sessions(10), allowed_lateness=100,
+                                          trigger=pm.AfterWatermark(late=pm.AfterCount(2)),
+                                          accumulation_mode=ACCUMULATING))
+        assert [wv.window for wv in panes] == [iw(1, 14)] * 2
+        assert summary(panes) == [pane(5, ON_TIME, 0, 0, first=True), pane(10, LATE, 1, 1)]
+
+    def test_beam_transcript_early_late_sessions(self):
+        # Beam's trigger_transcripts.yaml, `early_late_sessions`, bundle by bundle. pomset
+        # evaluates a trigger after each element, Beam after each bundle, so the early panes
+        # differ (here [1, 12) after 2, in Beam [1, 13) after the bundle 1, 2, 3); from the
+        # on-time pane on they are the transcript's: the late 1 and then 3, 4 give one late
+        # pane with every value (with allowed lateness, which keeps late elements)
+        src = stream_of(e((1, 1), (2, 2), (3, 3)), e((4, 4)), e((5, 5)), e((6, 6)), wm(100),
+                        e((1, 1)), e((3, 3), (4, 4)))
+        trigger = pm.AfterWatermark(early=pm.AfterCount(2), late=pm.AfterCount(3))
+        _, panes = run(src, pm.WindowInto(pm.Sessions(10), trigger=trigger, allowed_lateness=100,
+                                          accumulation_mode=ACCUMULATING,
+                                          timestamp_combiner=pm.TimestampCombiner.OUTPUT_AT_EOW),
+                       pm.CombinePerKey(pm.ToList()))
+        got = [(wv.window, sorted(wv.value[1]), wv.pane.timing) for wv in panes]
+        assert got == [(iw(1, 12), [1, 2], EARLY), (iw(1, 14), [1, 2, 3, 4], EARLY),
+                       (iw(1, 16), [1, 2, 3, 4, 5, 6], EARLY),
+                       (iw(1, 16), [1, 2, 3, 4, 5, 6], ON_TIME),
+                       (iw(1, 16), [1, 1, 2, 3, 3, 4, 4, 5, 6], LATE)]
+
+    @pytest.mark.parametrize("wm_s, expected", [
+        (100, [2, None, 1]),   # past the merged window: late, with the fired source's late count
+        (12, [1, 1, None]),    # before its end: early, with the armed source's early count
+    ])
+    def test_watermark_trigger_merge_is_late_if_any_source_is(self, wm_s, expected):
+        # AfterWatermark(early=AfterCount(2), late=AfterCount(3)) has slots [itself, early
+        # count, late count]; states 1 = armed, 2 = past the on-time firing. Beam ORs the
+        # sources' late flags (provided the watermark has passed the merged window)
+        from pomset.triggers.kernel import TimeView, WindowRec
+        trigger = pm.AfterWatermark(early=pm.AfterCount(2), late=pm.AfterCount(3))
+        k = TimeView()
+        k.wm = wm_s * 1_000_000
+        fired = WindowRec(iw(1, 11), None, [2, None, 1])
+        armed = WindowRec(iw(8, 18), None, [1, 1, None])
+        merged = WindowRec(iw(1, 18), None, [None] * 3)
+        trigger._on_merge(k, merged, 0, [fired, armed])
+        assert (merged.ts, merged.fin) == (expected, 0)
+
+    def test_session_grown_past_the_watermark_owes_its_on_time_pane(self):
+        # [1, 11) fires on time at watermark 12; 2 at 8 grows it to [1, 18), whose end the
+        # watermark has not passed: early phase again, the early count starting afresh (the
+        # on-time firing ended the early firings), then the on-time pane of [1, 18), then
+        # late firings
+        src = stream_of(e((1, 1)), wm(12), e((2, 8)), e((4, 7)), wm(20), e((8, 2)), e((16, 3)),
+                        wm("inf"))
+        trigger = pm.AfterWatermark(early=pm.AfterCount(2), late=pm.AfterCount(2))
+        _, panes = run(src, pm.WindowInto(pm.Sessions(10), allowed_lateness=100, trigger=trigger,
+                                          accumulation_mode=ACCUMULATING))
+        assert [wv.window for wv in panes] == [iw(1, 11)] + [iw(1, 18)] * 3
+        assert summary(panes) == [pane(1, ON_TIME, 0, 0, first=True),
+                                  pane(7, EARLY, 0, -1, first=True),
+                                  pane(7, ON_TIME, 1, 0),
+                                  pane(31, LATE, 2, 1)]
+
+    @pytest.mark.parametrize("trigger", [pm.AfterWatermark(), pm.AfterCount(2)],
+                             ids=["AfterWatermark", "AfterCount"])
+    def test_finished_session_stays_finished_when_elements_merge_into_it(self, trigger):
+        # the trigger finishes [1, 14) (its pane is the last); later elements whose windows
+        # merge into it are dropped, as in Beam, instead of reopening it
+        src = stream_of(e((1, 1)), e((2, 4)), wm(50), e((4, 2)), e((8, 3)), wm("inf"))
+        result, panes = run(src, pm.WindowInto(pm.Sessions(10), allowed_lateness=100,
+                                               trigger=trigger, accumulation_mode=ACCUMULATING))
+        assert [wv.window for wv in panes] == [iw(1, 14)]
+        assert [wv.value[1] for wv in panes] == [3] and panes[0].pane.is_last
+        assert result.counter("dropped") == 2
+
+    def test_merged_sequence_goes_on_from_the_furthest_source(self):
+        # AfterEach(AfterCount(2), AfterCount(2)): [0, 11) has fired its first step, [18, 28)
+        # has one element in its first. 8 at 9 bridges them: the merged [0, 28) goes on with
+        # the second step (Beam's AfterEach merge takes the furthest index), whose count
+        # starts at the bridge, so it fires with the next element and finishes the sequence
+        src = stream_of(e((1, 0)), e((2, 1)), e((4, 18)), e((8, 9)), e((16, 5)), wm("inf"))
+        trigger = pm.AfterEach(pm.AfterCount(2), pm.AfterCount(2))
+        result, panes = run(src, pm.WindowInto(pm.Sessions(10), trigger=trigger,
+                                               accumulation_mode=ACCUMULATING))
+        assert [wv.window for wv in panes] == [iw(0, 11), iw(0, 28)]
+        assert summary(panes) == [pane(3, EARLY, 0, -1, first=True),
+                                  pane(31, EARLY, 0, -1, first=True, last=True)]
+        assert result.counter("dropped") == 0
+
+    @pytest.mark.parametrize("sources, expected", [
+        ([[1, 2, 1], [0, 1, None]], [1, None, 1]),   # the furthest step, with its count
+        ([[2, 2, 2], [0, 1, None]], [0, 1, None]),   # finished in one source only: not finished
+        ([[2, 2, 2], [2, 2, 2]], [2, None, None]),   # finished in every source
+    ])
+    def test_sequence_merge_state(self, sources, expected):
+        # AfterEach(AfterCount(2), AfterCount(2)) has slots [its step, first count, second count]
+        from pomset.triggers.kernel import TimeView, WindowRec
+        trigger = pm.AfterEach(pm.AfterCount(2), pm.AfterCount(2))
+        merged = WindowRec(iw(0, 28), None, [None] * 3)
+        trigger._on_merge(TimeView(), merged, 0, [WindowRec(iw(0, 11), None, s) for s in sources])
+        assert merged.ts == expected
 
 
 # --- custom triggers ------------------------------------------------------------------------------

@@ -63,7 +63,8 @@ class Trigger:
       (a finished root trigger closes the window: its pane is the last).
     - ``reset(ctx)``: start over (``Repeatedly`` calls it after each finish); clears the state.
     - ``on_merge(ctx, source_states)``: merging windows (sessions) combine their states into
-      ``ctx.state``; a trigger that does not override it cannot be used with merging windows.
+      ``ctx.state`` (the states of the windows merged that had one: a new element's own window
+      brings none); a trigger that does not override it cannot be used with merging windows.
     - ``ctx.set_timer(t, "event" | "processing")`` asks for a re-evaluation at time ``t``.
 
     ``ctx.state`` is a dict of plain data (it is checkpointed with the window).
@@ -273,7 +274,12 @@ class AfterWatermark(Trigger):
         st = w.ts[i]
         if st == 1:
             if k.wm > w.window.max_ts:
+                # The on-time firing ends the early firings and clears their state (as Beam
+                # Java's does): a merge that grows the window past the watermark starts them
+                # afresh.
                 w.ts[i] = 2
+                if self.early is not None:
+                    self.early._reset(k, w, i + self._eo)
                 return self.late is None
             if self.early._on_fire(k, w, i + self._eo):
                 self.early._reset(k, w, i + self._eo)
@@ -291,13 +297,20 @@ class AfterWatermark(Trigger):
             self.late._reset(k, w, i + self._lo)
 
     def _on_merge(self, k, w, i, sources) -> None:
-        states = [s.ts[i] for s in sources]
-        if all(st == 2 for st in states) and k.wm > w.window.max_ts:
+        """The merged window is past its on-time firing when any source is (Beam ORs the
+        sources' late flags), its late trigger merging those sources' state (the others have
+        none), provided the watermark has passed the merged window too (Beam Java's check): a
+        window that a merge grew past the watermark has not had its on-time pane, so it goes
+        back to early firings. Without a late trigger, past the on-time firing is finished,
+        which the merged window is only if every source is (as any finished flag)."""
+        fired = [s for s in sources if s.ts[i] == 2]
+        if (fired and k.wm > w.window.max_ts
+                and (self.late is not None or len(fired) == len(sources))):
             w.ts[i] = 2
             if self.late is not None:
-                _merge_child(self.late, k, w, i + self._lo, sources)
+                _merge_child(self.late, k, w, i + self._lo, fired)
         else:
-            w.ts[i] = 1 if any(st is not None for st in states) else None
+            w.ts[i] = 1 if any(s.ts[i] is not None for s in sources) else None
             if self.early is not None:
                 _merge_child(self.early, k, w, i + self._eo, sources)
             if self.late is not None:
@@ -523,8 +536,16 @@ class AfterEach(_Composite):
         return c >= len(self._subs)
 
     def _on_merge(self, k, w, i, sources) -> None:
-        super()._on_merge(k, w, i, sources)
-        w.ts[i] = min(self._current(s, i) for s in sources)
+        """Beam's AfterEach goes on from the furthest source: the merged window is at the
+        furthest step any source reached, its sub-trigger merging the state of the sources at
+        that step (the others have none there). A source that finished the sequence counts
+        only when every source did, as the finished flags say."""
+        steps = [self._current(s, i) for s in sources]
+        going = [c for c in steps if c < len(self._subs)]
+        c = w.ts[i] = max(going) if going else len(self._subs)
+        if going:
+            at = [s for s, step in zip(sources, steps) if step == c]
+            _merge_child(self._subs[c], k, w, i + self._offsets[c], at)
 
     def _wake(self, k, w, i, domain) -> Optional[int]:
         c = self._current(w, i)

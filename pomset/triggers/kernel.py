@@ -27,6 +27,12 @@ Semantics follow Beam (default trigger, PaneInfo, timestamp combiners, allowed l
 garbage collection, ON_TIME panes emitted even when empty) and the paper where Beam is silent
 (retracting mode: a firing first retracts the window's previous pane and the panes of windows
 merged into it, then emits the new value).
+
+Merging windows, as in Beam: a merged window's trigger state is merged from its sources' by
+each trigger's `_on_merge` (the new element's own window, which has none yet, brings none), and
+it is finished (closed) only if every source is. Pane state is per window and not merged: a
+merged window that is one of its sources goes on with that window's pane index and
+non-speculative index; a new window starts at index 0 (is_first), even if its sources emitted.
 """
 from __future__ import annotations
 
@@ -532,7 +538,9 @@ class GroupAlsoByWindow:
             rec.last_out = ()
 
     def _merge(self, ks: KeyState, key: Any, window: Any) -> Any:
-        """MergeWindows with the new element's window; returns the window it now belongs to."""
+        """MergeWindows with the new element's window; returns the window it now belongs to.
+        Each merged window gets a new record: its sources' contents, holds and trigger state
+        merged, its pane indices those of the source that is the same window, if any."""
         if window in ks:
             return window
         fresh = WindowRec(window, self.reducer.create(), [None] * self.n_trigger)
@@ -553,10 +561,18 @@ class GroupAlsoByWindow:
             rec.hold = None
             for h in holds:   # merged as the timestamp combiner says (LATEST: the latest)
                 rec.hold = h if rec.hold is None else self.combiner.combine(rec.hold, h)
-            self.trigger._on_merge(self.k, rec, 0, sources)
-            rec.closed = all(s.closed for s in sources)
-            rec.index = max(s.index for s in sources)
-            rec.nonspec = max(s.nonspec for s in sources)
+            # The new element's own window has no trigger state yet and, as in Beam, brings
+            # none to the merge (else a rule over all sources, such as "finished only if
+            # finished in every source", would count it).
+            prior = [s for s in sources if s is not fresh]
+            if prior:
+                self.trigger._on_merge(self.k, rec, 0, prior)
+                rec.closed = all(s.closed for s in prior)
+            # Pane state is per window and not merged (Beam): a merged window that is one of
+            # its sources goes on with that window's pane indices; a new one starts at 0.
+            for s in sources:
+                if s.window == merged:
+                    rec.index, rec.nonspec = s.index, s.nonspec
             retract: list = []
             for s in sources:
                 retract.extend(s.retract)
