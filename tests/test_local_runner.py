@@ -85,10 +85,11 @@ def test_collect_leaves_only_keeps_leaves():
 
 # --- the kernel's state is plain data ---------------------------------------------------------
 
-def _host(ops, strategy, roundtrip: bool) -> list:
+def _host(ops, strategy, roundtrip: bool, only=None) -> list:
     """The runtime's kernel host over a script of steps, optionally with every key's state,
     wake-up and hold going through bytes after every step (as Spark's buckets keep them);
-    the panes of each step, in a canonical order (a step's panes have no order among them)."""
+    the panes of each step, in a canonical order (a step's panes have no order among them).
+    With `only`, the elements of other keys are left out (their steps stay, empty)."""
     def new_host():
         return KernelHost(strategy, CombineReducer(pm.Sum()), "test")
 
@@ -96,8 +97,9 @@ def _host(ops, strategy, roundtrip: bool) -> list:
     for op, a, b, c in ops:
         out: list = []
         if op == "el":
-            host.elements([WindowedValue.raw((a, b), c, w, NO_FIRING, 1)
-                           for w in strategy.window_fn._assign(c, b)], out)
+            if only is None or a == only:
+                host.elements([WindowedValue.raw((a, b), c, w, NO_FIRING, 1)
+                               for w in strategy.window_fn._assign(c, b)], out)
         elif op == "wm":
             host.watermark(a, out)
         else:
@@ -131,6 +133,26 @@ def test_kernel_state_round_trips_through_bytes(ops, sessions):
         accumulation_mode=pm.AccumulationMode.RETRACTING,
         allowed_lateness_us=to_micros(10_000))
     assert _host(ops, strategy, roundtrip=True) == _host(ops, strategy, roundtrip=False)
+
+
+def _split(steps_of_parts: list) -> list:
+    """Several hosts' panes, step by step, as one canonical list per step."""
+    return [sorted(sum(parts, [])) for parts in zip(*steps_of_parts)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(ops=ops_strategy, sessions=st.booleans(), combiner=st.sampled_from(list(pm.TimestampCombiner)))
+def test_panes_do_not_depend_on_which_keys_share_a_host(ops, sessions, combiner):
+    """Pane timing and timestamps are decided against each key's own output watermark, so the
+    keys hosted together give exactly the panes of each key hosted alone (as on Spark's
+    buckets or a parallel runner's partitions), late data and holds included."""
+    strategy = WindowingStrategy(
+        window_fn=pm.Sessions(60) if sessions else pm.SlidingWindows(120, 60),
+        trigger=pm.AfterWatermark(early=pm.AfterProcessingTime(30), late=pm.AfterCount(1)),
+        accumulation_mode=pm.AccumulationMode.RETRACTING, timestamp_combiner=combiner,
+        allowed_lateness_us=to_micros(10_000))
+    alone = [_host(ops, strategy, False, only=key) for key in "abc"]
+    assert _host(ops, strategy, roundtrip=False) == _split(alone)
 
 
 def test_run_after_with_block_returns_the_same_result_without_rerunning():
