@@ -225,8 +225,6 @@ class ParDoStage(Stage):
 class GroupStage(Stage):
     """GroupByKey/CombinePerKey: the runtime's kernel host, its states in memory."""
 
-    state = Stage.state + ("host",)
-
     def __init__(self, node: Any, executor: Any) -> None:
         super().__init__(node, executor)
         t: GroupByKey = node.transform
