@@ -350,7 +350,7 @@ class GroupAlsoByWindow:
         wm = k.wm
         lateness, slot, trigger, merging = self.lateness, self._wm_slot, self.trigger, self.merging
         event_time = domain == EVENT_TIME
-        fire, single, eow = self._fire, self._single_output, self.eow
+        fire, single, eow, step = self._fire, self._single_output, self.eow, k.step
         gone = _expiry_watermark(wm, lateness)
         key = None
         try:
@@ -365,7 +365,7 @@ class GroupAlsoByWindow:
                         continue
                     rec.pt = None
                 ks = store[key]
-                kow = self._kow = settle(ks, k)
+                kow = self._kow = ks.out_wm if ks.step == step else settle(ks, k)
                 window = rec.window
                 max_ts = window.max_ts
                 if not rec.closed:
