@@ -111,8 +111,13 @@ class SourceStage(Stage):
             if tag is None:
                 yield bundle
             else:
-                self.dead_letters += len(bundle)
-                self.emit(tag, bundle)
+                self.emit_dead(tag, bundle)
+
+    def emit_dead(self, tag: str, dead: list) -> None:
+        """Send the dead letters read so far, emptying the list the reader appends to."""
+        self.dead_letters += len(dead)
+        self.emit(tag, list(dead))
+        dead.clear()
 
     def push(self, bundle: list) -> None:
         self.read_count += len(bundle)
