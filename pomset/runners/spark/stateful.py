@@ -330,7 +330,7 @@ class TemplateProcessor(_Host):
             d.restore(snapshot)
         late = d.late
         meta.observe(markers)
-        d.hint([(meta.range.earliest, meta.range.latest)])
+        d.hint([meta.range])
         meta.wm = max(meta.wm, meta.input_watermark(0, self.channels[0]))
         out = d.receive([(wv.ts, wv.value) for wv in elements.get(0, ((), []))[1]])
         if meta.wm >= MAX_MICROS and not finished:
@@ -338,7 +338,7 @@ class TemplateProcessor(_Host):
             finished = True
         elif not finished:
             out += d.advance(meta.wm)
-        self.span = MarkerRange(*d.span())
+        self.span = d.span()
         hold = d.hold()
         meta.out_wm = max(meta.out_wm, meta.wm if hold is None else min(meta.wm, hold))
         self.late = d.late - late
