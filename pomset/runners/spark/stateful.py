@@ -31,8 +31,7 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
-from ...runtime.elementwise import (DoFnRunner, side_input_args, side_inputs_ready,
-                                   user_code_error)
+from ...runtime.elementwise import DoFnRunner, side_input_args, side_inputs_ready
 from ...runtime.kernel_host import KernelHost
 from ...runtime.markers import ChannelMarker, Channels, Marker, MarkerRange
 from ...triggers.reducers import Bag
