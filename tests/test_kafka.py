@@ -243,14 +243,13 @@ def test_partition_watermarks_on_their_own_clock():
 
 
 def test_spark_markers_skip_idle_channels_and_the_reader_marks_idle_partitions(kafka_broker):
-    from pomset.runners.spark import codec
-    from pomset.runners.spark.stateful import _Meta
     from pomset.runners.spark.stream_sources import KafkaReader as StreamReader
-    meta = _Meta()
-    meta.observe([(0, ("p0", 190, None)), (0, ("p1", codec.IDLE, None))])
-    assert meta.input_wm(0, ["p0", "p1"]) == 190
-    meta.observe([(0, ("p1", 50, None))])
-    assert meta.input_wm(0, ["p0", "p1"]) == 50   # the host keeps its own from going back
+    from pomset.runtime.markers import ChannelMarker, Channels
+    seen = Channels()
+    seen.observe([(0, ChannelMarker("p0", 190)), (0, ChannelMarker("p1", idle=True))])
+    assert seen.input_watermark(0, ["p0", "p1"]) == 190
+    seen.observe([(0, ChannelMarker("p1", 50))])
+    assert seen.input_watermark(0, ["p0", "p1"]) == 50   # the host keeps its own from going back
 
     topic = new_topic(kafka_broker, "idle-spark", 2)
     produce(kafka_broker, topic, [{"value": {"t": 1}, "partition": 0}])

@@ -155,14 +155,15 @@ def test_a_test_streams_steps_become_micro_batches_with_its_clocks():
 
 def test_bus_rows_keep_elements_and_markers_apart():
     from pomset.runners.spark import codec
+    from pomset.runtime.markers import ChannelMarker, MarkerRange
     wvs = [pm.WindowedValue(("k", 1), 3.0, pm.IntervalWindow(0, 10)),
            pm.WindowedValue("g", 4.0, pm.GlobalWindow())]
-    mark = codec.marker("s0", 7, None)
-    batch = codec.encode_bus(wvs, [mark], "5", keys=[b"k", None])
-    assert batch.column("t").to_pylist() == ["5"] * 3
-    assert batch.column("k").to_pylist() == [b"k", None, None]
+    marks = [ChannelMarker("s0", 7), MarkerRange(1, 5)]
+    batch = codec.encode_bus(wvs, marks, "5", keys=[b"k", None])
+    assert batch.column("t").to_pylist() == ["5"] * 4
+    assert batch.column("k").to_pylist() == [b"k", None, None, None]
     elements, markers = codec.split_stream(batch)
-    assert elements == wvs and markers == [mark]
+    assert elements == wvs and markers == marks
 
 
 def test_rows_passed_through_a_stateful_step_get_their_nulls_back():

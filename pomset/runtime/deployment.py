@@ -30,6 +30,7 @@ from ..traces.types import KeyValueType, Marker, type_name, value_fits
 from ..windowing import GLOBAL_WINDOW, NO_FIRING, WindowedValue
 from ..windowing.time import GLOBAL_WINDOW_MAX_MICROS
 from .elementwise import user_code_error
+from .markers import MarkerRange
 
 FINAL = sys.maxsize   # the block closed by the final marker
 
@@ -38,19 +39,20 @@ def block_of(ts: int, period: int) -> int:
     return FINAL if ts >= GLOBAL_WINDOW_MAX_MICROS else ts // period + 1
 
 
-def time_range(elements: Iterable[Any]) -> Tuple[Optional[int], Optional[int]]:
-    """The earliest and latest timestamps of elements before the end of time (or Nones):
-    the marker range a typed edge carries downstream."""
+def time_range(elements: Iterable[Any]) -> MarkerRange:
+    """The earliest and latest timestamps of elements before the end of time: the marker
+    range a typed edge carries downstream."""
     times = [wv.ts for wv in elements if wv.ts < GLOBAL_WINDOW_MAX_MICROS]
-    return (min(times), max(times)) if times else (None, None)
+    return MarkerRange(min(times), max(times)) if times else MarkerRange()
 
 
-def range_blocks(ranges: Iterable[Tuple[Optional[int], Optional[int]]], period: int
+def range_blocks(ranges: Iterable[MarkerRange], period: int
                  ) -> Tuple[Optional[int], Optional[int]]:
-    """The first and last blocks that marker ranges (earliest, latest µs) cover."""
+    """The first and last blocks that marker ranges cover."""
     ranges = list(ranges)
-    los = [lo for lo, _ in ranges if lo is not None]
-    his = [hi for _, hi in ranges if hi is not None and hi < GLOBAL_WINDOW_MAX_MICROS]
+    los = [r.earliest for r in ranges if r.earliest is not None]
+    his = [r.latest for r in ranges if r.latest is not None
+           and r.latest < GLOBAL_WINDOW_MAX_MICROS]
     return (block_of(min(los), period) if los else None,
             block_of(max(his), period) if his else None)
 
@@ -58,6 +60,13 @@ def range_blocks(ranges: Iterable[Tuple[Optional[int], Optional[int]]], period: 
 def as_items(elements: Iterable[WindowedValue]) -> List[Tuple[int, Any]]:
     """Elements as the (timestamp, item) pairs a deployment takes."""
     return [(wv.ts, wv.value) for wv in elements]
+
+
+def block_range(first: Optional[int], last: Optional[int], period: int) -> MarkerRange:
+    """The marker range of the blocks `first` to `last` (Nones where unknown): from the first
+    one's start to the last one's end."""
+    return MarkerRange(None if first is None else (first - 1) * period,
+                       None if last is None else last * period - 1)
 
 
 def as_elements(outs: List[Tuple[int, Any]]) -> List[WindowedValue]:
@@ -341,18 +350,16 @@ class Deployment:
                 self._process(self._take(self.open))
         return out + self._merge()
 
-    def hint(self, ranges: List[Tuple[Optional[int], Optional[int]]]) -> None:
-        """The ranges (earliest, latest timestamp µs) of the edges upstream
-        (`Fusion.range_sources`): this step's markers start no later than the earliest's
-        block and, when the input ends, run at least to the latest's, as the markers of a
-        source reach every step downstream of it."""
+    def hint(self, ranges: List[MarkerRange]) -> None:
+        """The marker ranges of the edges upstream (`Fusion.range_sources`): this step's
+        markers start no later than the earliest's block and, when the input ends, run at
+        least to the latest's, as the markers of a source reach every step downstream of it."""
         self.first_hint, self.last_hint = range_blocks(ranges, self.period)
 
-    def span(self) -> Tuple[Optional[int], Optional[int]]:
-        """This step's marker range as (earliest, latest) timestamps µs, for steps after it."""
-        lo = None if self.first is None else (self.first - 1) * self.period
-        last = self.end if self.end is not None else self.last
-        return lo, None if last is None else last * self.period - 1
+    def span(self) -> MarkerRange:
+        """This step's marker range, for steps after it."""
+        return block_range(self.first, self.end if self.end is not None else self.last,
+                           self.period)
 
     def finish(self, last: Optional[int] = None) -> List[Tuple[int, Any]]:
         """The input ended: markers up to the block of the last item, or later to `last`

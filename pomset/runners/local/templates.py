@@ -5,10 +5,11 @@ declaration passes its elements on and keeps their range."""
 from __future__ import annotations
 
 import random
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional
 
 from ...runtime.fusion import Fusion
 from ...runtime.deployment import Deployment, as_elements, as_items, time_range
+from ...runtime.markers import MarkerRange
 from ...windowing import MAX_MICROS
 from .stages import FlattenStage, Stage
 
@@ -17,22 +18,18 @@ class TypedStage(FlattenStage):
     """pm.Typed: elements pass through; the earliest and latest timestamps seen are its
     edge's marker range for the template steps downstream."""
 
-    state = Stage.state + ("lo", "hi")
+    state = Stage.state + ("range",)
 
     def __init__(self, node: Any, executor: Any) -> None:
         super().__init__(node, executor)
-        self.lo: Optional[int] = None
-        self.hi: Optional[int] = None
+        self.range = MarkerRange()
 
     def receive(self, index: int, bundle: list) -> None:
-        lo, hi = time_range(bundle)
-        if lo is not None:
-            self.lo = lo if self.lo is None else min(self.lo, lo)
-            self.hi = hi if self.hi is None else max(self.hi, hi)
+        self.range = self.range | time_range(bundle)
         super().receive(index, bundle)
 
-    def span(self) -> Tuple[Optional[int], Optional[int]]:
-        return self.lo, self.hi
+    def span(self) -> MarkerRange:
+        return self.range
 
 
 class TemplateStage(Stage):
@@ -73,7 +70,7 @@ class TemplateStage(Stage):
             producer = self.executor.producer_of
             self.deployment.hint([producer[id(n.outputs[None])].span() for n in self.sources])
 
-    def span(self) -> Tuple[Optional[int], Optional[int]]:
+    def span(self) -> MarkerRange:
         return self.deployment.span()
 
     def _emit(self, outs: list) -> None:

@@ -5,7 +5,8 @@ window, pickled; all three null for the global window), `p` (the pane: null for 
 bytes), `d` (the diff); a keyed form adds `k`, the pickled key Spark groups by, and a tagged
 form `t`, the output tag of a multi-output step. A streaming query's rows (`STREAM`) carry
 `t` and `m` on every row: `m` is null on an element and, on a marker row (all element columns
-null), the pickled `Marker` that carries a channel's watermark and clock downstream.
+null), a pickled `pomset.runtime.markers.Marker`: a channel's watermark and clock, or a typed
+edge's marker range, carried downstream.
 
 Values pickle with the standard pickler; what refers to `__main__` (classes defined in the
 pipeline's script) or cannot be pickled by reference (lambdas) is pickled by value with
@@ -14,11 +15,12 @@ from __future__ import annotations
 
 import pickle
 import struct
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import pyarrow as pa
 from pyspark import cloudpickle
 
+from ...runtime.markers import Marker, MarkerRange
 from ...windowing import (GLOBAL_WINDOW, NO_FIRING, IntervalWindow, PaneInfo, PaneTiming,
                           WindowedValue)
 
@@ -85,9 +87,10 @@ class _Memo(dict):
 
 def encode(elements: Sequence[WindowedValue], keys: Optional[Sequence[bytes]] = None,
            tags: Optional[Sequence[Optional[str]]] = None,
-           markers: Optional[Sequence[bytes]] = None) -> pa.RecordBatch:
+           markers: Optional[Sequence[Any]] = None) -> pa.RecordBatch:
     """Elements as a record batch (with their pickled keys, or their output tags); given
-    `markers` (possibly none), as streaming rows followed by one marker row per marker."""
+    `markers` (possibly none), as streaming rows followed by one marker row per marker (its
+    `m` the marker pickled)."""
     p_of, x_of = _Memo(pane_bytes).bytes_of, _Memo(dumps).bytes_of
     vs, tss, wss, wes, wxs, ps, ds = [], [], [], [], [], [], []
     for wv in elements:
@@ -110,7 +113,7 @@ def encode(elements: Sequence[WindowedValue], keys: Optional[Sequence[bytes]] = 
         tags = list(tags) if tags is not None else [None] * n
         for column in columns + [tags]:
             column.extend([None] * len(markers))
-        ms = [None] * n + list(markers)
+        ms = [None] * n + [pickle.dumps(m, protocol=5) for m in markers]
         if keys is not None:
             keys = list(keys) + [None] * len(markers)
     arrays = [pa.array(c, f.type) for c, f in zip(columns, _ARROW)]
@@ -178,7 +181,7 @@ def batches(elements: Iterable[WindowedValue], size: int) -> Iterable[pa.RecordB
         yield encode(chunk)
 
 
-def encode_bus(elements: Sequence[WindowedValue], markers: Sequence[bytes], address: str,
+def encode_bus(elements: Sequence[WindowedValue], markers: Sequence[Any], address: str,
                keys: Optional[Sequence[Optional[bytes]]] = None) -> pa.RecordBatch:
     """Rows of a streaming query's bus (`KEYED_STREAM`): elements and then markers, all of the
     PCollection at `address` (in `t`), with their pickled keys if given."""
@@ -196,7 +199,7 @@ COUNTS = "#counts"   # the bus address of rows carrying a stateful step's counts
 def counts_row(label: str, counts: Dict[str, int], on_bus: bool = True) -> pa.RecordBatch:
     """A row telling the driver that step `label` counted `counts` in a micro-batch: a bus
     row, or (`on_bus=False`) a source's row (`STREAM`)."""
-    payload = [pickle.dumps((label, counts), protocol=5)]
+    payload = [(label, counts)]
     if on_bus:
         return encode_bus([], payload, COUNTS)
     columns = encode([], tags=[], markers=payload).columns
@@ -204,34 +207,17 @@ def counts_row(label: str, counts: Dict[str, int], on_bus: bool = True) -> pa.Re
     return pa.RecordBatch.from_arrays(columns, schema=STREAM_ARROW)
 
 
-#: A marker's watermark for a channel that has gone idle: it holds nothing back until its
-#: next marker with a watermark (see `pomset.sdk.io.kafka.source_watermark`).
-IDLE = "idle"
-# the pseudo-channels of the marker rows that carry a typed edge's marker range downstream (see
-# `stateful.TemplateProcessor`): SPAN's "watermark" is the latest timestamp on the edge, FIRST's
-# the earliest, negated (a channel's watermark only goes forward, so its maximum is kept)
-SPAN = "#span"
-FIRST = "#first"
+def range_markers(r: MarkerRange) -> List[MarkerRange]:
+    """The marker rows that carry a typed edge's marker range on: none when it is empty."""
+    return [] if r.empty else [r]
 
 
-def range_markers(lo: Optional[int], hi: Optional[int]) -> List[bytes]:
-    """The marker rows saying a typed edge's timestamps reach from `lo` to `hi` (µs)."""
-    return ([marker(FIRST, -lo, None)] if lo is not None else []) + (
-        [marker(SPAN, hi, None)] if hi is not None else [])
-
-
-def marker(channel: str, wm: Any, pt: Optional[int]) -> bytes:
-    """A marker row's payload: channel `channel` has reached watermark `wm` (µs, or `IDLE`) at
-    processing time `pt` (µs; None when the channel does not drive the clock)."""
-    return pickle.dumps((channel, wm, pt), protocol=5)
-
-
-def split_stream(batch: Any) -> tuple:
-    """A streaming batch's (elements, its markers' payloads)."""
+def split_stream(batch: Any) -> Tuple[List[WindowedValue], List[Marker]]:
+    """A streaming batch's elements and markers."""
     import pyarrow.compute as pc
     m = batch.column("m")
     if m.null_count == len(m):
         return decode(batch), []
     is_element = pc.is_null(m)
     markers = batch.filter(pc.invert(is_element)).column("m").to_pylist()
-    return decode(batch.filter(is_element)), markers
+    return decode(batch.filter(is_element)), [loads(b) for b in markers]

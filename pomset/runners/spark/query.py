@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-import pickle
 import shutil
 import tempfile
 import time
 from typing import Any, Dict, List, Tuple
 
+from ...runtime.markers import ChannelMarker
 from ...sdk.io.kafka import WriteToKafka
 from ...sdk.io.kafka_clients import KafkaOutput
 from ...sdk.result import PipelineResult
@@ -81,11 +81,12 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
         def deliver(table: Any, batch_id: int, fresh: bool) -> None:
             is_counts = pc.equal(table.column("t"), codec.COUNTS)
             counted = table.filter(is_counts).column("m").to_pylist()
-            for label, batch_counts in map(pickle.loads, counted):
+            for label, batch_counts in map(codec.loads, counted):
                 for name, n in batch_counts.items():
                     step_counts[label][name] = step_counts[label].get(name, 0) + n
             markers = table.filter(pc.invert(is_counts)).column("m").drop_null().to_pylist()
-            clocks = [pt for _, _, pt in map(pickle.loads, markers) if pt is not None]
+            clocks = [m.processing_time for m in map(codec.loads, markers)
+                      if isinstance(m, ChannelMarker) and m.processing_time is not None]
             clock[0] = max(clocks + ([clock[0]] if clock[0] is not None else []),
                            default=now_micros())
             for target, nodes in zip(targets, writes):

@@ -11,8 +11,9 @@ synchronization markers do, and the bucket keeps the kernel's wake-ups itself.
 
 State, in Spark state variables: the keys' window states (`keys`: shard -> the pickled
 `KeyState`s of the bucket's keys that hash to it, so a micro-batch reads and writes a shard
-per round trip to the state store, not a key), and the bucket's `meta`: the watermark per
-upstream channel, the clocks, the output watermark, and the wake-ups and holds the kernel
+per round trip to the state store, not a key), and the bucket's `meta`: what its markers said
+(`pomset.runtime.markers.Channels`: the watermark per upstream channel, the clock, the marker
+range upstream), the output watermark, and the wake-ups and holds the kernel
 asked for, as heaps of (time, pickled key) checked lazily against the key's state when due.
 Each micro-batch a bucket moves its processing clock to the latest its markers show, takes its
 elements at that time, fires the processing-time wake-ups now due, then moves the watermark
@@ -24,17 +25,17 @@ from __future__ import annotations
 
 import pickle
 import zlib
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
 import pandas as pd
 import pyarrow as pa
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
 from ...runtime.elementwise import DoFnRunner
+from ...runtime.kernel_host import KernelHost
+from ...runtime.markers import ChannelMarker, Channels, Marker, MarkerRange
 from ...runtime.side_inputs import SideInputBuffer
 from ...runtime.watermarks import output_watermark
-from ...sdk.io.kafka import source_watermark
-from ...runtime.kernel_host import KernelHost
 from ...windowing import MAX_MICROS, MIN_MICROS
 from . import codec
 
@@ -44,6 +45,8 @@ _NULLABLE = {pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int32Dtype()}
 # µs time exactly: the plan fills those nulls with 0 before the stateful step (no element has a
 # null time or diff; a window start equal to its end stands for "no interval window").
 FILLED = ("ts", "ws", "we", "d")
+# the columns of an input's element rows a host takes: the pickled key and the element columns
+_TAKEN = ("k",) + tuple(codec.ELEMENT_ARROW.names)
 
 
 def _with_nulls(frame: Any) -> Any:
@@ -56,45 +59,15 @@ def _with_nulls(frame: Any) -> Any:
     return frame
 
 
-class _Meta:
-    """A bucket's clocks and watermarks (per (input, channel) upstream) and, for a grouping,
-    its pending wake-ups and holds."""
+class _Meta(Channels):
+    """A bucket's channels (`Channels`: upstream watermarks, clock, marker range), its input
+    and output watermarks and, for a grouping, its pending wake-ups and holds."""
 
     def __init__(self) -> None:
-        self.wms: Dict[tuple, int] = {}
-        self.idle: set = set()
+        super().__init__()
         self.wm = MIN_MICROS
-        self.pt = 0
         self.out_wm = MIN_MICROS
         self.kernel: Optional[Dict[str, Any]] = None   # a grouping's saved kernel host queues
-
-    def observe(self, markers: List[tuple]) -> None:
-        """Take markers ((input, (channel, wm, pt))): channel watermarks only go forward, the
-        clock to the latest it is shown."""
-        for index, (channel, wm, pt) in markers:
-            if wm == codec.IDLE:
-                self.idle.add((index, channel))
-            else:
-                self.idle.discard((index, channel))
-                if wm > self.wms.get((index, channel), MIN_MICROS):
-                    self.wms[(index, channel)] = wm
-            if pt is not None and pt > self.pt:
-                self.pt = pt
-
-    def upstream_range(self) -> Tuple[Optional[int], Optional[int]]:
-        """The marker range (earliest, latest µs) of the typed edges upstream, from the range
-        pseudo-channels (`codec.SPAN`, `codec.FIRST`) of any input."""
-        firsts = [-wm for (_, c), wm in self.wms.items() if c == codec.FIRST]
-        spans = [wm for (_, c), wm in self.wms.items() if c == codec.SPAN]
-        return min(firsts, default=None), max(spans, default=None)
-
-    def input_wm(self, index: int, channels: Sequence[str]) -> int:
-        """The minimum over an input's channels that are not idle (callers keep it from
-        going back)."""
-        if not channels:
-            return MAX_MICROS
-        return source_watermark(((self.wms.get((index, c), MIN_MICROS), (index, c) in self.idle)
-                                 for c in channels), MIN_MICROS)
 
 
 class _Host(StatefulProcessor):
@@ -119,15 +92,16 @@ class _Host(StatefulProcessor):
         """`rows`: pandas frames of the bucket's bus rows; yields frames of bus rows."""
         bucket = int(key[0])
         inputs: Dict[int, List[list]] = {}
-        markers = []
+        markers: List[Tuple[int, Marker]] = []
         names = codec.KEYED_STREAM_ARROW.names
         for frame in rows:
             no_interval = frame["ws"] == frame["we"]
-            columns = [frame[name].tolist() for name in names]
-            columns[3] = [None if n else x for x, n in zip(columns[3], no_interval)]
-            columns[4] = [None if n else x for x, n in zip(columns[4], no_interval)]
+            columns = {name: frame[name].tolist() for name in names}
+            for name in ("ws", "we"):
+                columns[name] = [None if n else x for x, n in zip(columns[name], no_interval)]
+            taken = [columns[name] for name in _TAKEN]
             kept = []
-            for i, (t, m) in enumerate(zip(columns[8], columns[9])):
+            for i, (t, m) in enumerate(zip(columns["t"], columns["m"])):
                 indices = self.inputs.get(t)
                 own = indices is not None and indices[0] == 0 and m is None and self.routed(t)
                 if indices is None or (t in self.retained and (own or bucket == 0)):
@@ -135,25 +109,26 @@ class _Host(StatefulProcessor):
                 if indices is None:
                     continue
                 if m is not None:
-                    markers += [(index, pickle.loads(m)) for index in indices]
+                    marker = codec.loads(m)
+                    markers += [(index, marker) for index in indices]
                     continue
                 for index in indices:
                     if index == 0 and not own and bucket != 0:
                         continue   # a main element sent to every bucket (also a side input)
                     into = inputs.get(index)
                     if into is None:
-                        into = inputs[index] = [[] for _ in range(8)]
-                    for column, values in zip(into, columns):
+                        into = inputs[index] = [[] for _ in _TAKEN]
+                    for column, values in zip(into, taken):
                         column.append(values[i])
             if kept:
                 yield _with_nulls(frame.iloc[kept][names])
         meta = pickle.loads(self.meta.get()[0]) if self.meta.exists() else _Meta()
-        elements = {index: (columns[0], codec.decode_columns(*columns[1:]))
-                    for index, columns in inputs.items()}
+        elements = {index: (keys, codec.decode_columns(*element_columns))
+                    for index, (keys, *element_columns) in inputs.items()}
         outputs = self.step(meta, elements, markers)
         self.meta.update((pickle.dumps(meta, protocol=5),))
-        mark = [codec.marker(f"{self.out_channel}#{bucket}", meta.out_wm, meta.pt)]
-        mark += self.range_markers(meta)
+        progress = ChannelMarker(f"{self.out_channel}#{bucket}", meta.out_wm, meta.clock)
+        mark = [progress, *codec.range_markers(self.marker_range(meta))]
         batches = [codec.encode_bus(outputs.get(tag, []), mark, address)
                    for tag, address in self.outs.items()]
         counts = self.counts()
@@ -166,15 +141,15 @@ class _Host(StatefulProcessor):
         """What the last micro-batch counted (late and dropped elements), for the metrics."""
         return {}
 
-    def range_markers(self, meta: _Meta) -> List[bytes]:
-        """The marker range of typed edges upstream, sent on downstream (`codec.SPAN`)."""
-        return codec.range_markers(*meta.upstream_range())
+    def marker_range(self, meta: _Meta) -> MarkerRange:
+        """The marker range this host sends on downstream: that of the typed edges upstream."""
+        return meta.range
 
     def routed(self, address: str) -> bool:
         """Whether the main input's elements at `address` are sent to one bucket (by key)."""
         return True
 
-    def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[tuple]
+    def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[Tuple[int, Marker]]
              ) -> Dict[Optional[str], list]:
         """The outputs by tag of one micro-batch, updating `meta`."""
         raise NotImplementedError
@@ -196,7 +171,7 @@ class KernelProcessor(_Host):
         super().init(handle)
         self.keys = handle.getMapState("keys", "shard int", "states binary")
 
-    def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[tuple]
+    def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[Tuple[int, Marker]]
              ) -> Dict[Optional[str], list]:
         """One micro-batch as one step of the runtime's kernel host, its keys' states loaded
         from and saved to this bucket's state shards."""
@@ -207,10 +182,10 @@ class KernelProcessor(_Host):
         meta.observe(markers)
         kbs, values = elements.get(0, ((), []))
         out: list = []
-        host.processing_time(meta.pt, out)
+        host.processing_time(meta.clock, out)
         if values:
             host.elements(values, out, keys=[states.key(kb) for kb in set(kbs)])
-        host.watermark(meta.input_wm(0, self.channels[0]), out)
+        host.watermark(meta.input_watermark(0, self.channels[0]), out)
         meta.wm, meta.out_wm = host.input_watermark, host.output_watermark()
         host.end_step()
         meta.kernel = host.save_queues(key_form=states.kb_of.__getitem__)
@@ -241,7 +216,7 @@ class SideInputProcessor(_Host):
         self.runner = DoFnRunner(self.transform, list(self.outs), self.label)
         self.runner.setup()
 
-    def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[tuple]
+    def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[Tuple[int, Marker]]
              ) -> Dict[Optional[str], list]:
         buffer = SideInputBuffer(self.transform, self.sides)
         if self.data.exists():
@@ -249,8 +224,8 @@ class SideInputProcessor(_Host):
         for j in range(len(self.sides)):
             buffer.add_side(j, elements.get(j + 1, ((), []))[1])
         meta.observe(markers)
-        side_wms = [meta.input_wm(j + 1, self.channels[j + 1]) for j in range(len(self.sides))]
-        meta.wm = max(meta.wm, meta.input_wm(0, self.channels[0]))
+        side_wms = [meta.input_watermark(j + 1, self.channels[j + 1]) for j in range(len(self.sides))]
+        meta.wm = max(meta.wm, meta.input_watermark(0, self.channels[0]))
         ready = buffer.ready(elements.get(0, ((), []))[1], side_wms)
         outputs: Dict[Optional[str], list] = {}
         if ready:
@@ -321,7 +296,7 @@ def _shard(kb: bytes) -> int:
 class TemplateProcessor(_Host):
     """A keyed template step per bucket of keys (each bucket one instance of the step's
     `Deployment`, its state a snapshot in a Spark state variable). Every bucket sees every
-    marker, and also the range rows (`codec.SPAN`, `codec.FIRST`) that typed declarations,
+    marker, and also the range rows (`MarkerRange`s) that typed declarations,
     template steps and the step's own keying task send to all buckets: so every instance
     passes the markers of the whole input's range, as a single instance would; it sends its
     own range on."""
@@ -332,13 +307,13 @@ class TemplateProcessor(_Host):
         super().__init__(label, ins, channels, {None: out}, retained, out_channel)
         self.template_step, self.sort = step, sort
         self.late = 0
-        self.span: tuple = (None, None)
+        self.span = MarkerRange()
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         super().init(handle)
         self.state = handle.getValueState("deployment", "b binary")
 
-    def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[tuple]
+    def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[Tuple[int, Marker]]
              ) -> Dict[Optional[str], list]:
         from ...runtime.deployment import Deployment, as_elements, as_items
         d = Deployment(self.template_step, self.label, parallelism=1, sort=self.sort)
@@ -348,8 +323,8 @@ class TemplateProcessor(_Host):
             d.restore(snapshot)
         late = d.late
         meta.observe(markers)
-        d.hint([meta.upstream_range()])
-        meta.wm = max(meta.wm, meta.input_wm(0, self.channels[0]))
+        d.hint([meta.range])
+        meta.wm = max(meta.wm, meta.input_watermark(0, self.channels[0]))
         out = d.receive(as_items(elements.get(0, ((), []))[1]))
         if meta.wm >= MAX_MICROS and not finished:
             out += d.finish()
@@ -366,8 +341,5 @@ class TemplateProcessor(_Host):
     def counts(self) -> Dict[str, int]:
         return {"late": self.late}
 
-    def range_markers(self, meta: _Meta) -> List[bytes]:
-        ranges = [meta.upstream_range(), self.span]
-        los = [lo for lo, _ in ranges if lo is not None]
-        his = [hi for _, hi in ranges if hi is not None]
-        return codec.range_markers(min(los, default=None), max(his, default=None))
+    def marker_range(self, meta: _Meta) -> MarkerRange:
+        return meta.range | self.span

@@ -28,6 +28,7 @@ from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
 from ...runtime.reads import read_bundles
 from ...sdk.io.base import expand_pattern
+from ...runtime.markers import ChannelMarker
 from ...sdk.io.kafka_clients import read_range
 from ...windowing import MAX_MICROS, MIN_MICROS, now_micros
 from . import codec
@@ -55,7 +56,7 @@ def _ipc(batch: pa.RecordBatch) -> bytes:
 def script(channel: str, steps: List[tuple]) -> List[bytes]:
     """Micro-batches for `pomset_steps`: each step (elements, watermark, processing time or
     None) as its encoded rows, the elements and then the marker."""
-    return [_ipc(codec.encode(elements, markers=[codec.marker(channel, wm, pt)]))
+    return [_ipc(codec.encode(elements, markers=[ChannelMarker(channel, wm, pt)]))
             for elements, wm, pt in steps]
 
 
@@ -169,7 +170,7 @@ class FilesReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         kind, arg = partition.value
         if kind == "clock":
             clock = now_micros() if self.real_clock else None
-            yield codec.encode([], markers=[codec.marker(self.channel, arg, clock)])
+            yield codec.encode([], markers=[ChannelMarker(self.channel, arg, clock)])
             return
         yield from self._read_file(arg)
 
@@ -183,7 +184,7 @@ class FilesReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             yield codec.encode(bundle, tags=[tag] * len(bundle), markers=[])
         ooo = self.out_of_orderness_us
         wm = MIN_MICROS if ooo is None or latest == MIN_MICROS else latest - ooo
-        yield codec.encode([], markers=[codec.marker(self.channel, wm, None)])
+        yield codec.encode([], markers=[ChannelMarker(self.channel, wm)])
         yield codec.counts_row(self.label, {"read": read}, on_bus=False)
 
     def commit(self, end: dict) -> None:
@@ -208,11 +209,12 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     Each partition is a channel of its own: a task reads its offset range and ends with a
     marker of its largest event time less the allowed out-of-orderness; the micro-batch's
-    clock task marks partitions idle for longer than the source's `idle_timeout` (`IDLE`)
-    and partitions read to their end (the end of time). What that task says (the clock, the
-    idle and the finished partitions) is decided when the micro-batch is planned and kept in
-    its end offset, so a micro-batch Spark runs again after a restart computes exactly what it
-    computed before: the output it committed to Kafka then stays consistent with the state."""
+    clock task marks partitions idle for longer than the source's `idle_timeout` (an idle
+    `ChannelMarker`) and partitions read to their end (the end of time). What that task says
+    (the clock, the idle and the finished partitions) is decided when the micro-batch is
+    planned and kept in its end offset, so a micro-batch Spark runs again after a restart
+    computes exactly what it computed before: the output it committed to Kafka then stays
+    consistent with the state."""
 
     def __init__(self, channels: Dict[str, str], source: Any, label: str, group_id: str,
                  until_latest: bool, interval_s: float, real_clock: bool) -> None:
@@ -292,9 +294,9 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if kind == "clock":
             _, clock, idle, finished = partition.value
             first = next(iter(self.channels.values()))
-            markers = ([codec.marker(first, MIN_MICROS, clock)]
-                       + [codec.marker(self.channels[p], codec.IDLE, None) for p in idle]
-                       + [codec.marker(self.channels[p], MAX_MICROS, None) for p in finished])
+            markers = ([ChannelMarker(first, processing_time=clock)]
+                       + [ChannelMarker(self.channels[p], idle=True) for p in idle]
+                       + [ChannelMarker(self.channels[p], MAX_MICROS) for p in finished])
             yield codec.encode([], markers=markers)
             return
         _, name, first, stop = partition.value
@@ -307,7 +309,7 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             consumer.close()
         wm = MIN_MICROS if latest == MIN_MICROS else latest - source.out_of_orderness_us
         yield codec.encode(out + dead, tags=[None] * len(out) + [source.dead_letter_tag] * len(dead),
-                           markers=[codec.marker(self.channels[name], wm, None)])
+                           markers=[ChannelMarker(self.channels[name], wm)])
         yield codec.counts_row(self.label, {"read": len(out)}, on_bus=False)
 
     def commit(self, end: dict) -> None:

@@ -405,13 +405,13 @@ def _run_ops(b: pa.RecordBatch, ops: List[_Op], fns: list, consumed: Set[str],
             entry[0].extend(results.get(tag, ()))
             entry[1].extend(markers)
             if op.ranges:
-                entry[1].extend(codec.range_markers(*time_range(elements)))
+                entry[1].extend(codec.range_markers(time_range(elements)))
             fresh[out] = op.fresh(tag, owned)
     for a, (elements, markers) in pending.items():
         if a not in needed and a != key_address:
             continue
         if spans and a == key_address:
-            markers = markers + codec.range_markers(*time_range(elements))
+            markers = markers + codec.range_markers(time_range(elements))
         for i in range(0, max(len(elements), 1), BATCH_ROWS):
             chunk = elements[i:i + BATCH_ROWS]
             last = i + BATCH_ROWS >= len(elements)

@@ -22,8 +22,9 @@ import pyarrow as pa
 
 from ...sdk.errors import PipelineConstructionError
 from ...runtime.fusion import Fusion
-from ...runtime.deployment import (Deployment, as_elements, as_items, range_blocks,
-                                  stable_hash)
+from ...runtime.deployment import (Deployment, as_elements, as_items, block_range,
+                                  range_blocks, stable_hash)
+from ...runtime.markers import MarkerRange
 from ...traces.templates import TemplateStep
 from ...windowing import WindowedValue
 from ...windowing.time import GLOBAL_WINDOW_MAX_MICROS
@@ -57,7 +58,7 @@ def check_order(node: Any, fusion: Fusion, chains: bool = True) -> None:
 
 def translate(plan: Any, node: Any, fusion: Fusion, ranges: dict) -> Any:
     """The DataFrame (or pending Python steps) of a template step's output. `ranges` maps
-    each translated typed node to a function giving its marker range (earliest, latest µs),
+    each translated typed node to a function giving its marker range (`MarkerRange`),
     computed once, when a step downstream asks: a step's markers cover those upstream."""
     step: TemplateStep = node.transform
     source = node.inputs[0]
@@ -67,15 +68,10 @@ def translate(plan: Any, node: Any, fusion: Fusion, ranges: dict) -> Any:
     period = step.period
     times = _memo(lambda: _times(plan.df(source)))
     upstream = [ranges[id(n)] for n in fusion.range_sources(node)]
-    marked = _memo(lambda: range_blocks([times()[:2]] + [r() for r in upstream], period))
-
-    def marker_range() -> Tuple[Optional[int], Optional[int]]:
-        first, last = marked()
-        return (None if first is None else (first - 1) * period,
-                None if last is None else last * period - 1)
-    ranges[id(node)] = _memo(marker_range)
+    marked = _memo(lambda: range_blocks([times()[0]] + [r() for r in upstream], period))
+    ranges[id(node)] = _memo(lambda: block_range(*marked(), period))
     if step.kind() == "stateless":
-        return _stateless(plan, node, step, lambda: times()[2], marked)
+        return _stateless(plan, node, step, lambda: times()[1], marked)
     if _chained(node, fusion) is not None:
         return _after_ordered(plan, node, step, marked()[1])
     return _keyed(plan, node, step, fusion.sort_of(node), lambda: marked()[1])
@@ -83,7 +79,7 @@ def translate(plan: Any, node: Any, fusion: Fusion, ranges: dict) -> Any:
 
 def typed_range(plan: Any, node: Any, ranges: dict) -> None:
     """Register a `Typed` node's marker range: the earliest and latest timestamps on it."""
-    ranges[id(node)] = _memo(lambda: _times(plan.df(node.outputs[None]))[:2])
+    ranges[id(node)] = _memo(lambda: _times(plan.df(node.outputs[None]))[0])
 
 
 def _memo(fn: Callable[[], Any]) -> Callable[[], Any]:
@@ -118,15 +114,15 @@ def _stateless(plan: Any, node: Any, step: TemplateStep, final: Callable[[], boo
     return plan._step_df(mapped).unionAll(marks_df)
 
 
-def _times(df: Any) -> tuple:
-    """(earliest, latest timestamp before the end of time, whether any is at the end of
-    time) of a DataFrame's elements."""
+def _times(df: Any) -> Tuple[MarkerRange, bool]:
+    """The marker range of a DataFrame's elements (their earliest and latest timestamps
+    before the end of time) and whether any is at the end of time."""
     from pyspark.sql import functions as F
     regular = F.col("ts") < F.lit(GLOBAL_WINDOW_MAX_MICROS)
     row = df.agg(F.min(F.when(regular, F.col("ts"))).alias("lo"),
                  F.max(F.when(regular, F.col("ts"))).alias("hi"),
                  F.max(F.when(~regular, F.lit(1))).alias("end")).collect()[0]
-    return row["lo"], row["hi"], bool(row["end"])
+    return MarkerRange(row["lo"], row["hi"]), bool(row["end"])
 
 
 def _keyed(plan: Any, node: Any, step: TemplateStep, sort: Optional[Any], end: Any) -> Any:
