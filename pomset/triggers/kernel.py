@@ -135,13 +135,14 @@ def settle(ks: KeyState, k: TimeView) -> int:
     minimum of the input watermark as of the previous step and the key's holds, which have
     not changed since it was last touched (so no step in between could have raised it more)."""
     if ks.step != k.step:
-        hold = k.settled_wm
-        for rec in ks.values():
-            if rec.hold is not None and rec.hold < hold:
-                hold = rec.hold
-        if hold > ks.out_wm:
-            ks.out_wm = hold
         ks.step = k.step
+        hold = k.settled_wm
+        if hold > ks.out_wm:   # else no hold can raise it (a batch's input, a still watermark)
+            for rec in ks.values():
+                if rec.hold is not None and rec.hold < hold:
+                    hold = rec.hold
+            if hold > ks.out_wm:
+                ks.out_wm = hold
     return ks.out_wm
 
 
@@ -217,7 +218,6 @@ class GroupAlsoByWindow:
         self._single_output = None if self.retracting else getattr(reducer, "output", None)
         self.timer_requests: Dict[str, Dict[int, list]] = {EVENT_TIME: {}, PROCESSING_TIME: {}}
         self.hold_requests: list = []
-        self._kow = MIN_MICROS   # the output watermark of the key being processed (settled)
 
     # --- inputs ---------------------------------------------------------------------------
     def process_bundle(self, store: Dict[Any, KeyState], bundle: Sequence[WindowedValue],
@@ -246,9 +246,7 @@ class GroupAlsoByWindow:
                 ks = store.get(key)
                 if ks is None:
                     ks = store[key] = KeyState()
-                if ks.step != step:
-                    settle(ks, k)
-                self._kow = ks.out_wm
+                kow = ks.out_wm if ks.step == step else settle(ks, k)
                 ts, window = wv.ts, wv.window
                 if window.max_ts + lateness < gone:
                     counters.dropped_expired += 1
@@ -274,7 +272,7 @@ class GroupAlsoByWindow:
                     rec.acc = add(rec.acc, value, wv.diff)
                 rec.pending = True
                 if hold:
-                    self._hold(rec, key, ts)
+                    self._hold(rec, key, ts, kow)
                 if slot is not None and rec.pt is None and wm <= rec.window.max_ts:
                     # Fast paths for the plain watermark trigger (Beam's default) while the
                     # watermark has not passed the window, where _on_element (the general
@@ -298,7 +296,7 @@ class GroupAlsoByWindow:
                         rec.et = end
                         self._request(EVENT_TIME, end, key, rec)
                         continue
-                self._on_element(key, rec, value, ts, out)
+                self._on_element(key, rec, value, ts, out, kow)
         except ElementError:
             raise
         except Exception as e:
@@ -365,7 +363,7 @@ class GroupAlsoByWindow:
                         continue
                     rec.pt = None
                 ks = store[key]
-                kow = self._kow = ks.out_wm if ks.step == step else settle(ks, k)
+                kow = ks.out_wm if ks.step == step else settle(ks, k)
                 window = rec.window
                 max_ts = window.max_ts
                 if not rec.closed:
@@ -382,12 +380,12 @@ class GroupAlsoByWindow:
                                                 _FIRST_PANES[False, on_time, True], 1))
                             rec.closed = True
                         elif rec.ts[slot] == 1 and wm > max_ts:
-                            fire(key, rec, out)
+                            fire(key, rec, out, kow)
                     elif trigger._should_fire(k, rec, 0):
-                        fire(key, rec, out)
+                        fire(key, rec, out, kow)
                 if max_ts + lateness < gone:
                     if not rec.closed and (rec.pending or not rec.nonspec):
-                        fire(key, rec, out, final=True)
+                        fire(key, rec, out, kow, final=True)
                     rec.et = rec.pt = None   # gone: its other requests no longer stand
                     del ks[window]
                     if merging:
@@ -420,15 +418,16 @@ class GroupAlsoByWindow:
         return pickle.loads(data)
 
     # --- internals ------------------------------------------------------------------------
-    def _on_element(self, key: Any, rec: WindowRec, value: Any, ts: int, out: list) -> None:
+    def _on_element(self, key: Any, rec: WindowRec, value: Any, ts: int, out: list,
+                    kow: int) -> None:
         """An element added to `rec`, through the trigger objects: fire if they say so."""
         trigger = self.trigger
         trigger._on_element(self.k, rec, 0, value, ts)
         if trigger._should_fire(self.k, rec, 0):
-            self._fire(key, rec, out)
+            self._fire(key, rec, out, kow)
         self._schedule(key, rec)
 
-    def _hold(self, rec: WindowRec, key: Any, ts: int) -> None:
+    def _hold(self, rec: WindowRec, key: Any, ts: int, kow: int) -> None:
         """Where the pending pane will be output, and whether that holds the watermark."""
         k = self.k
         if self.eow:
@@ -437,7 +436,7 @@ class GroupAlsoByWindow:
             t = ts if ts >= k.wm else rec.window.max_ts
             if rec.hold is not None:
                 t = self.combiner.combine(rec.hold, t)
-        if t != rec.hold and t >= self._kow:
+        if t != rec.hold and t >= kow:
             rec.hold = t
             self.hold_requests.append((t, key, rec.window))
 
@@ -471,7 +470,9 @@ class GroupAlsoByWindow:
         entries.append(key)
         entries.append(rec)
 
-    def _fire(self, key: Any, rec: WindowRec, out: list, final: bool = False) -> None:
+    def _fire(self, key: Any, rec: WindowRec, out: list, kow: int, final: bool = False) -> None:
+        """Emit the window's pane (`kow`: its key's output watermark, which decides ON_TIME or
+        LATE), as the trigger fires or (`final`) the window expires."""
         if type(rec.ts) is tuple:   # the shared armed state: this window's own copy changes
             rec.ts = list(rec.ts)
         k = self.k
@@ -495,7 +496,7 @@ class GroupAlsoByWindow:
             finished = self.trigger._on_fire(k, rec, 0)
         if wm <= max_ts:
             timing = EARLY
-        elif rec.nonspec or self._kow > max_ts:
+        elif rec.nonspec or kow > max_ts:
             timing = LATE
         else:
             timing = ON_TIME
@@ -570,13 +571,11 @@ class GroupAlsoByWindow:
                 rec.closed = all(s.closed for s in prior)
             # Pane state is per window and not merged (Beam): a merged window that is one of
             # its sources goes on with that window's pane indices; a new one starts at 0.
-            for s in sources:
-                if s.window == merged:
-                    rec.index, rec.nonspec = s.index, s.nonspec
             retract: list = []
             for s in sources:
                 retract.extend(s.retract)
                 if s.window == merged:
+                    rec.index, rec.nonspec = s.index, s.nonspec
                     rec.last_out = s.last_out
                 else:
                     retract.extend(s.last_out)
