@@ -234,6 +234,7 @@ def run(options: IotOptions, stream: List[Measurement], locations: Dict[str, str
     """Build and run the pipeline with every stage at `parallelism`."""
     with pm.Pipeline(options=options) as p:
         filled, maxima = build(p, stream, locations, parallelism)
+        filled.keep()   # maxOfAvgPerID reads it: kept to compare it too
     result = p.result
     return Run(parallelism, result.collect(filled), result.collect(maxima),
                result.counter("late"))

@@ -436,6 +436,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     print(f"linear models fitted on {options.train_days} generated days per device type")
     with pm.Pipeline(options=options) as p:
         averages, predictions = build(p, stream, plugs, models, options.parallelism)
+        averages.keep()   # Predict reads it: kept to print it too
     avg = per_device(p.result.collect(averages))
     pred = per_device(p.result.collect(predictions))
     print(f"parallelism {options.parallelism}: AVG {sum(map(len, avg.values()))} averages, "

@@ -302,9 +302,7 @@ def demo(options: VideoOptions, argv: List[str]) -> int:
 def main(argv: Optional[List[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     options = VideoOptions(argv)
-    if options.role == "pipeline":
-        if not any(a.startswith("--collect") for a in argv):   # it collects nothing
-            options = VideoOptions(argv, collect="none")
+    if options.role == "pipeline":   # its outputs go to sinks: the run keeps none
         try:
             run_pipeline(options)
         except KeyboardInterrupt:

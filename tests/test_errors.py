@@ -357,7 +357,7 @@ class TestDeadLetters:
     def test_map_with_exception_handling(self):
         p = new()
         good, bad = p | pm.Create([1, 2, 0, 4]) | "Invert" >> pm.Map(_invert).with_exception_handling()
-        total = good | pm.CombineGlobally(sum)
+        total = good.keep() | pm.CombineGlobally(sum)
         result = p.run()
         assert [wv.value for wv in result.collect(good)] == [1.0, 0.5, 0.25]
         assert [wv.value for wv in result.collect(total)] == [1.75]

@@ -51,7 +51,7 @@ def _run(seed: int) -> list:
         kwargs["trigger"] = trigger
     p = pm.Pipeline(options=pm.PipelineOptions(["--quiet", "--bundle_size=3"]))
     windowed = p | stream | pm.WindowInto(rng.choice(WINDOWS)(), **kwargs)
-    sums = windowed | pm.CombinePerKey(sum)
+    sums = (windowed | pm.CombinePerKey(sum)).keep()
     groups = windowed | pm.GroupByKey()
     again = (sums | pm.Map(lambda kv: (kv[0] % 2, kv[1])) | pm.CombinePerKey(sum))
     result = p.run()

@@ -196,7 +196,7 @@ def _write_events(tmp_path, fmt):
 def test_timestamp_field_drives_windowing(tmp_path, fmt):
     source, base = _write_events(tmp_path, fmt)
     p = pm.Pipeline(runner="local")
-    events = p | source
+    events = (p | source).keep()
     sums = (events
             | pm.Map(lambda r: (r["user"], r["amount"]))
             | pm.WindowInto(pm.FixedWindows(60, offset=base % 60))
@@ -249,7 +249,7 @@ def _retracting_sums(p):
 
 def test_retracting_output_has_window_pane_and_diff_columns(tmp_path):
     p = pm.Pipeline(runner="local")
-    sums = _retracting_sums(p)
+    sums = _retracting_sums(p).keep()
     sums | pm.WriteToParquet(str(tmp_path / "sums"), file_name_suffix=".parquet")
     sums | pm.WriteToCsv(str(tmp_path / "sums"), file_name_suffix=".csv")
     sums | pm.WriteToJson(str(tmp_path / "sums"), file_name_suffix=".jsonl")

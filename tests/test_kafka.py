@@ -159,16 +159,20 @@ def test_an_undecodable_record_without_a_dead_letter_output_fails_the_run_naming
 
 
 def test_a_run_that_never_ends_keeps_no_pcollections_unless_asked():
-    def build(flags):
+    def build(flags, keep=False):
         p = pm.Pipeline(options=pm.PipelineOptions(flags))
         read = p | pm.ReadFromKafka("127.0.0.1:1", "t")
+        if keep:
+            read.keep()
         read | pm.Map(len)
         return p
     assert build([]).recorded() == []   # a stream kept in memory forever would only grow
     assert len(build(["--collect=all"]).recorded()) == 2
+    assert len(build(["--collect=leaves"]).recorded()) == 1
+    assert [pc.label for pc in build([], keep=True).recorded()] == ["ReadFromKafka"]
     ending = pm.Pipeline()
     ending | pm.ReadFromKafka("127.0.0.1:1", "t", until="latest") | pm.Map(len)
-    assert len(ending.recorded()) == 2
+    assert [pc.label for pc in ending.recorded()] == ["Map(len)"]
 
 
 def test_retractions_read_back_as_retractions(kafka_broker):

@@ -172,7 +172,7 @@ FINAL2 = {"a": 9, "b": 2}
 class TestRetractionsDownstream:
     def test_map_keeps_diffs(self):
         p = pm.Pipeline(runner="local")
-        sums = retracting_sums(p, SRC2)
+        sums = retracting_sums(p, SRC2).keep()
         doubled = sums | pm.Map(lambda kv: (kv[0], kv[1] * 2))
         result = p.run()
         ups, downs = result.collect(sums), result.collect(doubled)
@@ -231,7 +231,7 @@ class TestRetractionsDownstream:
         sums = (p | pm.Create([TV(("a", 1), 1), TV(("a", 2), 2), TV(("b", 5), 3)])
                 | pm.WindowInto(trigger=pm.Repeatedly(pm.AfterCount(1)),
                                 accumulation_mode=RETRACTING)
-                | pm.CombinePerKey(sum))
+                | pm.CombinePerKey(sum)).keep()
         looked_up = (p | "Keys" >> pm.Create(["a", "b"])
                      | pm.Map(lambda k, d: (k, d[k]), pm.AsDict(sums)))
         result = p.run()

@@ -191,7 +191,7 @@ def run(steps, spec, trigger, mode, combiner=pm.TimestampCombiner.OUTPUT_AT_EOW,
     sums = (p | make_stream(steps)
             | pm.WindowInto(window_fn(spec), trigger=trigger, accumulation_mode=mode,
                             allowed_lateness=LATENESS, timestamp_combiner=combiner)
-            | AGGREGATIONS[agg]())
+            | AGGREGATIONS[agg]()).keep()
     after = then(sums) if then is not None else None
     result = p.run()
     assert result.counter("dropped") == 0

@@ -29,5 +29,6 @@ def test_readme_snippets_run_and_print_what_they_promise():
                              "1 12 IntervalWindow(0, 110)", "-1 12 IntervalWindow(0, 110)",
                              "1 12 IntervalWindow(0, 110)"]
     assert printed[12] == "[1, 2] x"
-    assert printed[13] == "[(20.0, 1), (21.0, 2), (22.0, 3), (23.0, 4)]"
-    assert len(_snippets()) == 8
+    assert printed[13] == "4 ('user1', 38)"
+    assert printed[14] == "[(20.0, 1), (21.0, 2), (22.0, 3), (23.0, 4)]"
+    assert len(_snippets()) == 9

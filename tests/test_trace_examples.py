@@ -118,8 +118,8 @@ def _table2(measurements: List[Tuple[str, float, int]], parallelism: int,
                                                parallelism=parallelism)
         if sort:
             points = points | pm.Sort(lambda v: v[1], parallelism=parallelism)
-        filled = points | "LI" >> pm.OpKeyedOrdered(on_item=_li, out=pm.O(str, tuple),
-                                                    parallelism=parallelism)
+        filled = (points | "LI" >> pm.OpKeyedOrdered(on_item=_li, out=pm.O(str, tuple),
+                                                     parallelism=parallelism)).keep()
         maxima = filled | "maxOfAvgPerID" >> pm.OpKeyedUnordered(
             in_=lambda k, v: (v[0], 1), id=lambda: (0.0, 0),
             combine=lambda x, y: (x[0] + y[0], x[1] + y[1]),
@@ -197,7 +197,7 @@ def test_a_point_flushed_at_a_marker_is_counted_in_that_marker_s_block() -> None
                 | pm.Typed(pm.U(str, int), period=10)
                 | pm.Sort(lambda v: v, parallelism=2)
                 | "Hold" >> pm.OpKeyedOrdered(on_item=hold, on_marker=flush, out=pm.O(str, int),
-                                              parallelism=2))
+                                              parallelism=2)).keep()
         blocks = held | "PerBlock" >> pm.OpKeyedUnordered(
             in_=lambda k, v: (v,), id=tuple, combine=lambda x, y: tuple(sorted(x + y)),
             initial_state=tuple, update_state=lambda s, agg: agg,

@@ -70,7 +70,7 @@ class TestElementWise:
     def test_timestamped_value_outputs_set_event_time(self):
         p = pm.Pipeline(runner="local")
         src = p | pm.Create([("a", 5), ("b", 15)])
-        stamped = src | pm.Map(lambda kv: TV(kv, kv[1]))
+        stamped = (src | pm.Map(lambda kv: TV(kv, kv[1]))).keep()
         flat = src | pm.FlatMap(lambda kv: [TV(kv[0], kv[1]), TV(kv[0], kv[1] + 100)])
         windowed = stamped | pm.WindowInto(pm.FixedWindows(10)) | pm.GroupByKey()
         result = p.run()

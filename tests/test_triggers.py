@@ -273,7 +273,7 @@ class TestTimestampCombiners:
         p = pm.Pipeline(runner="local")
         first = (p | src | pm.WindowInto(pm.FixedWindows(10),
                                          timestamp_combiner=pm.TimestampCombiner.OUTPUT_AT_EARLIEST)
-                 | pm.CombinePerKey(sum))
+                 | pm.CombinePerKey(sum)).keep()
         second = first | pm.WindowInto(pm.FixedWindows(5)) | pm.CombinePerKey(sum)
         result = p.run()
         (wv,) = result.collect(first)
@@ -740,7 +740,7 @@ def test_downstream_grouping_fires_when_upstream_panes_arrive():
     src = stream_of(e((1, 1)), e((2, 2)), e((4, 3)), e((8, 4)), wm("inf"))
     p = pm.Pipeline(runner="local")
     first = (p | src | pm.WindowInto(pm.FixedWindows(10), trigger=pm.AfterWatermark(
-        early=pm.AfterCount(2))) | pm.CombinePerKey(sum))
+        early=pm.AfterCount(2))) | pm.CombinePerKey(sum)).keep()
     second = first | pm.Map(lambda kv: ("total", kv[1])) | pm.CombinePerKey(sum)
     result = p.run()
     assert summary(result.collect(first)) == [pane(3, EARLY, 0, -1, first=True),

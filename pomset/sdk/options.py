@@ -55,8 +55,10 @@ class PipelineOptions:
         parser.add_argument("--runner", default="local", help="where to run: " + ", ".join(runner_names()))
         parser.add_argument("--quiet", action="store_true", help="no progress or summary on stderr")
         parser.add_argument("--collect", default="auto", choices=("auto", "all", "leaves", "none"),
-                            help="which PCollections result.collect() can return (auto: all, "
-                                 "or none when a source never ends)")
+                            help="which PCollections result.collect() can return: all; leaves "
+                                 "(those no transform reads) and those marked with "
+                                 ".keep(); auto (the default): the same, but only the "
+                                 "marked ones when a source never ends; none")
         parser.add_argument("--bundle_size", type=int, default=1000,
                             help="elements per bundle read from a bounded source")
         parser.add_argument("--spark_master", default="local[*]",

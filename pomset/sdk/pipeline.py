@@ -110,15 +110,19 @@ class Pipeline:
 
     # --- running ----------------------------------------------------------------------------
     def recorded(self) -> List[PCollection]:
-        """The PCollections a run keeps for `result.collect`: with `--collect=all` every one,
-        `leaves` those no transform reads, `none` none; by default (`auto`) every one, unless
-        a source never ends (a stream kept in memory forever would only grow), then none."""
+        """The PCollections a run keeps for `result.collect`. With `--collect=all` every one;
+        `none` none; `leaves` those no transform reads (what a sink writes is read by the
+        sink, so not kept) and those marked with `PCollection.keep()`; by default (`auto`)
+        the same, except that a run whose source never ends keeps only the marked ones (a
+        stream kept in memory forever would only grow). So a run whose results all go to sinks
+        keeps nothing, however large its input."""
         mode = self.options.collect
-        if mode == "auto":
-            mode = "none" if any(getattr(n.transform, "never_ends", False)
-                                 for n in self.nodes) else "all"
+        if mode == "none":
+            return []
+        ends = not any(getattr(n.transform, "never_ends", False) for n in self.nodes)
+        leaves = mode == "leaves" or (mode == "auto" and ends)
         return [pc for n in self.nodes for pc in n.outputs.values()
-                if mode == "all" or (mode == "leaves" and not pc.consumers)]
+                if mode == "all" or pc.kept or (leaves and not pc.consumers)]
 
     def run(self) -> Any:
         """Run the pipeline to completion on the runner its options name; returns the result.

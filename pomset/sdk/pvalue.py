@@ -33,6 +33,16 @@ class PCollection(FluentMethods):
         self.consumers: list = []
         # the data-trace type of this edge, where a template or pm.Typed set it (traces.edges)
         self.trace: Any = None
+        self.kept = False   # marked by keep(): the run keeps it for result.collect
+
+    def keep(self) -> "PCollection":
+        """Keep this PCollection's elements for `result.collect`, as the run produces them;
+        returns it, so a chain can end in `.keep()`. By default a run keeps only the
+        PCollections no transform reads (a sink reads what it writes): mark an intermediate
+        one before running to collect it too, rather than keep every one (`--collect=all`),
+        which holds all of a run's data in memory (and, on Spark, persists it)."""
+        self.kept = True
+        return self
 
     def derive(self, **changes: Any) -> "PCollection":
         """A new PCollection like this one, with some properties changed (set on the node)."""

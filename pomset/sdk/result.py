@@ -25,12 +25,17 @@ class PipelineResult:
         self._ended = now_micros()
 
     def collect(self, pcoll: Any) -> List[Any]:
+        """The elements `pcoll` received; it must have been kept by the run (see
+        `Pipeline.recorded`), else a `PipelineConstructionError` says how to keep it."""
         try:
             return list(self._record[id(pcoll)])
         except KeyError:
+            name = getattr(pcoll, "label", None) or repr(pcoll)
             raise PipelineConstructionError(
-                f"{pcoll!r} was not recorded: run with --collect=all to collect intermediate "
-                f"PCollections (by default a run whose source never ends keeps none)") from None
+                f"PCollection {name!r} was not kept for result.collect: by default a run keeps "
+                f"only the PCollections no transform reads (and of those none when a source "
+                f"never ends); mark it with .keep() before running, or run with "
+                f"--collect=all to keep every one") from None
 
     def collect_timed(self, pcoll: Any) -> List[Tuple[Timestamp, Any]]:
         """(processing time, element) for each element `collect` gives: the runner's clock

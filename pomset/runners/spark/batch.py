@@ -12,6 +12,7 @@ per PCollection.
 """
 from __future__ import annotations
 
+from collections import Counter
 from functools import partial, reduce
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
@@ -33,6 +34,18 @@ from . import codec
 BATCH_ROWS = 10_000   # elements per Arrow batch a task emits
 TRANSLATED = (Create, FileSource, ParDo, WindowInto, Flatten, GroupByKey, FileSink, Typed,
               TemplateStep)
+
+
+def read_more_than_once(pipeline: Any, recorded: List[Any]) -> Callable[[Any], bool]:
+    """Whether a PCollection is read more than once in a batch run: as a transform's main or
+    side input (a sink's included), and by the driver when the run keeps it for
+    `result.collect`. `BatchPlan.build` persists those, so that their producers run once;
+    any other is computed in the task of its one reader, consecutive Python steps fused."""
+    uses = Counter(id(pc) for pc in recorded)
+    for node in pipeline.nodes:
+        for pc in list(node.inputs) + [s.pcoll for s in node.side_inputs]:
+            uses[id(pc)] += 1
+    return lambda pc: uses[id(pc)] > 1
 
 
 class BatchPlan:

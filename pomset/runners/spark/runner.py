@@ -11,7 +11,6 @@ local runner gives."""
 from __future__ import annotations
 
 import time
-from collections import Counter
 from typing import Any, List
 
 from ...sdk.errors import PipelineConstructionError
@@ -20,7 +19,7 @@ from ...sdk.result import PipelineResult
 from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
 from ...sdk.io.kafka_clients import KafkaOutput
 from ...sdk.test_stream import TestStream
-from .batch import TRANSLATED, BatchPlan
+from .batch import TRANSLATED, BatchPlan, read_more_than_once
 from .failures import user_errors
 from .query import run_query, write_file
 from .session import spark_session
@@ -51,13 +50,9 @@ class SparkRunner:
         plan = BatchPlan(spark, pipeline)
         sinks = [n for n in pipeline.nodes if isinstance(n.transform, Sink)]
         kafka = [(n.transform, n.inputs[0]) for n in sinks if isinstance(n.transform, WriteToKafka)]
-        uses = Counter(id(pc) for pc in recorded)
-        for n in pipeline.nodes:
-            for pc in list(n.inputs) + [s.pcoll for s in n.side_inputs]:
-                uses[id(pc)] += 1
         try:
             with user_errors():
-                plan.build(lambda pc: uses[id(pc)] > 1)
+                plan.build(read_more_than_once(pipeline, recorded))
                 record = {id(pc): plan.elements(pc) for pc in recorded}
                 output = KafkaOutput(kafka, "", transactional=False) if kafka else None
                 for node in sinks:
