@@ -142,8 +142,8 @@ def measure(runner: str, mode: str, pattern: str, work: str, run: int) -> Dict[s
 def measure_modes(runner: str, modes: tuple, pattern: str, work: str,
                   repeat: int) -> Dict[str, Dict[str, Any]]:
     """`repeat` rounds of one run per mode (interleaved, so that the machine's load weighs on
-    every mode alike); per mode the median time, the largest peak, whether its runs wrote
-    the same."""
+    every mode alike); per mode the median run's figures, every run's time, the largest
+    peak, and whether its runs wrote the same."""
     runs: Dict[str, List[Dict[str, Any]]] = {mode: [] for mode in modes}
     for i in range(repeat):
         for mode in modes:
@@ -153,8 +153,8 @@ def measure_modes(runner: str, modes: tuple, pattern: str, work: str,
                   f"{r['peak_kb'] // 1024} MB (baseline {r['base_kb'] // 1024} MB)", flush=True)
     out = {}
     for mode, rs in runs.items():
-        rs.sort(key=lambda r: r["elapsed"])
-        out[mode] = dict(rs[len(rs) // 2])
+        out[mode] = dict(sorted(rs, key=lambda r: r["elapsed"])[len(rs) // 2])
+        out[mode]["times"] = [r["elapsed"] for r in rs]   # in the order run
         out[mode]["peak_kb"] = max(r["peak_kb"] for r in rs)
         out[mode]["same"] = all(r["rows"] == out[mode]["rows"] for r in rs)
     return out
@@ -185,15 +185,16 @@ def render(local: Dict[str, Any], spark: Dict[str, Any], args: argparse.Namespac
         "",
         f"Machine: {m['cores']} cores ({m['cpu']}), {m['os']}, Python {m['python']}.",
         "",
-        "| runner | input rows | `--collect` | wall time | peak RSS (baseline) | "
-        "peak − baseline |",
-        "|---|---|---|---|---|---|",
+        "| runner | input rows | `--collect` | wall time (median) | every run | "
+        "peak RSS (baseline) | peak − baseline |",
+        "|---|---|---|---|---|---|---|",
     ]
     for runner, rows, results in (("local", args.rows, local), ("spark", args.spark_rows, spark)):
         for mode, r in results.items():
             note = " (default)" if mode == "auto" else " (the old default)" if mode == "all" else ""
             lines.append(
                 f"| {runner} | {rows:,} | `{mode}`{note} | {r['elapsed']:.1f} s | "
+                f"{', '.join(f'{t:.1f}' for t in r['times'])} s | "
                 f"{mb(r['peak_kb'])} ({mb(r['base_kb'])}) | **{mb(r['peak_kb'] - r['base_kb'])}** |")
     lines += [
         "",
