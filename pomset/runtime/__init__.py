@@ -7,7 +7,7 @@ around this layer (storage, timers' persistence, transport) and contains no copy
 - `side_inputs`: side elements by window, main elements waiting for their side windows;
 - `reads`: bounded file reads in bundles, malformed records as dead letters;
 - `test_stream`: a TestStream's steps as (elements, watermark, clock);
-- `watermarks`: the output-watermark rule;
+- `watermarks`: the output-watermark rule; `markers`: typed channel markers and ranges;
 - `deployment`, `fusion`: typed template steps deployed as parallel instances, fused Sorts.
 
 It imports no runner and no pyspark."""
