@@ -386,7 +386,7 @@ def test_template_feeds_and_follows_windowed_groupings():
         src = p | pm.Create(data) | pm.Typed(pm.U(str, int), period=10)
         doubled = src | pm.OpStateless(on_item=lambda k, v, emit: emit(k, 2 * v),
                                        out=pm.U(str, int))
-        sums = doubled | pm.WindowInto(pm.FixedWindows(10)) | pm.CombinePerKey(sum)
+        sums = (doubled | pm.WindowInto(pm.FixedWindows(10)) | pm.CombinePerKey(sum)).keep()
         assert repr(trace_of(sums).type) == "U(str, Any)"
         running = sums | _max_per_marker()
     assert sorted(w.value for w in p.result.collect(sums)) == [("k", 6), ("k", 10), ("k", 14)]
