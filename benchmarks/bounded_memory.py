@@ -211,14 +211,6 @@ def render(local: Dict[str, Any], spark: Dict[str, Any], args: argparse.Namespac
     return "\n".join(lines)
 
 
-def write_markdown(text: str, path: str) -> None:
-    with open(path) as f:
-        old = f.read()
-    head, rest = old.split(BEGIN, 1)
-    with open(path, "w") as f:
-        f.write(head + f"{BEGIN}\n{text}\n{END}" + rest.split(END, 1)[1])
-
-
 def main(argv: Optional[List[str]] = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=int, default=2_000_000, help="local runner's input rows")
@@ -260,7 +252,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     if not match:
         raise SystemExit("the configurations wrote different results")
     if not args.no_write:
-        write_markdown(text, args.out)
+        from spark_vs_native import write_results   # not in the measured workers' imports
+        write_results(args.out, text, BEGIN, END)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,8 @@ import tempfile
 import time
 from typing import Any, Dict, List
 
+from spark_vs_native import write_results
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 BEGIN, END = "<!-- before-after:begin -->", "<!-- before-after:end -->"
@@ -83,7 +85,7 @@ def main() -> None:
     text = render(rows, args, head + ("+changes" if dirty else ""))
     print(text)
     if not args.no_write:
-        write(text, os.path.join(ROOT, "BENCHMARKS.md"))
+        write_results(os.path.join(ROOT, "BENCHMARKS.md"), text, BEGIN, END)
 
 
 def render(rows: List[Dict[str, Any]], args: argparse.Namespace, head: str) -> str:
@@ -102,19 +104,6 @@ def render(rows: List[Dict[str, Any]], args: argparse.Namespace, head: str) -> s
                      f"{b0:.2f}-{b1:.2f} s, {h0:.2f}-{h1:.2f} s | "
                      f"{'yes' if r['match'] else 'NO'} ({r['n']:,} rows) |")
     return "\n".join(lines)
-
-
-def write(text: str, path: str) -> None:
-    with open(path) as f:
-        old = f.read()
-    block = f"{BEGIN}\n{text}\n{END}"
-    if BEGIN in old:
-        head, rest = old.split(BEGIN, 1)
-        new = head + block + rest.split(END, 1)[1]
-    else:
-        new = old.rstrip("\n") + "\n\n" + block + "\n"
-    with open(path, "w") as f:
-        f.write(new)
 
 
 if __name__ == "__main__":
