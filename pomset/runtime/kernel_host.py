@@ -94,9 +94,6 @@ class TimeQueue:
         self.times.clear()
         self.at.clear()
 
-    def __bool__(self) -> bool:
-        return bool(self.times)
-
 
 class KernelHost:
     """One grouping's kernel with its keys' states, wake-ups, holds and clocks (see the module

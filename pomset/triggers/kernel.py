@@ -1,6 +1,7 @@
 """The GroupAlsoByWindow kernel: per key, windows, their contents, triggers and panes.
 
-Written once, hosted by every runner. The host owns storage, timers and the clock:
+Written once, hosted under every runner by one host, `pomset.runtime.kernel_host.KernelHost`.
+The host owns storage, timers and the clock:
 
 - it keeps one `KeyState` per key (a dict window -> `WindowRec`, plain picklable data) in a
   store (a dict key -> KeyState) that it passes in with each call: `process_bundle` for a
@@ -13,7 +14,8 @@ Written once, hosted by every runner. The host owns storage, timers and the cloc
   reaches `time`) and `hold_requests` ((hold, key, window): the output watermark must not pass
   `hold` while that window still has that hold), both lazily valid: `on_timers` ignores a
   request that no longer stands, `is_current_hold` tells whether a hold does. A host that
-  restores state from bytes asks again for each record's wake-ups (`rec.et`, `rec.pt`).
+  restores state from bytes finds the records due at a time by their wake-ups (`rec.et`,
+  `rec.pt`).
 
 Pane timing and output timestamps are decided against the key's own output watermark: the
 largest, over the steps before this one, of the minimum of the input watermark and that key's
