@@ -12,3 +12,8 @@ class UserCodeError(RuntimeError):
 
 class OptionsError(ValueError):
     """A command-line flag or pipeline option is unknown or invalid."""
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint cannot be used: damaged, of another pipeline, or out of step with the
+    output it belongs to. The message names the file or step and what to do."""
