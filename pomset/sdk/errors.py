@@ -17,3 +17,7 @@ class OptionsError(ValueError):
 class CheckpointError(RuntimeError):
     """A checkpoint cannot be used: damaged, of another pipeline, or out of step with the
     output it belongs to. The message names the file or step and what to do."""
+
+
+class CheckpointWarning(UserWarning):
+    """A damaged checkpoint was passed over for an older one that can be resumed safely."""

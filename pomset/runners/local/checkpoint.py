@@ -1,6 +1,8 @@
 """A local streaming run's checkpoints: `--checkpoint_dir` holds the run's id (`pomset.json`)
 and one file per committed epoch (`epoch-NNNNNN.pkl`, the pickled state of every stage by
-label, written atomically)."""
+label, written atomically behind a checksum). The newest `KEEP` epochs are kept, so a run whose
+Kafka output lost its newest commits (a broker that lost acknowledged writes) resumes from the
+one Kafka still holds."""
 from __future__ import annotations
 
 import os
@@ -8,10 +10,12 @@ import pickle
 import re
 from typing import Any, Dict, List
 
-from ...sdk.errors import PipelineConstructionError
+from ...sdk.durable import read_checked, write_checked
+from ...sdk.errors import CheckpointError, PipelineConstructionError
 from ...sdk.run_state import run_state
 
 _EPOCH = re.compile(r"epoch-(\d{6,})\.pkl$")
+KEEP = 3
 
 
 class Checkpoints:
@@ -22,7 +26,7 @@ class Checkpoints:
         os.makedirs(self.directory, exist_ok=True)
         self.run_id = run_state(self.directory)["run_id"]
 
-    def _path(self, epoch: int) -> str:
+    def path(self, epoch: int) -> str:
         return os.path.join(self.directory, f"epoch-{epoch:06d}.pkl")
 
     def epochs(self) -> List[int]:
@@ -35,19 +39,26 @@ class Checkpoints:
             raise PipelineConstructionError(
                 f"the run's state cannot be checkpointed (keys, values and accumulators must "
                 f"pickle): {type(e).__name__}: {e}") from e
-        tmp = self._path(epoch) + ".tmp"
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self._path(epoch))
+        write_checked(self.path(epoch), data)
 
     def load(self, epoch: int) -> Dict[str, Any]:
-        with open(self._path(epoch), "rb") as f:
-            return pickle.load(f)
+        """Epoch `epoch`'s states; `CheckpointError` naming the file when it is damaged."""
+        path = self.path(epoch)
+        payload = read_checked(path)
+        try:
+            return pickle.loads(payload)
+        except Exception as e:
+            raise CheckpointError(f"checkpoint file {path} passed its checksum but does not "
+                                  f"load ({type(e).__name__}: {e}): it was written by another "
+                                  f"version of pomset or of the pipeline's code") from e
 
-    def discard(self, keep: int) -> None:
-        """Remove every epoch but `keep`."""
-        for epoch in self.epochs():
-            if epoch != keep:
-                os.remove(self._path(epoch))
+    def discard_after(self, epoch: int) -> None:
+        """Remove the epochs after `epoch` (saved, but their output never committed)."""
+        for e in self.epochs():
+            if e > epoch:
+                os.remove(self.path(e))
+
+    def prune(self) -> None:
+        """Keep only the newest `KEEP` epochs."""
+        for e in self.epochs()[:-KEEP]:
+            os.remove(self.path(e))

@@ -6,8 +6,9 @@ close their part N, the state of every stage is saved as checkpoint N (with `--c
 and then the transaction commits with the sources' offsets and the mark N, atomically; the
 sources' consumer groups learn the offsets only once the outputs they produced are committed.
 On restart the mark Kafka holds names the checkpoint to resume from (without Kafka sinks, the
-newest), so what a killed run wrote after its last commit is neither kept nor repeated:
-exactly once. Ctrl-C or SIGTERM stops the run after committing what it did. Without
+newest that is not damaged), so what a killed run wrote after its last commit is neither kept
+nor repeated: exactly once. The mark lives on a topic recorded in the run's metadata the first
+time it writes to Kafka, so changing its sinks later keeps the run's identity. Ctrl-C or SIGTERM stops the run after committing what it did. Without
 `--checkpoint_dir` the producer is idempotent, not transactional, and a run always starts from
 the sources' start offsets."""
 from __future__ import annotations
@@ -15,10 +16,11 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from typing import Any, Callable, List, Optional
+import warnings
+from typing import Any, Callable, List, Optional, Tuple
 
-from ...sdk.errors import PipelineConstructionError
-from ...sdk.io.kafka_clients import KafkaOutput
+from ...sdk.errors import CheckpointError, CheckpointWarning, PipelineConstructionError
+from ...sdk.io.kafka_clients import KafkaOutput, progress_topic
 from .checkpoint import Checkpoints
 from .kafka import KafkaSinkStage, KafkaSourceStage
 from .stages import SinkStage, Stage
@@ -52,15 +54,21 @@ class StreamingDriver:
     def restore(self) -> bool:
         """Open the output and put back the state of the checkpoint to resume from; whether
         there was one."""
+        wrote_before = False
         if self.kafka_sinks:
+            topic = None
+            if self.checkpoints is not None:
+                topic, wrote_before = progress_topic(
+                    self.checkpoints.directory, [s.node.transform for s in self.kafka_sinks],
+                    self.run_id)
             self.output = KafkaOutput([(s.node.transform, s.node.inputs[0])
                                        for s in self.kafka_sinks], self.run_id,
-                                      transactional=self.checkpoints is not None)
+                                      transactional=self.checkpoints is not None,
+                                      progress_topic=topic)
             for s in self.kafka_sinks:
                 s.output = self.output
-        epoch = self._resume_epoch()
+        epoch, states = self._resume(wrote_before)
         if epoch is not None:
-            states = self.checkpoints.load(epoch)
             missing = [s.label for s in self.stages if s.label not in states]
             if missing:
                 raise PipelineConstructionError(
@@ -75,21 +83,45 @@ class StreamingDriver:
             s.open(self.run_id)
         return epoch is not None
 
-    def _resume_epoch(self) -> Optional[int]:
+    def _resume(self, wrote_before: bool) -> Tuple[Optional[int], Optional[dict]]:
+        """The epoch to resume from and its states ((None, None): start afresh).
+
+        With Kafka output it is the epoch whose mark Kafka holds; epochs after it were saved
+        but never committed. Without, it is the newest checkpoint that loads: a damaged one
+        falls back to the one before, whose successors' file parts are written again."""
         if self.checkpoints is None:
-            return None
-        epochs = self.checkpoints.epochs()
-        if self.output is not None:
+            return None, None
+        epochs, where = self.checkpoints.epochs(), self.checkpoints.directory
+        if self.output is not None and wrote_before:
             mark = self.output.committed_mark()
-            if mark is not None and mark not in epochs:
-                raise PipelineConstructionError(
-                    f"Kafka has output of epoch {mark} of run {self.run_id}, but "
-                    f"{self.checkpoints.directory} has no checkpoint of it (epochs {epochs})")
-        else:
-            mark = max(epochs, default=None)
-        # epochs after the mark were saved but their transaction never committed
-        self.checkpoints.discard(keep=mark if mark is not None else -1)
-        return mark
+            self.checkpoints.discard_after(mark if mark is not None else -1)
+            if mark is None:
+                return None, None
+            if mark not in epochs:
+                raise CheckpointError(
+                    f"Kafka holds the output of epoch {mark} of run {self.run_id}, but {where} "
+                    f"has no checkpoint of it (epochs {epochs}): the checkpoints and the output "
+                    f"topics are out of step; start afresh with a new --checkpoint_dir and "
+                    f"empty output topics")
+            try:
+                return mark, self.checkpoints.load(mark)
+            except CheckpointError as e:
+                raise CheckpointError(
+                    f"{e}. Kafka already holds the output of epoch {mark}, so resuming from an "
+                    f"older checkpoint would write output twice: restore the file from a "
+                    f"backup, or start afresh with a new --checkpoint_dir and empty output "
+                    f"topics") from None
+        for i in range(len(epochs) - 1, -1, -1):
+            try:
+                return epochs[i], self.checkpoints.load(epochs[i])
+            except CheckpointError as e:
+                if i == 0:
+                    raise CheckpointError(
+                        f"{e}. There is no older checkpoint to fall back to: restore the file "
+                        f"from a backup, or start afresh with a new --checkpoint_dir") from None
+                warnings.warn(f"{e}; resuming from the checkpoint before it, epoch "
+                              f"{epochs[i - 1]}", CheckpointWarning, stacklevel=2)
+        return None, None
 
     def run(self) -> None:
         """Read until every source has ended (or Ctrl-C, or SIGTERM), committing epoch by
@@ -101,8 +133,8 @@ class StreamingDriver:
         if stop_on_term:
             previous = signal.signal(signal.SIGTERM, _interrupt)
         try:
-            while not all(s.done for s in self.sources):
-                timeout = _POLL_S / len(self.sources)
+            while True:   # at least once: a resumed run may find every source ended
+                timeout = _POLL_S / max(1, len(self.sources))
                 for s in self.sources:
                     if not s.done:
                         s.poll(bundle, timeout)
@@ -110,6 +142,8 @@ class StreamingDriver:
                 for s in self.sources:
                     s.watermark()
                 self.executor.propagate()
+                if all(s.done for s in self.sources):
+                    break
                 if time.monotonic() >= due:
                     self.commit()
                     due = time.monotonic() + interval
@@ -147,7 +181,7 @@ class StreamingDriver:
             for s in self.sources:
                 s.commit_offsets()
         if self.checkpoints is not None:
-            self.checkpoints.discard(keep=epoch)
+            self.checkpoints.prune()
         self.epoch = epoch
 
     def abort(self) -> None:

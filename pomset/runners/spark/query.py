@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Tuple
 
 from ...runtime.markers import ChannelMarker
 from ...sdk.io.kafka import WriteToKafka
-from ...sdk.io.kafka_clients import KafkaOutput
+from ...sdk.io.kafka_clients import KafkaOutput, progress_topic
 from ...sdk.result import PipelineResult
 from ...sdk.run_state import run_state
 from ...windowing import now_micros
@@ -59,7 +59,8 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
         plan = StreamingPlan(spark, pipeline, targets, buckets, options, run_id)
         writes = [[n for n in sinks if n.inputs[0] is x] for x in targets]
         kafka = [(n.transform, n.inputs[0]) for n in sinks if isinstance(n.transform, WriteToKafka)]
-        output = KafkaOutput(kafka, run_id, transactional=True) if kafka else None
+        output = KafkaOutput(kafka, run_id, transactional=True, progress_topic=progress_topic(
+            checkpoint, [t for t, _ in kafka], run_id)[0]) if kafka else None
         committed = [output.committed_mark() if output else None]
 
         clock = [None]   # the pipeline's processing time as of the last micro-batch

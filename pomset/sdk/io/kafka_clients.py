@@ -13,9 +13,13 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ...windowing import MIN_MICROS, WindowedValue, now_micros
 from ..errors import PipelineConstructionError
+from ..run_state import run_state, update_run_state
 from .kafka import Partition, PartitionWatermarks, ReadFromKafka, WriteToKafka
 
 _TIMEOUT = 30.0
+_FATAL_HINT = (" (the broker lost or refused writes it had acknowledged, as the embedded broker "
+               "does when killed: restart the run, which resumes from its last checkpoint whose "
+               "output Kafka holds)")
 
 
 class KafkaError(RuntimeError):
@@ -130,7 +134,7 @@ class KafkaOutput:
     at-least-once)."""
 
     def __init__(self, sinks: List[Tuple[WriteToKafka, Any]], run_id: str,
-                 transactional: bool) -> None:
+                 transactional: bool, progress_topic: Optional[str] = None) -> None:
         from confluent_kafka import Producer
         clusters = {s.cluster() for s, _ in sinks}
         if transactional and len(clusters) > 1:
@@ -138,17 +142,19 @@ class KafkaOutput:
                 "exactly-once output needs every WriteToKafka of a run on one cluster with one "
                 f"producer_config; got {len(clusters)}: {[s.name for s, _ in sinks]}")
         first = sinks[0][0]
+        topic = progress_topic or min(s.topic for s, _ in sinks)
         config = {"bootstrap.servers": first.bootstrap_servers, "enable.idempotence": True,
-                  "linger.ms": 5}
+                  "linger.ms": 5, "error_cb": self._on_error}
         config.update(first.producer_config)
         self.transactional = transactional
         if transactional:
-            config["transactional.id"] = f"{run_id}-{first.topic}"
+            config["transactional.id"] = f"{run_id}-{topic}"
+        self.fatal: Optional[str] = None
         self.producer = Producer(config)
         self.bootstrap = first.bootstrap_servers
         self.group_metadata: Dict[str, Any] = {}
         self.run_id = run_id
-        self.progress_partition = (first.topic, 0)
+        self.progress_partition = (topic, 0)
         self.encoders = {id(s): s.encoder(pc) for s, pc in sinks}
         self.topics = {id(s): s.topic for s, _ in sinks}
         self.errors: List[str] = []
@@ -157,15 +163,28 @@ class KafkaOutput:
             self._call("start the transactional producer", self.producer.init_transactions, _TIMEOUT)
 
     def _call(self, what: str, fn: Any, *args: Any) -> Any:
+        """`fn(*args)`, its failure raised as a `KafkaError` saying what could not be done and
+        the producer's fatal error, if it had one (the real cause, which librdkafka may report
+        only through `error_cb`)."""
         from confluent_kafka import KafkaException
         try:
             return fn(*args)
-        except KafkaException as e:
-            raise KafkaError(f"Kafka output: could not {what}: {e.args[0].str()}") from None
+        except (KafkaException, SystemError) as e:
+            cause = e.args[0].str() if isinstance(e, KafkaException) else str(e)
+            raise KafkaError(f"Kafka output: could not {what}: "
+                             f"{self.fatal or cause}{_FATAL_HINT if self.fatal else ''}") from None
+
+    def _on_error(self, err: Any) -> None:
+        if err.fatal() and self.fatal is None:
+            self.fatal = f"fatal producer error {err.name()}: {err.str()}"
 
     def _on_delivery(self, err: Any, msg: Any) -> None:
         if err is not None and len(self.errors) < 5:
             self.errors.append(f"topic {msg.topic()!r}: {err.str()}")
+
+    def _check(self) -> None:
+        if self.fatal is not None:
+            raise KafkaError(f"Kafka output: {self.fatal}{_FATAL_HINT}")
 
     def begin(self) -> None:
         if self.transactional and not self.in_transaction:
@@ -174,8 +193,12 @@ class KafkaOutput:
 
     def write(self, sink: WriteToKafka, bundle: List[WindowedValue]) -> None:
         self.begin()
-        encode, topic, produce = self.encoders[id(sink)], self.topics[id(sink)], self.producer.produce
-        on_delivery = self._on_delivery
+        self._call("write records", self._produce, self.encoders[id(sink)],
+                   self.topics[id(sink)], bundle)
+        self._check()
+
+    def _produce(self, encode: Any, topic: str, bundle: List[WindowedValue]) -> None:
+        produce, poll, on_delivery = self.producer.produce, self.producer.poll, self._on_delivery
         for wv in bundle:
             key, value, headers = encode(wv)
             while True:
@@ -183,11 +206,12 @@ class KafkaOutput:
                     produce(topic, value, key, headers=headers, on_delivery=on_delivery)
                     break
                 except BufferError:
-                    self.producer.poll(0.05)
-        self.producer.poll(0)
+                    poll(0.05)
+        poll(0)
 
     def flush(self) -> None:
-        left = self.producer.flush(_TIMEOUT)
+        left = self._call("deliver the records written", self.producer.flush, _TIMEOUT)
+        self._check()
         if self.errors or left:
             raise KafkaError("Kafka output: records were not delivered: "
                              + "; ".join(self.errors or [f"{left} still queued after {_TIMEOUT}s"]))
@@ -223,15 +247,7 @@ class KafkaOutput:
 
     def committed_mark(self) -> Optional[int]:
         """The progress mark of the last committed transaction of this run, if any."""
-        from confluent_kafka import Consumer, TopicPartition
-        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": self.progress_group,
-                             "enable.auto.commit": False})
-        try:
-            got = consumer.committed([TopicPartition(*self.progress_partition)], timeout=_TIMEOUT)
-        finally:
-            consumer.close()
-        meta = got[0].metadata if got else None
-        return int(meta) if meta not in (None, "") else None
+        return committed_mark(self.bootstrap, self.run_id, self.progress_partition[0])
 
     def abort(self) -> None:
         if self.in_transaction:
@@ -243,6 +259,36 @@ class KafkaOutput:
 
     def close(self) -> None:
         self.flush()
+
+
+def committed_mark(bootstrap_servers: str, run_id: str, topic: str) -> Optional[int]:
+    """The progress mark run `run_id` last committed on `topic`, if any."""
+    from confluent_kafka import Consumer, TopicPartition
+    consumer = Consumer({"bootstrap.servers": bootstrap_servers,
+                         "group.id": f"{run_id}-progress", "enable.auto.commit": False})
+    try:
+        got = consumer.committed([TopicPartition(topic, 0)], timeout=_TIMEOUT)
+    finally:
+        consumer.close()
+    meta = got[0].metadata if got else None
+    return int(meta) if meta not in (None, "") else None
+
+
+def progress_topic(directory: str, sinks: List[WriteToKafka], run_id: str) -> Tuple[str, bool]:
+    """The topic that carries run `run_id`'s progress mark (and names its transactional id),
+    and whether the run wrote to Kafka before. It is recorded in the run's metadata the first
+    time the run writes to Kafka, so adding, removing or reordering sinks later keeps the run's
+    identity; a run recorded before pomset kept it marked its progress on one of its sinks'
+    topics, found by asking each."""
+    state = run_state(directory)
+    if "progress_topic" in state:
+        return state["progress_topic"], True
+    topics = [s.topic for s in sinks]
+    found = next((t for t in topics
+                  if committed_mark(sinks[0].bootstrap_servers, run_id, t) is not None), None)
+    topic = found or min(topics)
+    update_run_state(directory, progress_topic=topic)
+    return topic, found is not None
 
 
 def _group_metadata(bootstrap_servers: str, group: str) -> Any:
