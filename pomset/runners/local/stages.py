@@ -78,8 +78,12 @@ class Stage:
         return {name: getattr(self, name) for name in self.state}
 
     def restore(self, state: Dict[str, Any]) -> None:
+        state = dict(state)
+        emitted = state.pop("emitted", {})
         for name, value in state.items():
             setattr(self, name, value)
+        # outputs added since the checkpoint (a dead-letter output, say) start at zero
+        self.emitted = {tag: emitted.get(tag, 0) for tag in self.node.outputs}
 
     def metrics(self) -> Dict[str, int]:
         out = {"received": self.received}

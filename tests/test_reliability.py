@@ -1,0 +1,171 @@
+"""Reliability at the edges of a checkpointed Kafka run, against the embedded broker: a resumed
+run with nothing left to read still closes its windows; adding a sink keeps the run's identity
+(no output repeated); a killed broker is survived (its fatal error named, the run resumable);
+damaged checkpoint files are errors naming the file, or fall back to an older checkpoint where
+that is safe."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+
+import pytest
+from confluent_kafka import Consumer, TopicPartition
+
+from pomset.broker import EmbeddedKafka, free_port
+
+from kafka_util import new_topic, produce, read_topic
+from test_kafka import SPARK_FLAGS, _check_against_batch, _pipeline, _produce_views, _topics, vs
+
+SUM_JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sum_job.py")
+CHECKPOINTED = ["--checkpoint_interval=0.5", "--trigger_interval=0.5", "--early_seconds=0.2"]
+
+
+def _run_id(checkpoint_dir) -> str:
+    with open(os.path.join(checkpoint_dir, "pomset.json")) as f:
+        return json.load(f)["run_id"]
+
+
+def _read_all(bootstrap: str, group: str, topic: str) -> bool:
+    """Whether consumer group `group` has committed every partition of `topic` to its end."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+    try:
+        parts = sorted(c.list_topics(topic, timeout=10).topics[topic].partitions)
+        committed = c.committed([TopicPartition(topic, p) for p in parts], timeout=10)
+        ends = [c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in parts]
+    finally:
+        c.close()
+    return all(tp.offset == end for tp, end in zip(committed, ends))
+
+
+def _run_until_read(command: list, bootstrap: str, checkpoint, label: str, topic: str) -> None:
+    """Run a pipeline that never ends until its source `label` has committed every record of
+    `topic`, then stop it with Ctrl-C (it commits what it did)."""
+    run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not (checkpoint.joinpath("pomset.json").exists() and _read_all(
+                bootstrap, f"{_run_id(checkpoint)}-{label}", topic)):
+            assert run.poll() is None, run.stderr.read()[-3000:]
+            assert time.monotonic() < deadline, "the run did not read its input"
+            time.sleep(0.5)
+        run.send_signal(signal.SIGINT)
+        run.wait(120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+
+
+@pytest.mark.parametrize("runner", ["local", "spark"])
+def test_a_resumed_run_with_nothing_left_to_read_closes_its_windows(kafka_broker, runner,
+                                                                    tmp_path):
+    prefix = _topics(kafka_broker)
+    events = [e for _, e in vs.generate(800, 20, 4, seed=3)]
+    _produce_views(kafka_broker, prefix, events)
+    checkpoint = tmp_path / "checkpoint"
+    flags = [f"--checkpoint_dir={checkpoint}", *CHECKPOINTED]
+    _run_until_read(_pipeline(kafka_broker, prefix, runner, *flags), kafka_broker, checkpoint,
+                    "views", f"{prefix}views")
+    sessions, _ = vs.batch_answer(events)
+    before = _closed(read_topic(kafka_broker, f"{prefix}sessions"))
+    assert len(before) < len(sessions), "every session was closed before the restart"
+    second = subprocess.run(_pipeline(kafka_broker, prefix, runner, *flags, "--until=latest"),
+                            capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stderr[-3000:]
+    records = _check_against_batch(kafka_broker, prefix, events)
+    assert len(_closed(records)) == len(sessions)
+
+
+def _closed(records: list) -> set:
+    """The session windows (user, end) that had their on-time pane: the watermark passed them."""
+    return {(json.loads(m.value())["user"], dict(m.headers())["pomset-window-end"])
+            for m in records if dict(m.headers())["pomset-pane-timing"] == b"ON_TIME"}
+
+
+def _sum_job(bootstrap: str, source: str, out: str, flags: list, dead: str = "") -> list:
+    """The command line of `sum_job.py`: per key, the sum of `v` in windows of 10 s, to topic
+    `out`; with `dead`, records that do not decode go to that topic."""
+    return [sys.executable, SUM_JOB, bootstrap, source, out, dead, "--quiet", *flags]
+
+
+@pytest.mark.parametrize("runner", ["local", "spark"])
+def test_adding_a_dead_letter_sink_to_a_checkpointed_run_repeats_nothing(kafka_broker, runner,
+                                                                        tmp_path):
+    source = new_topic(kafka_broker, "sums-in", 1)
+    out = new_topic(kafka_broker, "zz-sums", 1)
+    dead = new_topic(kafka_broker, "aa-dead", 1)   # sorts first: it would have become the run's id
+    records = [{"value": {"k": f"k{i % 3}", "v": i, "t": i}} for i in range(60)]
+    checkpoint = tmp_path / "checkpoint"
+    flags = [f"--runner={runner}", f"--checkpoint_dir={checkpoint}", *CHECKPOINTED[:2],
+             *(["--streaming", *SPARK_FLAGS] if runner == "spark" else [])]
+    produce(kafka_broker, source, records[:30])
+    _run_until_read(_sum_job(kafka_broker, source, out, flags), kafka_broker, checkpoint, "read",
+                    source)
+    produce(kafka_broker, source, records[30:] + [{"value": b"{broken"}])
+    second = subprocess.run(_sum_job(kafka_broker, source, out, flags + ["--until=latest"], dead),
+                            capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stderr[-3000:]
+    written = read_topic(kafka_broker, out)
+    expected = Counter()
+    for r in records:
+        v = r["value"]
+        expected[(v["k"], float(v["t"] // 10 * 10 + 10))] += v["v"]
+    got = Counter()
+    for m in written:
+        k, total = json.loads(m.value())
+        got[(k, float(dict(m.headers())["pomset-window-end"]))] += total
+    assert got == expected
+    assert len(written) == len(expected), "a window's sum was written more than once"
+    assert [json.loads(m.value())["error"] for m in read_topic(kafka_broker, dead)] == [
+        f"topic {source!r} partition 0 offset 60: record is not valid JSON: Expecting property "
+        f"name enclosed in double quotes at column 2"]
+
+
+def test_a_killed_broker_is_survived_and_its_fatal_error_named(tmp_path):
+    """The broker dies (SIGKILL) and comes back on its data directory while the run writes:
+    a run that fails says why (no SystemError), restarts resume, and the output is exact."""
+    broker = EmbeddedKafka(port=free_port(), data_dir=str(tmp_path / "broker"))
+    os.makedirs(broker.data_dir)
+    bootstrap = broker.start()
+    try:
+        prefix = _topics(bootstrap)
+        events = [e for _, e in vs.generate(1500, 30, 5, seed=9)]
+        _produce_views(bootstrap, prefix, events[:1000])
+        flags = [f"--checkpoint_dir={tmp_path / 'checkpoint'}", "--checkpoint_interval=0.2",
+                 "--early_seconds=0.1"]
+        run = subprocess.Popen(_pipeline(bootstrap, prefix, "local", *flags),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+        deadline = time.monotonic() + 120
+        while not read_topic(bootstrap, f"{prefix}sessions"):
+            assert run.poll() is None and time.monotonic() < deadline, "no output committed"
+            time.sleep(0.3)
+        os.killpg(broker.process.pid, signal.SIGKILL)
+        broker.process.wait()
+        time.sleep(2)
+        broker.start()
+        _produce_views(bootstrap, prefix, events[1000:])
+        try:
+            run.wait(60)
+        except subprocess.TimeoutExpired:   # it carried on across the crash: stop it (Ctrl-C)
+            run.send_signal(signal.SIGINT)
+            run.wait(60)
+        errors = run.stderr.read()
+        assert "SystemError" not in errors, errors[-3000:]
+        if run.returncode != 0:
+            assert "KafkaError" in errors, errors[-3000:]
+        for _ in range(3):   # each restart resumes; a broker that lost writes may fence one
+            final = subprocess.run(_pipeline(bootstrap, prefix, "local", *flags, "--until=latest"),
+                                   capture_output=True, text=True, timeout=300)
+            if final.returncode == 0:
+                break
+            assert "SystemError" not in final.stderr and "KafkaError" in final.stderr, \
+                final.stderr[-3000:]
+        assert final.returncode == 0, final.stderr[-3000:]
+        _check_against_batch(bootstrap, prefix, events)
+    finally:
+        broker.stop()
