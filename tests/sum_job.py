@@ -1,6 +1,6 @@
 """A small Kafka job for reliability tests, run as a user runs a pipeline: per key, the sum of
-`v` over windows of 10 s of `t`, written to a topic; with a dead-letter topic, records that do
-not decode go there.
+`v` over windows of 10 s of `t`, written to a topic (or, when OUT is `file:PREFIX`, to JSON
+files); with a dead-letter topic, records that do not decode go there.
 
     python sum_job.py BOOTSTRAP SOURCE OUT DEAD [pipeline flags] [--until=latest]"""
 from __future__ import annotations
@@ -26,7 +26,8 @@ def main(argv: list) -> None:
          | "window" >> pm.WindowInto(pm.FixedWindows(10))
          | "kv" >> pm.Map(lambda r: (r["k"], r["v"]))
          | "sum" >> pm.CombinePerKey(pm.Sum())
-         | "write" >> pm.WriteToKafka(bootstrap, out))
+         | "write" >> (pm.WriteToJson(out[5:]) if out.startswith("file:")
+                       else pm.WriteToKafka(bootstrap, out)))
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ damaged checkpoint files are errors naming the file, or fall back to an older ch
 that is safe."""
 from __future__ import annotations
 
+import glob
 import json
 import os
 import signal
@@ -169,3 +170,68 @@ def test_a_killed_broker_is_survived_and_its_fatal_error_named(tmp_path):
         _check_against_batch(bootstrap, prefix, events)
     finally:
         broker.stop()
+
+
+def _file_sums(prefix) -> Counter:
+    """(key, window end) -> sum, over every part file a run wrote."""
+    got: Counter = Counter()
+    for path in glob.glob(f"{prefix}*"):
+        with open(path) as f:
+            for line in f:
+                row = json.loads(line)
+                got[(row["key"], row["window_end"])] += row["value"] * row.get("diff", 1)
+    return got
+
+
+def _damage(path: str) -> None:
+    with open(path, "r+b") as f:
+        f.truncate(os.path.getsize(path) // 2)
+
+
+def test_a_damaged_checkpoint_falls_back_to_the_one_before_when_that_is_safe(kafka_broker,
+                                                                           tmp_path):
+    """With file sinks only, an older checkpoint is a safe place to resume: the parts after it
+    are written again."""
+    source = new_topic(kafka_broker, "sums-in", 1)
+    records = [{"value": {"k": f"k{i % 3}", "v": i, "t": i}} for i in range(60)]
+    checkpoint, out = tmp_path / "checkpoint", tmp_path / "out" / "sums"
+    flags = ["--runner=local", f"--checkpoint_dir={checkpoint}", *CHECKPOINTED[:2]]
+    command = _sum_job(kafka_broker, source, f"file:{out}", flags)
+    for i in range(0, 40, 10):   # a run per ten records: several checkpoints
+        produce(kafka_broker, source, records[i:i + 10])
+        _run_until_read(command, kafka_broker, checkpoint, "read", source)
+    epochs = sorted(glob.glob(str(checkpoint / "epoch-*.pkl")))
+    assert len(epochs) == 3, epochs
+    _damage(epochs[-1])
+    produce(kafka_broker, source, records[40:])
+    done = subprocess.run(command + ["--until=latest"], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"CheckpointWarning: checkpoint file {epochs[-1]} is damaged" in done.stderr
+    expected = Counter()
+    for r in records:
+        v = r["value"]
+        expected[(v["k"], v["t"] // 10 * 10 + 10)] += v["v"]
+    assert _file_sums(out) == expected
+
+
+def test_a_damaged_checkpoint_whose_output_kafka_holds_is_an_error_naming_it(kafka_broker,
+                                                                            tmp_path):
+    source = new_topic(kafka_broker, "sums-in", 1)
+    out = new_topic(kafka_broker, "sums", 1)
+    produce(kafka_broker, source, [{"value": {"k": "a", "v": i, "t": i}} for i in range(20)])
+    checkpoint = tmp_path / "checkpoint"
+    command = _sum_job(kafka_broker, source, out, [f"--checkpoint_dir={checkpoint}",
+                                                   *CHECKPOINTED[:2]])
+    _run_until_read(command, kafka_broker, checkpoint, "read", source)
+    newest = sorted(glob.glob(str(checkpoint / "epoch-*.pkl")))[-1]
+    _damage(newest)
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert again.returncode != 0
+    assert f"CheckpointError: checkpoint file {newest} is damaged" in again.stderr
+    assert "would write output twice" in again.stderr
+    with open(checkpoint / "pomset.json", "w"):
+        pass   # emptied, as a crash of a non-atomic write would leave it
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert f"CheckpointError: the run's metadata {checkpoint / 'pomset.json'} is damaged" in \
+        again.stderr
