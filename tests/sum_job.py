@@ -1,6 +1,6 @@
 """A small Kafka job for reliability tests, run as a user runs a pipeline: per key, the sum of
-`v` over windows of 10 s of `t`, written to a topic (or, when OUT is `file:PREFIX`, to JSON
-files); with a dead-letter topic, records that do not decode go there.
+`v` over windows of 10 s of `t`, written to each of OUT's comma-separated sinks: a topic, or
+JSON files for `file:PREFIX`; with a dead-letter topic, records that do not decode go there.
 
     python sum_job.py BOOTSTRAP SOURCE OUT DEAD [pipeline flags] [--until=latest]"""
 from __future__ import annotations
@@ -22,12 +22,13 @@ def main(argv: list) -> None:
             bad | "dead letters" >> pm.WriteToKafka(bootstrap, dead)
         else:
             records = p | "read" >> read
-        (records
-         | "window" >> pm.WindowInto(pm.FixedWindows(10))
-         | "kv" >> pm.Map(lambda r: (r["k"], r["v"]))
-         | "sum" >> pm.CombinePerKey(pm.Sum())
-         | "write" >> (pm.WriteToJson(out[5:]) if out.startswith("file:")
-                       else pm.WriteToKafka(bootstrap, out)))
+        sums = (records
+                | "window" >> pm.WindowInto(pm.FixedWindows(10))
+                | "kv" >> pm.Map(lambda r: (r["k"], r["v"]))
+                | "sum" >> pm.CombinePerKey(pm.Sum()))
+        for i, sink in enumerate(out.split(",")):
+            sums | f"write {i}" >> (pm.WriteToJson(sink[5:]) if sink.startswith("file:")
+                                   else pm.WriteToKafka(bootstrap, sink))
 
 
 if __name__ == "__main__":

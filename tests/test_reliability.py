@@ -111,10 +111,7 @@ def test_adding_a_dead_letter_sink_to_a_checkpointed_run_repeats_nothing(kafka_b
                             capture_output=True, text=True, timeout=600)
     assert second.returncode == 0, second.stderr[-3000:]
     written = read_topic(kafka_broker, out)
-    expected = Counter()
-    for r in records:
-        v = r["value"]
-        expected[(v["k"], float(v["t"] // 10 * 10 + 10))] += v["v"]
+    expected = Counter({(k, float(end)): n for (k, end), n in _expected_sums(records).items()})
     got = Counter()
     for m in written:
         k, total = json.loads(m.value())
@@ -208,11 +205,7 @@ def test_a_damaged_checkpoint_falls_back_to_the_one_before_when_that_is_safe(kaf
                           timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"CheckpointWarning: checkpoint file {epochs[-1]} is damaged" in done.stderr
-    expected = Counter()
-    for r in records:
-        v = r["value"]
-        expected[(v["k"], v["t"] // 10 * 10 + 10)] += v["v"]
-    assert _file_sums(out) == expected
+    assert _file_sums(out) == _expected_sums(records)
 
 
 def test_a_damaged_checkpoint_whose_output_kafka_holds_is_an_error_naming_it(kafka_broker,
@@ -235,3 +228,89 @@ def test_a_damaged_checkpoint_whose_output_kafka_holds_is_an_error_naming_it(kaf
     again = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert f"CheckpointError: the run's metadata {checkpoint / 'pomset.json'} is damaged" in \
         again.stderr
+
+
+def _expected_sums(records: list) -> Counter:
+    out: Counter = Counter()
+    for r in records:
+        v = r["value"]
+        out[(v["k"], v["t"] // 10 * 10 + 10)] += v["v"]
+    return out
+
+
+def _kafka_sums(bootstrap: str, topic: str) -> list:
+    return [(json.loads(m.value())[0], float(dict(m.headers())["pomset-window-end"]),
+             json.loads(m.value())[1]) for m in read_topic(bootstrap, topic)]
+
+
+def _spark_checkpoint_files(checkpoint, log: str) -> list:
+    return sorted((p for p in glob.glob(str(checkpoint / log / "*")) if p.rsplit("/", 1)[1]
+                   .isdigit()), key=lambda p: int(p.rsplit("/", 1)[1]))
+
+
+def test_spark_checkpoint_files_damaged_are_repaired_where_safe_else_named(kafka_broker,
+                                                                          tmp_path):
+    source = new_topic(kafka_broker, "sums-in", 1)
+    out = new_topic(kafka_broker, "sums", 1)
+    records = [{"value": {"k": f"k{i % 3}", "v": i, "t": i}} for i in range(40)]
+    checkpoint = tmp_path / "checkpoint"
+    command = _sum_job(kafka_broker, source, out, ["--runner=spark", "--streaming", *SPARK_FLAGS,
+                                                   f"--checkpoint_dir={checkpoint}",
+                                                   *CHECKPOINTED[:2]])
+    produce(kafka_broker, source, records[:20])
+    _run_until_read(command, kafka_broker, checkpoint, "read", source)
+    newest_commit = _spark_checkpoint_files(checkpoint, "commits")[-1]
+    _damage(newest_commit)
+    produce(kafka_broker, source, records[20:])
+    done = subprocess.run(command + ["--until=latest"], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"CheckpointWarning: Spark checkpoint file {newest_commit} was damaged" in done.stderr
+    sums = _kafka_sums(kafka_broker, out)
+    assert Counter({(k, end): n for k, end, n in sums}) == Counter(
+        {(k, float(end)): n for (k, end), n in _expected_sums(records).items()})
+    assert len(sums) == len(_expected_sums(records)), "a window's sum was written twice"
+
+    newest_offsets = _spark_checkpoint_files(checkpoint, "offsets")[-1]
+    _damage(newest_offsets)
+    again = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert again.returncode != 0
+    assert f"CheckpointError: Spark checkpoint file {newest_offsets} is damaged" in again.stderr
+    with open(checkpoint / "metadata", "w") as f:
+        f.write('{"id": "3b')
+    again = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert f"CheckpointError: Spark checkpoint file {checkpoint / 'metadata'} is damaged" in \
+        again.stderr
+
+
+def test_spark_runs_again_the_micro_batches_whose_output_kafka_lost(kafka_broker, tmp_path):
+    """Kafka's progress mark set back, as a broker that lost acknowledged writes leaves it:
+    the micro-batches after the mark run again, and their file parts are written anew."""
+    source = new_topic(kafka_broker, "sums-in", 1)
+    out = new_topic(kafka_broker, "sums", 1)
+    files = tmp_path / "out" / "sums"
+    records = [{"value": {"k": f"k{i % 3}", "v": i, "t": i}} for i in range(60)]
+    checkpoint = tmp_path / "checkpoint"
+    command = _sum_job(kafka_broker, source, f"{out},file:{files}",
+                       ["--runner=spark", "--streaming", *SPARK_FLAGS,
+                        f"--checkpoint_dir={checkpoint}", *CHECKPOINTED[:2]])
+    for i in (0, 20):
+        produce(kafka_broker, source, records[i:i + 20])
+        _run_until_read(command, kafka_broker, checkpoint, "read", source)
+    completed = int(_spark_checkpoint_files(checkpoint, "commits")[-1].rsplit("/", 1)[1])
+    assert completed >= 2
+    with open(checkpoint / "pomset.json") as f:
+        state = json.load(f)
+    mark = completed - 2
+    c = Consumer({"bootstrap.servers": kafka_broker, "group.id": f"{state['run_id']}-progress",
+                  "enable.auto.commit": False})
+    c.commit(offsets=[TopicPartition(state["progress_topic"], 0, mark, metadata=str(mark))],
+             asynchronous=False)
+    c.close()
+    produce(kafka_broker, source, records[40:])
+    done = subprocess.run(command + ["--until=latest"], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (f"CheckpointWarning: Kafka holds the output of micro-batches up to {mark}, but "
+            f"Spark's checkpoint in {checkpoint} had completed up to {completed}") in done.stderr
+    assert _file_sums(files) == _expected_sums(records)

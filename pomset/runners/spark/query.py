@@ -25,6 +25,7 @@ from ...sdk.result import PipelineResult
 from ...sdk.run_state import run_state
 from ...windowing import now_micros
 from .batch import BATCH_ROWS
+from .checkpoint_log import check_checkpoint
 from .failures import user_errors
 from .streaming import StreamingPlan, is_sink
 from . import codec, stream_sources
@@ -62,6 +63,13 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
         output = KafkaOutput(kafka, run_id, transactional=True, progress_topic=progress_topic(
             checkpoint, [t for t, _ in kafka], run_id)[0]) if kafka else None
         committed = [output.committed_mark() if output else None]
+        if not temporary:
+            redo = check_checkpoint(checkpoint, committed[0] if output is None
+                                    or committed[0] is not None else -1)
+            for node in sinks:   # parts of micro-batches set aside are written again, or not
+                for part in redo if not isinstance(node.transform, WriteToKafka) else ():
+                    if os.path.exists(node.transform.part_path(part)):
+                        os.remove(node.transform.part_path(part))
 
         clock = [None]   # the pipeline's processing time as of the last micro-batch
 
