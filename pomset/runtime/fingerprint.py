@@ -105,9 +105,11 @@ def describe(value: Any, depth: int = _DEPTH) -> Optional[str]:
         return _qualified(type(value))
     if isinstance(value, (list, tuple)):
         return f"[{', '.join(str(describe(v, depth - 1)) for v in value)}]"
+    if isinstance(value, (set, frozenset)):
+        return "{" + ", ".join(sorted(str(describe(v, depth - 1)) for v in value)) + "}"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{describe(k, depth - 1)}: {describe(v, depth - 1)}"
-                               for k, v in sorted(value.items(), key=repr)) + "}"
+        return "{" + ", ".join(sorted(f"{describe(k, depth - 1)}: {describe(v, depth - 1)}"
+                                      for k, v in value.items())) + "}"
     fields = sorted(getattr(value, "__dict__", {}).items())
     name = _qualified(type(value))
     return f"{name}({', '.join(f'{k}={describe(v, depth - 1)}' for k, v in fields)})"
