@@ -368,8 +368,12 @@ class AfterProcessingTime(_Leaf):
         return w.ts[i] if domain == PROCESSING_TIME else None
 
     def __repr__(self) -> str:
+        offset = f", offset={self.offset_us / 1e6:g}" if self.offset_us else ""
+        if self.period_us and self.delay_us:
+            return (f"AfterProcessingTime({self.delay_us / 1e6:g}, "
+                    f"align_to={self.period_us / 1e6:g}{offset})")
         if self.period_us:
-            return f"AtPeriod({self.period_us / 1e6:g})"
+            return f"AtPeriod({self.period_us / 1e6:g}{offset})"
         return f"AfterProcessingTime({self.delay_us / 1e6:g})"
 
 

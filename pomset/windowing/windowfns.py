@@ -112,7 +112,7 @@ class FixedWindows(WindowFn):
         return assigned
 
     def __repr__(self) -> str:
-        return f"FixedWindows({self.size_us / MICROS_PER_SECOND:g})"
+        return f"FixedWindows({self.size_us / MICROS_PER_SECOND:g}{_offset(self.offset_us)})"
 
 
 class SlidingWindows(WindowFn):
@@ -144,7 +144,13 @@ class SlidingWindows(WindowFn):
         return out
 
     def __repr__(self) -> str:
-        return f"SlidingWindows({self.size_us / MICROS_PER_SECOND:g}, {self.period_us / MICROS_PER_SECOND:g})"
+        return (f"SlidingWindows({self.size_us / MICROS_PER_SECOND:g}, "
+                f"{self.period_us / MICROS_PER_SECOND:g}{_offset(self.offset_us)})")
+
+
+def _offset(offset_us: int) -> str:
+    """The offset argument of a repr, when it is not 0 (a repr names every parameter)."""
+    return f", offset={offset_us / MICROS_PER_SECOND:g}" if offset_us else ""
 
 
 def merge_overlapping(windows: Sequence[IntervalWindow]) -> MergeResult:

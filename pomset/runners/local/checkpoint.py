@@ -10,21 +10,22 @@ import pickle
 import re
 from typing import Any, Dict, List
 
+from ...runtime.fingerprint import resume_run_state
 from ...sdk.durable import read_checked, write_checked
 from ...sdk.errors import CheckpointError, PipelineConstructionError
-from ...sdk.run_state import run_state
 
 _EPOCH = re.compile(r"epoch-(\d{6,})\.pkl$")
 KEEP = 3
 
 
 class Checkpoints:
-    """The checkpoint directory of one run (created if missing)."""
+    """The checkpoint directory of one run (created if missing) of the pipeline of `nodes`,
+    which must be the one that wrote it (`runtime.fingerprint`)."""
 
-    def __init__(self, directory: str) -> None:
+    def __init__(self, directory: str, nodes: List[Any]) -> None:
         self.directory = os.path.abspath(directory)
         os.makedirs(self.directory, exist_ok=True)
-        self.run_id = run_state(self.directory)["run_id"]
+        self.run_id = resume_run_state(self.directory, nodes)["run_id"]
 
     def path(self, epoch: int) -> str:
         return os.path.join(self.directory, f"epoch-{epoch:06d}.pkl")

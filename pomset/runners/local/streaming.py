@@ -44,7 +44,8 @@ class StreamingDriver:
         # a streaming run writes files in parts, one per epoch (a bounded one writing to
         # Kafka, its one file as usual)
         self.file_sinks = [s for s in stages if isinstance(s, SinkStage)] if self.sources else []
-        self.checkpoints = Checkpoints(options.checkpoint_dir) if options.checkpoint_dir else None
+        self.checkpoints = (Checkpoints(options.checkpoint_dir, [s.node for s in stages])
+                            if options.checkpoint_dir else None)
         self.run_id = (self.checkpoints.run_id if self.checkpoints else
                        f"pomset-{time.time_ns():x}")
         self.output: Optional[KafkaOutput] = None

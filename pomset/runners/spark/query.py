@@ -18,11 +18,11 @@ import tempfile
 import time
 from typing import Any, Dict, List, Tuple
 
+from ...runtime.fingerprint import resume_run_state
 from ...runtime.markers import ChannelMarker
 from ...sdk.io.kafka import WriteToKafka
 from ...sdk.io.kafka_clients import KafkaOutput, progress_topic
 from ...sdk.result import PipelineResult
-from ...sdk.run_state import run_state
 from ...windowing import now_micros
 from .batch import BATCH_ROWS
 from .checkpoint_log import check_checkpoint
@@ -56,7 +56,7 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
         spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
         spark.conf.set(CHANGELOG, "true")
         stream_sources.register(spark)
-        buckets, run_id = _run_state(spark, checkpoint)
+        buckets, run_id = _run_state(spark, checkpoint, pipeline.nodes)
         plan = StreamingPlan(spark, pipeline, targets, buckets, options, run_id)
         writes = [[n for n in sinks if n.inputs[0] is x] for x in targets]
         kafka = [(n.transform, n.inputs[0]) for n in sinks if isinstance(n.transform, WriteToKafka)]
@@ -161,11 +161,13 @@ def _checkpoint(directory: Any) -> Tuple[str, bool]:
     return tempfile.mkdtemp(prefix="pomset-checkpoint-"), True
 
 
-def _run_state(spark: Any, checkpoint: str) -> Tuple[int, str]:
+def _run_state(spark: Any, checkpoint: str, nodes: List[Any]) -> Tuple[int, str]:
     """How many buckets keys hash to (the session's shuffle partitions when the query starts,
     the number recorded in its checkpoint when it resumes: keyed state stays where it is), and
-    the run's id (its Kafka consumer groups and transactions are named by it)."""
-    state = run_state(checkpoint, buckets=int(spark.conf.get("spark.sql.shuffle.partitions")))
+    the run's id (its Kafka consumer groups and transactions are named by it); a resumed
+    query's pipeline must be one its checkpoint's state fits (`runtime.fingerprint`)."""
+    state = resume_run_state(checkpoint, nodes,
+                             buckets=int(spark.conf.get("spark.sql.shuffle.partitions")))
     return int(state["buckets"]), state["run_id"]
 
 
