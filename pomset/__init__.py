@@ -7,7 +7,8 @@ from .sdk.core import (CoGroupByKey, CombineGlobally, CombinePerKey, CombineValu
                        Distinct, Filter, FlatMap, Flatten, GroupByKey, Keys, KvSwap, Map, ParDo,
                        Partition, Source, Values, WindowInto, WithTimestamps)
 from .sdk.dofn import DeadLetter, DoFn, TaggedOutput
-from .sdk.errors import OptionsError, PipelineConstructionError, UserCodeError
+from .sdk.errors import (DataLossError, DataLossWarning, OptionsError, PipelineConstructionError,
+                         UserCodeError)
 from .sdk.options import PipelineOptions
 from .sdk.pipeline import Pipeline
 from .sdk.ptransform import PTransform
@@ -30,7 +31,8 @@ __all__ = [
     "Filter", "FlatMap", "Flatten", "GroupByKey", "Keys", "KvSwap", "Map", "ParDo", "Partition",
     "Source", "Values", "WindowInto", "WithTimestamps",
     "DeadLetter", "DoFn", "TaggedOutput",
-    "OptionsError", "PipelineConstructionError", "UserCodeError",
+    "DataLossError", "DataLossWarning", "OptionsError", "PipelineConstructionError",
+    "UserCodeError",
     "PipelineOptions", "Pipeline", "PTransform",
     "AsDict", "AsIter", "AsList", "AsSingleton", "DoOutputsTuple", "PCollection",
     "TestStream",

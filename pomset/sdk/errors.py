@@ -17,3 +17,15 @@ class OptionsError(ValueError):
 class CheckpointError(RuntimeError):
     """A checkpoint cannot be used: damaged, of another pipeline, or out of step with the
     output it belongs to. The message names the file or step and what to do."""
+
+
+class DataLossError(RuntimeError):
+    """A source's data was deleted (Kafka retention) before the run read it, and
+    `--on_data_loss=fail` says to stop rather than go on without it; the message names the
+    topic, partition and offsets."""
+
+
+class DataLossWarning(UserWarning):
+    """A source's data was deleted (Kafka retention) before the run read it; the run went on
+    from the earliest data left (`--on_data_loss=warn`, the default). Filter it with the
+    `warnings` module, or make it an error there."""
