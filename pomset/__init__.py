@@ -7,8 +7,8 @@ from .sdk.core import (CoGroupByKey, CombineGlobally, CombinePerKey, CombineValu
                        Distinct, Filter, FlatMap, Flatten, GroupByKey, Keys, KvSwap, Map, ParDo,
                        Partition, Source, Values, WindowInto, WithTimestamps)
 from .sdk.dofn import DeadLetter, DoFn, TaggedOutput
-from .sdk.errors import (CheckpointError, CheckpointWarning, OptionsError,
-                         PipelineConstructionError, UserCodeError)
+from .sdk.errors import (CheckpointError, CheckpointWarning, DataLossError, DataLossWarning,
+                         OptionsError, PipelineConstructionError, UserCodeError)
 from .sdk.options import PipelineOptions
 from .sdk.pipeline import Pipeline
 from .sdk.ptransform import PTransform
@@ -31,7 +31,8 @@ __all__ = [
     "Filter", "FlatMap", "Flatten", "GroupByKey", "Keys", "KvSwap", "Map", "ParDo", "Partition",
     "Source", "Values", "WindowInto", "WithTimestamps",
     "DeadLetter", "DoFn", "TaggedOutput",
-    "CheckpointError", "CheckpointWarning", "OptionsError", "PipelineConstructionError",
+    "CheckpointError", "CheckpointWarning", "DataLossError", "DataLossWarning", "OptionsError",
+    "PipelineConstructionError",
     "UserCodeError",
     "PipelineOptions", "Pipeline", "PTransform",
     "AsDict", "AsIter", "AsList", "AsSingleton", "DoOutputsTuple", "PCollection",

@@ -21,3 +21,15 @@ class CheckpointError(RuntimeError):
 
 class CheckpointWarning(UserWarning):
     """A damaged checkpoint was passed over for an older one that can be resumed safely."""
+
+
+class DataLossError(RuntimeError):
+    """A source's data was deleted (Kafka retention) before the run read it, and
+    `--on_data_loss=fail` says to stop rather than go on without it; the message names the
+    topic, partition and offsets."""
+
+
+class DataLossWarning(UserWarning):
+    """A source's data was deleted (Kafka retention) before the run read it; the run went on
+    from the earliest data left (`--on_data_loss=warn`, the default). Filter it with the
+    `warnings` module, or make it an error there."""

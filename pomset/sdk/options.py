@@ -77,6 +77,12 @@ class PipelineOptions:
                             help="local runner, streaming: how often the run commits its "
                                  "output and checkpoints (keep it below the Kafka producer's "
                                  "transaction.timeout.ms, 60 s unless producer_config says)")
+        parser.add_argument("--on_data_loss", default="warn", choices=("warn", "fail"),
+                            help="Kafka sources: when offsets a run was to read next were "
+                                 "deleted by retention, go on from the earliest one left, "
+                                 "counting the loss (lost_to_retention) and warning "
+                                 "(DataLossWarning) naming topic, partition and offsets (warn, "
+                                 "the default); or fail the run with a DataLossError (fail)")
         parser.add_argument("--streaming_until", default="never", choices=("never", "latest"),
                             help="streaming file sources: read new files forever (never), or "
                                  "the files there at the start and then end (latest)")

@@ -3,6 +3,7 @@ and a sink handing its elements to the run's `KafkaOutput` (one producer, one tr
 checkpoint epoch, shared by every Kafka sink of the run)."""
 from __future__ import annotations
 
+import warnings
 from typing import Any, Dict, List, Optional
 
 from ...sdk.io.kafka_clients import KafkaReader
@@ -11,7 +12,10 @@ from .stages import SourceStage, Stage
 
 class KafkaSourceStage(SourceStage):
     """A `ReadFromKafka`: `open` assigns its partitions (where a checkpoint left them, else
-    where the source starts), `poll` pushes what arrived, `watermark` moves its output."""
+    where the source starts), `poll` pushes what arrived, `watermark` moves its output.
+    Offsets lost to retention are counted (`lost_to_retention`) and warned about as found."""
+
+    state = SourceStage.state + ("lost_to_retention",)
 
     def __init__(self, node: Any, executor: Any) -> None:
         super().__init__(node, executor)
@@ -19,8 +23,9 @@ class KafkaSourceStage(SourceStage):
         self.resume: Optional[dict] = None
         self.dead: List[Any] = []
         self.group_id = ""
+        self.lost_to_retention = 0
 
-    def open(self, run_id: str) -> None:
+    def open(self, run_id: str, on_data_loss: str = "warn") -> None:
         t = self.node.transform
         self.group_id = t.group_id or f"{run_id}-{self.label}"
         consumer = t.consumer(self.group_id)
@@ -36,7 +41,7 @@ class KafkaSourceStage(SourceStage):
             raise
         self.reader = KafkaReader(t, consumer, positions, ends,
                                   t.dead_letters(self.label, self.dead),
-                                  self.resume["clock"] if self.resume else None)
+                                  self.resume["clock"] if self.resume else None, on_data_loss)
 
     @property
     def done(self) -> bool:
@@ -45,6 +50,9 @@ class KafkaSourceStage(SourceStage):
     def poll(self, max_records: int, timeout: float) -> int:
         """Push the records that arrive within `timeout` seconds; how many there were."""
         bundle = self.reader.poll(max_records, timeout)
+        for lost in self.reader.take_lost():
+            self.lost_to_retention += lost.count
+            warnings.warn(lost.warning(), stacklevel=2)
         if bundle:
             self.push(bundle)
         if self.dead:
@@ -53,6 +61,9 @@ class KafkaSourceStage(SourceStage):
 
     def watermark(self) -> None:
         self.out_wm = max(self.out_wm, self.reader.watermark())
+
+    def metrics(self) -> Dict[str, int]:
+        return dict(super().metrics(), lost_to_retention=self.lost_to_retention)
 
     def positions(self) -> Dict[Any, int]:
         return dict(self.reader.positions)

@@ -77,7 +77,7 @@ class StreamingDriver:
         for s in self.file_sinks:
             s.start_part(self.epoch + 1)
         for s in self.sources:
-            s.open(self.run_id)
+            s.open(self.run_id, self.options.on_data_loss)
         return epoch is not None
 
     def _resume(self, wrote_before: bool) -> Tuple[Optional[int], Optional[dict]]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pickle
 import struct
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import pyarrow as pa
 from pyspark import cloudpickle
@@ -196,9 +196,11 @@ def encode_bus(elements: Sequence[WindowedValue], markers: Sequence[Any], addres
 COUNTS = "#counts"   # the bus address of rows carrying a stateful step's counts to the driver
 
 
-def counts_row(label: str, counts: Dict[str, int], on_bus: bool = True) -> pa.RecordBatch:
-    """A row telling the driver that step `label` counted `counts` in a micro-batch: a bus
-    row, or (`on_bus=False`) a source's row (`STREAM`)."""
+def counts_row(label: str, counts: Union[Dict[str, int], Warning],
+               on_bus: bool = True) -> pa.RecordBatch:
+    """A row telling the driver that step `label` counted `counts` in a micro-batch (or a
+    warning for the driver to issue, where the user sees it): a bus row, or (`on_bus=False`)
+    a source's row (`STREAM`)."""
     payload = [(label, counts)]
     if on_bus:
         return encode_bus([], payload, COUNTS)

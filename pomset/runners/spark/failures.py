@@ -5,23 +5,27 @@ import re
 from contextlib import contextmanager
 from typing import Iterator
 
-from ...sdk.errors import UserCodeError
+from ...sdk.errors import DataLossError, UserCodeError
+
+#: The errors a task raises that reach the user as themselves.
+_PASSED_ON = {"UserCodeError": UserCodeError, "DataLossError": DataLossError}
 
 
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Re-raise a failure in a Spark task as what it was in the user's terms: a
-    `UserCodeError` raised in a task keeps its message (transform, element, traceback);
-    anything else names the Python worker's own error, never the JVM's stack."""
+    `UserCodeError` (or `DataLossError`) raised in a task keeps its message (transform,
+    element, traceback); anything else names the Python worker's own error, never the JVM's
+    stack."""
     from py4j.protocol import Py4JJavaError
     from pyspark.errors import PySparkException
     try:
         yield
     except (PySparkException, Py4JJavaError) as exc:
         text = str(exc)
-        m = re.search(r"pomset\.sdk\.errors\.UserCodeError: (.*)", text, re.S)
+        m = re.search(r"pomset\.sdk\.errors\.(UserCodeError|DataLossError): (.*)", text, re.S)
         if m:
-            raise UserCodeError(_strip_jvm(m.group(1))) from None
+            raise _PASSED_ON[m.group(1)](_strip_jvm(m.group(2))) from None
         raise SparkJobError(f"a Spark job failed: {_cause(text)}") from None
 
 

@@ -16,6 +16,7 @@ from collections import defaultdict
 import shutil
 import tempfile
 import time
+import warnings
 from typing import Any, Dict, List, Tuple
 
 from ...runtime.fingerprint import resume_run_state
@@ -91,6 +92,9 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
             is_counts = pc.equal(table.column("t"), codec.COUNTS)
             counted = table.filter(is_counts).column("m").to_pylist()
             for label, batch_counts in map(codec.loads, counted):
+                if isinstance(batch_counts, Warning):   # a task's, issued here to be seen
+                    warnings.warn(batch_counts, stacklevel=2)
+                    continue
                 for name, n in batch_counts.items():
                     step_counts[label][name] = step_counts[label].get(name, 0) + n
             markers = table.filter(pc.invert(is_counts)).column("m").drop_null().to_pylist()

@@ -214,12 +214,19 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     (the clock, the idle and the finished partitions) is decided when the micro-batch is
     planned and kept in its end offset, so a micro-batch Spark runs again after a restart
     computes exactly what it computed before: the output it committed to Kafka then stays
-    consistent with the state."""
+    consistent with the state.
+
+    A task whose range starts below its partition's log start (retention deleted offsets
+    before they were read) reads from the log start and sends the driver the count
+    (`lost_to_retention`) and a `DataLossWarning` to issue there, or fails with a
+    `DataLossError` (`on_data_loss`, see `read_range`)."""
 
     def __init__(self, channels: Dict[str, str], source: Any, label: str, group_id: str,
-                 until_latest: bool, interval_s: float, real_clock: bool) -> None:
+                 until_latest: bool, interval_s: float, real_clock: bool,
+                 on_data_loss: str = "warn") -> None:
         self.channels, self.source, self.label = channels, source, label
         self.group_id = group_id
+        self.on_data_loss = on_data_loss
         self.interval_s, self.real_clock = interval_s, real_clock
         self._consumer: Any = None
         self.partitions_ = source.partitions(self.consumer)
@@ -303,14 +310,18 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         source, dead = self.source, []
         consumer = source.consumer(self.group_id)
         try:
-            out, latest = read_range(source, consumer, _split(name), first, stop,
-                                     source.dead_letters(self.label, dead))
+            out, latest, lost = read_range(source, consumer, _split(name), first, stop,
+                                           source.dead_letters(self.label, dead),
+                                           self.on_data_loss)
         finally:
             consumer.close()
         wm = MIN_MICROS if latest == MIN_MICROS else latest - source.out_of_orderness_us
         yield codec.encode(out + dead, tags=[None] * len(out) + [source.dead_letter_tag] * len(dead),
                            markers=[ChannelMarker(self.channels[name], wm)])
-        yield codec.counts_row(self.label, {"read": len(out)}, on_bus=False)
+        yield codec.counts_row(self.label, {"read": len(out), "lost_to_retention":
+                                            sum(x.count for x in lost)}, on_bus=False)
+        for x in lost:   # a task's warnings would stay in the executor's log
+            yield codec.counts_row(self.label, x.warning(), on_bus=False)
 
     def commit(self, end: dict) -> None:
         """Tell the consumer group how far the query has read (Spark's checkpoint, not the

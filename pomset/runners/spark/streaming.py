@@ -62,6 +62,7 @@ class StreamingPlan:
         self.out_of_orderness_us = None if ooo is None else int(ooo * 1_000_000)
         self.interval_s = options.trigger_interval
         self.max_files = options.max_files_per_batch
+        self.on_data_loss = options.on_data_loss
         self.virtual_clock = any(isinstance(n.transform, TestStream) for n in pipeline.nodes)
         self.address = {id(pc_): str(i) for i, pc_ in enumerate(
             pc_ for n in pipeline.nodes for pc_ in n.outputs.values())}
@@ -189,7 +190,8 @@ class StreamingPlan:
                 .option("payload", stream_sources.payload(dict(
                     channels=self._partition_channels(node), source=t, label=node.label,
                     group_id=self.group_id(node), until_latest=t.until == "latest",
-                    interval_s=self.interval_s, real_clock=not self.virtual_clock)))
+                    interval_s=self.interval_s, real_clock=not self.virtual_clock,
+                    on_data_loss=self.on_data_loss)))
                 .load())
 
     # --- stages -----------------------------------------------------------------------------

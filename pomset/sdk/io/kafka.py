@@ -77,7 +77,14 @@ class ReadFromKafka(DeadLetterSource):
     `until="latest"` reads up to the offsets that are the latest when the run starts and then
     ends, its watermark moving to the end of time; by default the read never ends. Without a
     checkpoint to resume from, reading starts at each partition's earliest offset (or latest,
-    with `consumer_config={"auto.offset.reset": "latest"}`)."""
+    with `consumer_config={"auto.offset.reset": "latest"}`).
+
+    Offsets deleted by retention before they were read (a run resumed from a checkpoint after
+    the topic's log start moved past it, or a reader that fell behind) are never skipped
+    silently: with `--on_data_loss=warn` (the default) reading goes on from the earliest
+    offset left, the loss is counted in the source's metric `lost_to_retention` and a
+    `DataLossWarning` names the topic, partition and offsets [from, to); with
+    `--on_data_loss=fail` the run fails with a `DataLossError` saying the same."""
 
     bounded = False
 
@@ -121,13 +128,18 @@ class ReadFromKafka(DeadLetterSource):
 
     # --- clients --------------------------------------------------------------------------
     def consumer(self, group_id: str) -> Any:
-        """A consumer of this source's cluster, without auto commit, reading committed data."""
+        """A consumer of this source's cluster, without auto commit, reading committed data,
+        that reports a fetch position out of range as an error rather than jumping (readers
+        assign every position themselves; see `KafkaReader`)."""
         from confluent_kafka import Consumer
         config = {"bootstrap.servers": self.bootstrap_servers, "group.id": group_id,
                   "enable.auto.commit": False, "isolation.level": "read_committed",
                   "fetch.max.bytes": FETCH_CAP, "max.partition.fetch.bytes": FETCH_CAP}
         config.update(self.consumer_config)
         config["enable.partition.eof"] = True   # readers tell a partition's end by it
+        # a position out of range is an error, never a silent jump (`start_offsets` applies
+        # the user's auto.offset.reset to a fresh start)
+        config["auto.offset.reset"] = "error"
         return Consumer(config)
 
     @property

@@ -9,10 +9,10 @@ becomes visible exactly when the transaction's records do."""
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 from ...windowing import MIN_MICROS, WindowedValue, now_micros
-from ..errors import PipelineConstructionError
+from ..errors import DataLossError, DataLossWarning, PipelineConstructionError
 from ..run_state import run_state, update_run_state
 from .kafka import Partition, PartitionWatermarks, ReadFromKafka, WriteToKafka
 
@@ -26,17 +26,59 @@ class KafkaError(RuntimeError):
     """Kafka refused or failed a request; the message says which and why."""
 
 
+ON_DATA_LOSS = ("warn", "fail")
+
+
+class Lost(NamedTuple):
+    """Offsets [start, end) of a partition that retention deleted before a reader read them."""
+
+    source: str
+    topic: str
+    partition: int
+    start: int
+    end: int
+
+    @property
+    def count(self) -> int:
+        return self.end - self.start
+
+    def _what(self) -> str:
+        return (f"{self.source}: topic {self.topic!r} partition {self.partition}: offsets "
+                f"[{self.start}, {self.end}) were deleted by retention before they were read "
+                f"({self.count} records lost)")
+
+    def warning(self) -> DataLossWarning:
+        """What `--on_data_loss=warn` reports (reading went on at `end`)."""
+        return DataLossWarning(f"{self._what()}; reading resumed at offset {self.end} "
+                               f"(--on_data_loss=fail fails the run instead)")
+
+    def error(self) -> DataLossError:
+        """What `--on_data_loss=fail` raises."""
+        return DataLossError(f"{self._what()}; the run stops as --on_data_loss=fail says "
+                             f"(--on_data_loss=warn goes on from offset {self.end}, reporting "
+                             f"the loss)")
+
+
 class KafkaReader:
     """Reads a source's partitions with one consumer, from `positions` up to `ends` (each
     partition's end offset, when the read ends), decoding records and tracking the source's
-    watermark. Malformed records go to `on_bad` (`source.dead_letters`)."""
+    watermark. Malformed records go to `on_bad` (`source.dead_letters`).
+
+    A position below its partition's log start (deleted by retention: the consumer reports it
+    out of range, see `ReadFromKafka.consumer`) moves to the log start: the offsets skipped
+    are appended to `lost` for the caller to report (`on_data_loss="warn"`), or raise a
+    `DataLossError` (`"fail"`)."""
 
     def __init__(self, source: ReadFromKafka, consumer: Any, positions: Dict[Partition, int],
                  ends: Optional[Dict[Partition, int]], on_bad: Any,
-                 clock: Optional[dict] = None) -> None:
+                 clock: Optional[dict] = None, on_data_loss: str = "warn") -> None:
         from confluent_kafka import TopicPartition
+        if on_data_loss not in ON_DATA_LOSS:
+            raise ValueError(f"on_data_loss must be one of {ON_DATA_LOSS}, got {on_data_loss!r}")
         self.source = source
         self.on_bad = on_bad
+        self.on_data_loss = on_data_loss
+        self.lost: List[Lost] = []
         self.positions = dict(positions)
         self.ends = ends
         self.consumer = consumer
@@ -76,10 +118,13 @@ class KafkaReader:
             if p not in self.open:
                 continue
             if err is not None:
-                if err.code() != Err._PARTITION_EOF:
+                if err.code() == Err._AUTO_OFFSET_RESET:
+                    self._out_of_range(p, err.str())
+                elif err.code() != Err._PARTITION_EOF:
                     raise KafkaError(f"{self.source.name}: reading topic {msg.topic()!r} "
                                      f"partition {msg.partition()}: {err.str()}")
-                self.positions[p] = max(self.positions[p], msg.offset())
+                else:
+                    self.positions[p] = max(self.positions[p], msg.offset())
             else:
                 offset = msg.offset()
                 if ends is not None and offset >= ends[p]:
@@ -100,6 +145,33 @@ class KafkaReader:
                 self.consumer.pause([TopicPartition(*p)])
         return out
 
+    def _out_of_range(self, p: Partition, why: str) -> None:
+        """The broker no longer holds partition `p`'s position: when retention moved its log
+        start past it, go on from the log start (or up to the end, when that is before it),
+        recording or failing on the offsets lost; anything else is an error."""
+        from confluent_kafka import TopicPartition
+        at = self.positions[p]
+        low, high = self.consumer.get_watermark_offsets(TopicPartition(*p), timeout=_TIMEOUT)
+        if at >= low:
+            raise KafkaError(f"{self.source.name}: topic {p[0]!r} partition {p[1]} has no offset "
+                             f"{at}, though it holds [{low}, {high}) (was it recreated?): {why}")
+        end = low if self.ends is None else min(low, self.ends[p])
+        lost = Lost(self.source.name, p[0], p[1], at, end)
+        if self.on_data_loss == "fail":
+            raise lost.error()
+        self.lost.append(lost)
+        self.positions[p] = end
+        self.consumer.incremental_unassign([TopicPartition(*p)])
+        if self.ends is not None and end >= self.ends[p]:
+            self._finish(p)
+        else:
+            self.consumer.incremental_assign([TopicPartition(*p, end)])
+
+    def take_lost(self) -> List[Lost]:
+        """The losses found since the last call (see the class docstring)."""
+        lost, self.lost = self.lost, []
+        return lost
+
     def watermark(self) -> int:
         return self.clock.watermark(now_micros())
 
@@ -111,10 +183,13 @@ class KafkaReader:
 
 
 def read_range(source: ReadFromKafka, consumer: Any, partition: Partition, start: int,
-               end: int, on_bad: Any) -> Tuple[List[WindowedValue], int]:
-    """The elements of one partition's offsets [start, end) and the largest event time among
-    them (a Spark task's share of a micro-batch)."""
-    reader = KafkaReader(source, consumer, {partition: start}, {partition: end}, on_bad)
+               end: int, on_bad: Any,
+               on_data_loss: str = "warn") -> Tuple[List[WindowedValue], int, List[Lost]]:
+    """The elements of one partition's offsets [start, end), the largest event time among
+    them and the offsets of the range retention deleted before they were read (a Spark task's
+    share of a micro-batch)."""
+    reader = KafkaReader(source, consumer, {partition: start}, {partition: end}, on_bad,
+                         on_data_loss=on_data_loss)
     out: List[WindowedValue] = []
     deadline = time.monotonic() + 120
     while not reader.done:
@@ -124,7 +199,7 @@ def read_range(source: ReadFromKafka, consumer: Any, partition: Partition, start
                              f"within 120s")
         out += reader.poll(10_000, 1.0)
     consumer.unassign()
-    return out, reader.clock.latest[partition]
+    return out, reader.clock.latest[partition], reader.take_lost()
 
 
 class KafkaOutput:
