@@ -123,50 +123,94 @@ def test_adding_a_dead_letter_sink_to_a_checkpointed_run_repeats_nothing(kafka_b
         f"name enclosed in double quotes at column 2"]
 
 
-def test_a_killed_broker_is_survived_and_its_fatal_error_named(tmp_path):
-    """The broker dies (SIGKILL) and comes back on its data directory while the run writes:
-    a run that fails says why (no SystemError), restarts resume, and the output is exact."""
+def test_a_killed_broker_is_survived_and_the_run_resumes_exactly(tmp_path):
+    """The broker dies (SIGKILL) and comes back on its data directory under a run that has
+    written output: the run carries on or fails saying why (a `KafkaError`, never a bare
+    `SystemError`, never a hang), a restart resumes, and the output is exact. The broker is
+    killed once the run is idle and its writes have had seconds to reach disk: a broker
+    killed mid-transaction may lose acknowledged writes, its own included (see README)."""
     broker = EmbeddedKafka(port=free_port(), data_dir=str(tmp_path / "broker"))
     os.makedirs(broker.data_dir)
     bootstrap = broker.start()
+    run = None
     try:
         prefix = _topics(bootstrap)
         events = [e for _, e in vs.generate(1500, 30, 5, seed=9)]
         _produce_views(bootstrap, prefix, events[:1000])
-        flags = [f"--checkpoint_dir={tmp_path / 'checkpoint'}", "--checkpoint_interval=0.2",
-                 "--early_seconds=0.1"]
+        checkpoint = tmp_path / "checkpoint"
+        flags = [f"--checkpoint_dir={checkpoint}", *CHECKPOINTED]
         run = subprocess.Popen(_pipeline(bootstrap, prefix, "local", *flags),
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
-        deadline = time.monotonic() + 120
-        while not read_topic(bootstrap, f"{prefix}sessions"):
-            assert run.poll() is None and time.monotonic() < deadline, "no output committed"
-            time.sleep(0.3)
+        deadline = time.monotonic() + 300
+        while not (checkpoint.joinpath("pomset.json").exists() and _read_all(
+                bootstrap, f"{_run_id(checkpoint)}-views", f"{prefix}views")):
+            assert run.poll() is None and time.monotonic() < deadline, "input not read"
+            time.sleep(0.5)
+        time.sleep(12)   # partitions go idle after 10 s, firing what that releases
+        committed = len(read_topic(bootstrap, f"{prefix}sessions"))
+        assert committed > 0
         os.killpg(broker.process.pid, signal.SIGKILL)
         broker.process.wait()
-        time.sleep(2)
+        time.sleep(1)
         broker.start()
         _produce_views(bootstrap, prefix, events[1000:])
         try:
-            run.wait(60)
-        except subprocess.TimeoutExpired:   # it carried on across the crash: stop it (Ctrl-C)
+            run.wait(30)
+        except subprocess.TimeoutExpired:   # it carried on across the crash: Ctrl-C
             run.send_signal(signal.SIGINT)
-            run.wait(60)
+            run.wait(120)   # bounded: a transactional request that never answers is an error
         errors = run.stderr.read()
         assert "SystemError" not in errors, errors[-3000:]
-        if run.returncode != 0:
-            assert "KafkaError" in errors, errors[-3000:]
-        for _ in range(3):   # each restart resumes; a broker that lost writes may fence one
-            final = subprocess.run(_pipeline(bootstrap, prefix, "local", *flags, "--until=latest"),
-                                   capture_output=True, text=True, timeout=300)
-            if final.returncode == 0:
-                break
-            assert "SystemError" not in final.stderr and "KafkaError" in final.stderr, \
-                final.stderr[-3000:]
+        assert run.returncode == 0 or "KafkaError" in errors, errors[-3000:]
+        final = subprocess.run(_pipeline(bootstrap, prefix, "local", *flags, "--until=latest"),
+                               capture_output=True, text=True, timeout=300)
         assert final.returncode == 0, final.stderr[-3000:]
-        _check_against_batch(bootstrap, prefix, events)
+        records = _check_against_batch(bootstrap, prefix, events)
+        assert committed < len(records)
     finally:
+        if run is not None and run.poll() is None:
+            run.kill()
         broker.stop()
+
+
+def test_a_local_run_resumes_from_the_older_checkpoint_whose_output_kafka_holds(kafka_broker,
+                                                                               tmp_path):
+    """Kafka's progress mark set back two epochs, as a broker that lost acknowledged writes
+    leaves it: the run resumes from that epoch's checkpoint (one of the 3 kept), says so, and
+    writes the file parts after it again."""
+    source = new_topic(kafka_broker, "sums-in", 1)
+    out = new_topic(kafka_broker, "sums", 1)
+    files = tmp_path / "out" / "sums"
+    records = [{"value": {"k": f"k{i % 3}", "v": i, "t": i}} for i in range(60)]
+    checkpoint = tmp_path / "checkpoint"
+    command = _sum_job(kafka_broker, source, f"{out},file:{files}",
+                       [f"--checkpoint_dir={checkpoint}", *CHECKPOINTED[:2]])
+    for i in range(0, 40, 10):
+        produce(kafka_broker, source, records[i:i + 10])
+        _run_until_read(command, kafka_broker, checkpoint, "read", source)
+    epochs = sorted(int(p[-10:-4]) for p in glob.glob(str(checkpoint / "epoch-*.pkl")))
+    assert len(epochs) == 3
+    _set_mark(kafka_broker, checkpoint, epochs[0])
+    produce(kafka_broker, source, records[40:])
+    done = subprocess.run(command + ["--until=latest"], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (f"CheckpointWarning: Kafka holds the output of epoch {epochs[0]} of run "
+            f"{_run_id(checkpoint)}, but {checkpoint} had checkpoints up to epoch "
+            f"{epochs[-1]}") in done.stderr
+    assert _file_sums(files) == _expected_sums(records)
+
+
+def _set_mark(bootstrap: str, checkpoint, mark: int) -> None:
+    """Set the run's progress mark in Kafka back to `mark`."""
+    with open(checkpoint / "pomset.json") as f:
+        state = json.load(f)
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"{state['run_id']}-progress",
+                  "enable.auto.commit": False})
+    c.commit(offsets=[TopicPartition(state["progress_topic"], 0, mark, metadata=str(mark))],
+             asynchronous=False)
+    c.close()
 
 
 def _file_sums(prefix) -> Counter:
@@ -299,14 +343,8 @@ def test_spark_runs_again_the_micro_batches_whose_output_kafka_lost(kafka_broker
         _run_until_read(command, kafka_broker, checkpoint, "read", source)
     completed = int(_spark_checkpoint_files(checkpoint, "commits")[-1].rsplit("/", 1)[1])
     assert completed >= 2
-    with open(checkpoint / "pomset.json") as f:
-        state = json.load(f)
     mark = completed - 2
-    c = Consumer({"bootstrap.servers": kafka_broker, "group.id": f"{state['run_id']}-progress",
-                  "enable.auto.commit": False})
-    c.commit(offsets=[TopicPartition(state["progress_topic"], 0, mark, metadata=str(mark))],
-             asynchronous=False)
-    c.close()
+    _set_mark(kafka_broker, checkpoint, mark)
     produce(kafka_broker, source, records[40:])
     done = subprocess.run(command + ["--until=latest"], capture_output=True, text=True,
                           timeout=600)

@@ -75,6 +75,7 @@ class StreamingDriver:
                     s.restore(states[s.label])
             self.epoch = epoch
         for s in self.file_sinks:
+            s.sink.remove_parts_after(self.epoch)
             s.start_part(self.epoch + 1)
         for s in self.sources:
             s.open(self.run_id, self.options.on_data_loss)
@@ -100,6 +101,11 @@ class StreamingDriver:
                     f"has no checkpoint of it (epochs {epochs}): the checkpoints and the output "
                     f"topics are out of step; start afresh with a new --checkpoint_dir and "
                     f"empty output topics")
+            if mark < epochs[-1] - 1:   # a crash before a commit leaves one epoch ahead
+                warnings.warn(f"Kafka holds the output of epoch {mark} of run {self.run_id}, but "
+                              f"{where} had checkpoints up to epoch {epochs[-1]} (the broker "
+                              f"lost writes it had acknowledged): resuming from epoch {mark}",
+                              CheckpointWarning, stacklevel=2)
             try:
                 return mark, self.checkpoints.load(mark)
             except CheckpointError as e:

@@ -67,10 +67,9 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
         if not temporary:
             redo = check_checkpoint(checkpoint, committed[0] if output is None
                                     or committed[0] is not None else -1)
-            for node in sinks:   # parts of micro-batches set aside are written again, or not
-                for part in redo if not isinstance(node.transform, WriteToKafka) else ():
-                    if os.path.exists(node.transform.part_path(part)):
-                        os.remove(node.transform.part_path(part))
+            for node in sinks if redo else ():   # written again, or where it ends sooner not
+                if not isinstance(node.transform, WriteToKafka):
+                    node.transform.remove_parts_after(redo[0] - 1)
 
         clock = [None]   # the pipeline's processing time as of the last micro-batch
 

@@ -413,6 +413,19 @@ class FileSink(Sink):
         """The file of one part of a streaming run's output (part = micro-batch id)."""
         return f"{self.path_prefix}-batch-{part:06d}{self.file_name_suffix}"
 
+    def remove_parts_after(self, part: int) -> None:
+        """Remove the parts after `part`: a run resumed from an older checkpoint writes them
+        again, or, where it now ends sooner, not at all."""
+        prefix = f"{os.path.basename(self.path_prefix)}-batch-"
+        folder = os.path.dirname(self.path_prefix) or "."
+        if not os.path.isdir(folder):
+            return
+        for name in os.listdir(folder):
+            number = name[len(prefix):len(name) - len(self.file_name_suffix)]
+            if (name.startswith(prefix) and name.endswith(self.file_name_suffix)
+                    and number.isdigit() and int(number) > part):
+                os.remove(os.path.join(folder, name))
+
 
 class AtomicFile:
     """A file written under a temporary name in the target directory (created if missing)

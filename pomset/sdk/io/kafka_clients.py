@@ -8,6 +8,7 @@ the transaction as the metadata of an offset commit of the group `{run_id}-progr
 becomes visible exactly when the transaction's records do."""
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
@@ -17,6 +18,7 @@ from ..run_state import run_state, update_run_state
 from .kafka import Partition, PartitionWatermarks, ReadFromKafka, WriteToKafka
 
 _TIMEOUT = 30.0
+_GRACE = 30.0
 _FATAL_HINT = (" (the broker lost or refused writes it had acknowledged, as the embedded broker "
                "does when killed: restart the run, which resumes from its last checkpoint whose "
                "output Kafka holds)")
@@ -234,8 +236,10 @@ class KafkaOutput:
         self.topics = {id(s): s.topic for s, _ in sinks}
         self.errors: List[str] = []
         self.in_transaction = False
+        self.wedged = False
         if transactional:
-            self._call("start the transactional producer", self.producer.init_transactions, _TIMEOUT)
+            self._transact("start the transactional producer", self.producer.init_transactions,
+                           _TIMEOUT)
 
     def _call(self, what: str, fn: Any, *args: Any) -> Any:
         """`fn(*args)`, its failure raised as a `KafkaError` saying what could not be done and
@@ -248,6 +252,29 @@ class KafkaOutput:
             cause = e.args[0].str() if isinstance(e, KafkaException) else str(e)
             raise KafkaError(f"Kafka output: could not {what}: "
                              f"{self.fatal or cause}{_FATAL_HINT if self.fatal else ''}") from None
+
+    def _transact(self, what: str, fn: Any, *args: Any) -> Any:
+        """A transactional request (`_call`) that must answer within its timeout and a grace:
+        librdkafka can wait forever on a coordinator that lost the transaction's state (a
+        broker that crashed), which would wedge the run."""
+        outcome: List[Any] = []
+
+        def call() -> None:
+            try:
+                outcome.append((True, self._call(what, fn, *args)))
+            except BaseException as e:   # handed to the caller's thread
+                outcome.append((False, e))
+        waiter = threading.Thread(target=call, name="pomset-kafka-transaction", daemon=True)
+        waiter.start()
+        waiter.join(_TIMEOUT + _GRACE)
+        if not outcome:
+            self.wedged = True
+            raise KafkaError(f"Kafka output: could not {what}: no answer within "
+                             f"{_TIMEOUT + _GRACE:.0f}s{_FATAL_HINT}")
+        ok, value = outcome[0]
+        if not ok:
+            raise value
+        return value
 
     def _on_error(self, err: Any) -> None:
         if err.fatal() and self.fatal is None:
@@ -309,9 +336,9 @@ class KafkaOutput:
             meta = self.group_metadata.get(group)
             if meta is None:
                 meta = self.group_metadata[group] = _group_metadata(self.bootstrap, group)
-            self._call("add offsets to the transaction", self.producer.send_offsets_to_transaction,
+            self._transact("add offsets to the transaction", self.producer.send_offsets_to_transaction,
                        parts, meta, _TIMEOUT)
-        self._call("commit the transaction", self.producer.commit_transaction, _TIMEOUT)
+        self._transact("commit the transaction", self.producer.commit_transaction, _TIMEOUT)
         self.in_transaction = False
         if self.errors:
             raise KafkaError("Kafka output: records were not delivered: " + "; ".join(self.errors))
@@ -325,12 +352,12 @@ class KafkaOutput:
         return committed_mark(self.bootstrap, self.run_id, self.progress_partition[0])
 
     def abort(self) -> None:
-        if self.in_transaction:
+        if self.in_transaction and not self.wedged:
             try:
-                self.producer.abort_transaction(_TIMEOUT)
+                self._transact("abort the transaction", self.producer.abort_transaction, _TIMEOUT)
             except Exception:   # the run's own error is the one to report
                 pass
-            self.in_transaction = False
+        self.in_transaction = False
 
     def close(self) -> None:
         self.flush()
