@@ -270,7 +270,9 @@ class KafkaOutput:
         if not outcome:
             self.wedged = True
             raise KafkaError(f"Kafka output: could not {what}: no answer within "
-                             f"{_TIMEOUT + _GRACE:.0f}s{_FATAL_HINT}")
+                             f"{_TIMEOUT + _GRACE:.0f}s (a broker that crashed can lose a "
+                             f"transaction's state: restart the run, which resumes from its last "
+                             f"checkpoint whose output Kafka holds)")
         ok, value = outcome[0]
         if not ok:
             raise value
