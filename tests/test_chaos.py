@@ -18,8 +18,10 @@ Settings, from the environment (CI defaults, small):
     POMSET_CHAOS_SEED     the RNG's seed (default: random, printed; rerun a failure with it)
     POMSET_CHAOS_KILLS    kills per run on the local runner (default 6; Spark: a third, >= 3)
     POMSET_CHAOS_EVENTS   view events in all (default 3000)
+    POMSET_CHAOS_DEADLINE seconds a run may take to commit output before it counts as stuck
+                          (default 300; a stuck run's thread stacks go into the failure)
 
-A soak run, about an hour on two cores:
+A soak run (tens of minutes; Spark gets a third of the kills):
     POMSET_CHAOS_KILLS=50 POMSET_CHAOS_EVENTS=20000 python -m pytest tests/test_chaos.py -s
 """
 from __future__ import annotations
