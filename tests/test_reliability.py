@@ -19,7 +19,9 @@ from collections import Counter
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
+import pomset as pm
 from pomset.broker import EmbeddedKafka, free_port
+from pomset.runners.spark.checkpoint_log import check_checkpoint
 
 from kafka_util import new_topic, produce, read_topic
 from test_kafka import SPARK_FLAGS, _check_against_batch, _pipeline, _produce_views, _topics, vs
@@ -45,10 +47,14 @@ def _read_all(bootstrap: str, group: str, topic: str) -> bool:
     return all(tp.offset == end for tp, end in zip(committed, ends))
 
 
-def _run_until_read(command: list, bootstrap: str, checkpoint, label: str, topic: str) -> None:
+def _run_until_read(command: list, bootstrap: str, checkpoint, label: str, topic: str,
+                    settle: float = 0.0) -> None:
     """Run a pipeline that never ends until its source `label` has committed every record of
-    `topic`, then stop it with Ctrl-C (it commits what it did)."""
-    run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    `topic` (and `settle` seconds more), then stop it: the local runner with Ctrl-C (it
+    commits what it did), Spark with SIGKILL (its checkpoint has every completed
+    micro-batch)."""
+    run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
     try:
         deadline = time.monotonic() + 300
         while not (checkpoint.joinpath("pomset.json").exists() and _read_all(
@@ -56,11 +62,16 @@ def _run_until_read(command: list, bootstrap: str, checkpoint, label: str, topic
             assert run.poll() is None, run.stderr.read()[-3000:]
             assert time.monotonic() < deadline, "the run did not read its input"
             time.sleep(0.5)
-        run.send_signal(signal.SIGINT)
+        time.sleep(settle)
+        if "--runner=spark" in command:
+            os.killpg(run.pid, signal.SIGKILL)
+        else:
+            run.send_signal(signal.SIGINT)
         run.wait(120)
     finally:
         if run.poll() is None:
-            run.kill()
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
 
 
 @pytest.mark.parametrize("runner", ["local", "spark"])
@@ -236,9 +247,10 @@ def test_a_run_resumes_from_the_older_checkpoint_whose_output_kafka_holds(kafka_
     spark = ["--runner=spark", "--streaming", *SPARK_FLAGS] if runner == "spark" else []
     command = _sum_job(kafka_broker, source, f"{out},file:{files}",
                        [*spark, f"--checkpoint_dir={checkpoint}", *CHECKPOINTED[:2]])
-    for i in range(0, 40, 20 if spark else 10):
-        produce(kafka_broker, source, records[i:i + (20 if spark else 10)])
-        _run_until_read(command, kafka_broker, checkpoint, "read", source)
+    # the local runner commits an epoch when stopped; Spark a micro-batch per tick meanwhile
+    for i in range(0, 40, 40 if spark else 10):
+        produce(kafka_broker, source, records[i:i + (40 if spark else 10)])
+        _run_until_read(command, kafka_broker, checkpoint, "read", source, settle=3 if spark else 0)
     if spark:
         newest = int(_spark_checkpoint_files(checkpoint, "commits")[-1].rsplit("/", 1)[1])
         mark = newest - 2
@@ -372,14 +384,14 @@ def test_spark_checkpoint_files_damaged_are_repaired_where_safe_else_named(kafka
     assert Counter({(k, end): n for k, end, n in sums}) == Counter(
         {(k, float(end)): n for (k, end), n in _expected_sums(records).items()})
     assert len(sums) == len(_expected_sums(records)), "a window's sum was written twice"
-
+    # what a damaged file Spark cannot do without says, on the checkpoint that run left
     newest_offsets = _spark_checkpoint_files(checkpoint, "offsets")[-1]
     _damage(newest_offsets)
-    again = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    assert again.returncode != 0
-    assert f"CheckpointError: Spark checkpoint file {newest_offsets} is damaged" in again.stderr
+    with pytest.raises(pm.CheckpointError, match=rf"Spark checkpoint file {newest_offsets} is "
+                                                 r"damaged: .* micro-batch \d+ completed"):
+        check_checkpoint(str(checkpoint), kafka_mark=None)
     with open(checkpoint / "metadata", "w") as f:
         f.write('{"id": "3b')
-    again = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    assert f"CheckpointError: Spark checkpoint file {checkpoint / 'metadata'} is damaged" in \
-        again.stderr
+    with pytest.raises(pm.CheckpointError, match=rf"Spark checkpoint file "
+                                                 rf"{checkpoint / 'metadata'} is damaged"):
+        check_checkpoint(str(checkpoint), kafka_mark=None)
