@@ -74,7 +74,7 @@ def test_video_sessions_on_kafka_equal_the_batch_answer(kafka_broker, runner):
     _check_against_batch(kafka_broker, prefix, events)
 
 
-@pytest.mark.parametrize("runner", ["local", "spark"])
+@pytest.mark.parametrize("runner", ["local"])   # Spark's: test_chaos.py, killed at random
 def test_killed_and_restarted_run_writes_each_result_once(kafka_broker, runner, tmp_path):
     prefix = _topics(kafka_broker)
     events = [e for _, e in vs.generate(2000, 30, 5, seed=5)]
