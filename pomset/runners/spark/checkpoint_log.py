@@ -85,6 +85,7 @@ def check_checkpoint(directory: str, kafka_mark: Optional[int]) -> List[int]:
             warnings.warn(f"Spark checkpoint file {path} was damaged ({problem}): set aside; "
                           f"micro-batch {newest} runs again", CheckpointWarning, stacklevel=2)
     if kafka_mark is not None and commits and max(commits) > kafka_mark:
+        completed = max(commits)
         lost = sorted(b for b in set(offsets) | set(commits) if b > kafka_mark)
         redo += lost
         for b in lost:
@@ -92,9 +93,9 @@ def check_checkpoint(directory: str, kafka_mark: Optional[int]) -> List[int]:
                 if b in log:
                     _set_aside(log.pop(b))
         warnings.warn(f"Kafka holds the output of micro-batches up to {kafka_mark}, but Spark's "
-                      f"checkpoint in {directory} had completed up to {lost[-1]} (the broker lost "
-                      f"writes it had acknowledged): micro-batches {lost[0]}..{lost[-1]} run "
-                      f"again", CheckpointWarning, stacklevel=2)
+                      f"checkpoint in {directory} had completed up to {completed} (the broker "
+                      f"lost writes it had acknowledged): micro-batches {lost[0]}..{lost[-1]} "
+                      f"run again", CheckpointWarning, stacklevel=2)
     if offsets:
         newest = max(offsets)
         problem = _damage(offsets[newest], versioned=True)
