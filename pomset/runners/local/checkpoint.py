@@ -27,7 +27,7 @@ class Checkpoints:
         os.makedirs(self.directory, exist_ok=True)
         self.run_id = resume_run_state(self.directory, nodes)["run_id"]
 
-    def path(self, epoch: int) -> str:
+    def _path(self, epoch: int) -> str:
         return os.path.join(self.directory, f"epoch-{epoch:06d}.pkl")
 
     def epochs(self) -> List[int]:
@@ -40,11 +40,11 @@ class Checkpoints:
             raise PipelineConstructionError(
                 f"the run's state cannot be checkpointed (keys, values and accumulators must "
                 f"pickle): {type(e).__name__}: {e}") from e
-        write_checked(self.path(epoch), data)
+        write_checked(self._path(epoch), data)
 
     def load(self, epoch: int) -> Dict[str, Any]:
         """Epoch `epoch`'s states; `CheckpointError` naming the file when it is damaged."""
-        path = self.path(epoch)
+        path = self._path(epoch)
         payload = read_checked(path)
         try:
             return pickle.loads(payload)
@@ -57,9 +57,9 @@ class Checkpoints:
         """Remove the epochs after `epoch` (saved, but their output never committed)."""
         for e in self.epochs():
             if e > epoch:
-                os.remove(self.path(e))
+                os.remove(self._path(e))
 
     def prune(self) -> None:
         """Keep only the newest `KEEP` epochs."""
         for e in self.epochs()[:-KEEP]:
-            os.remove(self.path(e))
+            os.remove(self._path(e))

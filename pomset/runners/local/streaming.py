@@ -8,9 +8,9 @@ sources' consumer groups learn the offsets only once the outputs they produced a
 On restart the mark Kafka holds names the checkpoint to resume from (without Kafka sinks, the
 newest that is not damaged), so what a killed run wrote after its last commit is neither kept
 nor repeated: exactly once. The mark lives on a topic recorded in the run's metadata the first
-time it writes to Kafka, so changing its sinks later keeps the run's identity. Ctrl-C or SIGTERM stops the run after committing what it did. Without
-`--checkpoint_dir` the producer is idempotent, not transactional, and a run always starts from
-the sources' start offsets."""
+time it writes to Kafka, so changing its sinks later keeps the run's identity. Ctrl-C or
+SIGTERM stops the run after committing what it did. Without `--checkpoint_dir` the producer is
+idempotent, not transactional, and a run always starts from the sources' start offsets."""
 from __future__ import annotations
 
 import signal

@@ -65,11 +65,8 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
             checkpoint, [t for t, _ in kafka], run_id)[0]) if kafka else None
         committed = [output.committed_mark() if output else None]
         if not temporary:
-            redo = check_checkpoint(checkpoint, committed[0] if output is None
-                                    or committed[0] is not None else -1)
-            for node in sinks if redo else ():   # written again, or where it ends sooner not
-                if not isinstance(node.transform, WriteToKafka):
-                    node.transform.remove_parts_after(redo[0] - 1)
+            _repair(checkpoint, committed[0] if output is None else
+                    (-1 if committed[0] is None else committed[0]), sinks)
 
         clock = [None]   # the pipeline's processing time as of the last micro-batch
 
@@ -136,6 +133,16 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
         metrics.setdefault(label, {}).update(counts)
     metrics["micro-batches"] = _batch_stats(query.recentProgress)
     return PipelineResult(record, metrics, time.monotonic() - started, times)
+
+
+def _repair(checkpoint: str, kafka_mark: Any, sinks: List[Any]) -> None:
+    """Check Spark's checkpoint before it resumes (`check_checkpoint`) and remove the file
+    parts of the micro-batches it sets aside: they are written again, or, where the run now
+    ends sooner, not at all."""
+    redo = check_checkpoint(checkpoint, kafka_mark)
+    for node in sinks if redo else ():
+        if not isinstance(node.transform, WriteToKafka):
+            node.transform.remove_parts_after(redo[0] - 1)
 
 
 def _batch_stats(progress: List[Any]) -> Dict[str, int]:

@@ -420,10 +420,12 @@ class FileSink(Sink):
         folder = os.path.dirname(self.path_prefix) or "."
         if not os.path.isdir(folder):
             return
+        suffix = self.file_name_suffix
         for name in os.listdir(folder):
-            number = name[len(prefix):len(name) - len(self.file_name_suffix)]
-            if (name.startswith(prefix) and name.endswith(self.file_name_suffix)
-                    and number.isdigit() and int(number) > part):
+            if not (name.startswith(prefix) and name.endswith(suffix)):
+                continue
+            number = name[len(prefix):len(name) - len(suffix)]
+            if number.isdigit() and int(number) > part:
                 os.remove(os.path.join(folder, name))
 
 

@@ -338,8 +338,8 @@ class KafkaOutput:
             meta = self.group_metadata.get(group)
             if meta is None:
                 meta = self.group_metadata[group] = _group_metadata(self.bootstrap, group)
-            self._transact("add offsets to the transaction", self.producer.send_offsets_to_transaction,
-                       parts, meta, _TIMEOUT)
+            self._transact("add offsets to the transaction",
+                           self.producer.send_offsets_to_transaction, parts, meta, _TIMEOUT)
         self._transact("commit the transaction", self.producer.commit_transaction, _TIMEOUT)
         self.in_transaction = False
         if self.errors:
