@@ -12,6 +12,7 @@ from .sdk.errors import (CheckpointError, CheckpointWarning, DataLossError, Data
 from .sdk.options import PipelineOptions
 from .sdk.pipeline import Pipeline
 from .sdk.ptransform import PTransform
+from .sdk.schema import Row
 from .sdk.pvalue import AsDict, AsIter, AsList, AsSingleton, DoOutputsTuple, PCollection
 from .sdk.test_stream import TestStream
 from .triggers import (AccumulationMode, AfterAll, AfterAny, AfterCount, AfterEach,
@@ -34,7 +35,7 @@ __all__ = [
     "CheckpointError", "CheckpointWarning", "DataLossError", "DataLossWarning", "OptionsError",
     "PipelineConstructionError",
     "UserCodeError",
-    "PipelineOptions", "Pipeline", "PTransform",
+    "PipelineOptions", "Pipeline", "PTransform", "Row",
     "AsDict", "AsIter", "AsList", "AsSingleton", "DoOutputsTuple", "PCollection",
     "TestStream",
     "AccumulationMode", "AfterAll", "AfterAny", "AfterCount", "AfterEach", "AfterProcessingTime",

@@ -146,12 +146,17 @@ class ParDo(Primitive):
     def outputs(self, node: Any) -> Dict[Optional[str], PCollection]:
         main = node.inputs[0]
         kind = main.kind if self.call == "filter" else self.output_kind
-        outs = {None: main.derive(kind=kind)}
+        outs = {None: main.derive(kind=kind, schema=self.output_schema(main))}
         for tag in self.tags:
             outs[tag] = main.derive(kind=UNKNOWN)
         if self.dead_letter_tag is not None:
             outs[self.dead_letter_tag] = main.derive(kind=NOT_KV)
         return outs
+
+    def output_schema(self, main: PCollection) -> Any:
+        """The schema of the main output's rows, where this step knows it (a filter keeps
+        its input's)."""
+        return main.schema if self.call == "filter" else None
 
     def result(self, node: Any) -> Any:
         if self.tags or self.dead_letter_tag is not None:
@@ -263,7 +268,8 @@ class WindowInto(Primitive):
 
     def outputs(self, node: Any) -> Dict[Optional[str], PCollection]:
         main = node.inputs[0]
-        return {None: main.derive(windowing=main.windowing.with_(**self.changes))}
+        return {None: main.derive(windowing=main.windowing.with_(**self.changes),
+                                  schema=main.schema)}
 
 
 def _check_mergeable(strategy: WindowingStrategy, label: str, combine_fn: Optional[CombineFn]) -> None:
@@ -414,7 +420,15 @@ class Flatten(Primitive):
         kinds = {pc.kind for pc in node.inputs}
         return {None: first.derive(bounded=all(pc.bounded for pc in node.inputs),
                                    kind=kinds.pop() if len(kinds) == 1 else UNKNOWN,
-                                   may_retract=any(pc.may_retract for pc in node.inputs))}
+                                   may_retract=any(pc.may_retract for pc in node.inputs),
+                                   schema=_common_schema(node.inputs))}
+
+
+def _common_schema(pcolls: List[PCollection]) -> Any:
+    schemas = [pc.schema for pc in pcolls]
+    if schemas[0] is not None and all(s is not None and s.equals(schemas[0]) for s in schemas):
+        return schemas[0]
+    return None
 
 
 class CoGroupByKey(PTransform):

@@ -22,7 +22,7 @@ class PCollection(FluentMethods):
 
     def __init__(self, pipeline: "Pipeline", producer: Optional["Node"], tag: Optional[str],
                  windowing: WindowingStrategy, bounded: bool, kind: Optional[str],
-                 may_retract: bool = False) -> None:
+                 may_retract: bool = False, schema: Any = None) -> None:
         self.pipeline = pipeline
         self.producer = producer
         self.tag = tag
@@ -30,6 +30,8 @@ class PCollection(FluentMethods):
         self.bounded = bounded
         self.kind = kind
         self.may_retract = may_retract
+        # a pyarrow.Schema when every element is a Row of these fields (sdk/schema.py)
+        self.schema = schema
         self.consumers: list = []
         # the data-trace type of this edge, where a template or pm.Typed set it (traces.edges)
         self.trace: Any = None
@@ -45,7 +47,8 @@ class PCollection(FluentMethods):
         return self
 
     def derive(self, **changes: Any) -> "PCollection":
-        """A new PCollection like this one, with some properties changed (set on the node)."""
+        """A new PCollection like this one, with some properties changed (set on the node);
+        its schema is kept only when given (a step may change what its elements are)."""
         fields = dict(windowing=self.windowing, bounded=self.bounded, kind=self.kind,
                       may_retract=self.may_retract)
         fields.update(changes)

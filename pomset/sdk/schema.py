@@ -1,0 +1,152 @@
+"""Rows with named, typed fields, and the schemas of PCollections that hold them.
+
+A schema is a `pyarrow.Schema`. A PCollection whose elements are rows of one schema carries it
+(`pcoll.schema`); runners may then keep its elements as Arrow columns, and user functions
+receive `Row`s. A `Row` is a dict with attribute access (`row.key` as well as `row["key"]`), so
+code written for the dicts that sources used to produce keeps working.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+SchemaLike = Union["pa.Schema", Mapping[str, Any], Sequence[Tuple[str, Any]]]  # noqa: F821
+
+
+class Row(dict):
+    """A row of named fields: `Row(key="a", value=3)`; `row.key` and `row["key"]` both read a
+    field. Equal to a dict with the same items; hashable by its items (as Beam's `Row`), so a
+    row may be a grouping key."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"Row has no field {name!r}; its fields are "
+                                 f"{list(self)}") from None
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(self.items()))
+
+    def __repr__(self) -> str:
+        return "Row(" + ", ".join(f"{k}={v!r}" for k, v in self.items()) + ")"
+
+    def __reduce__(self) -> Any:
+        return (Row, (dict(self),))
+
+
+_TYPE_NAMES = {
+    "int": "int64", "int64": "int64", "int32": "int32", "float": "float64",
+    "float64": "float64", "double": "float64", "str": "string", "string": "string",
+    "bool": "bool", "boolean": "bool", "bytes": "binary", "binary": "binary",
+    "timestamp": "timestamp[us, tz=UTC]", "date": "date32",
+}
+
+
+def arrow_type(spec: Any) -> Any:
+    """An Arrow type from a pyarrow DataType, a Python type (int, float, str, bool, bytes,
+    datetime.datetime, datetime.date) or a name ("int64", "float64", "string", "bool",
+    "timestamp", ...)."""
+    import pyarrow as pa
+    if isinstance(spec, pa.DataType):
+        return spec
+    by_python = {int: pa.int64(), float: pa.float64(), str: pa.string(), bool: pa.bool_(),
+                 bytes: pa.binary(), _dt.datetime: pa.timestamp("us", tz="UTC"),
+                 _dt.date: pa.date32(), decimal.Decimal: pa.float64()}
+    if spec in by_python:
+        return by_python[spec]
+    if isinstance(spec, str):
+        name = _TYPE_NAMES.get(spec.lower())
+        if name is not None:
+            return pa.timestamp("us", tz="UTC") if name.startswith("timestamp") else \
+                pa.type_for_alias(name)
+    raise TypeError(f"not a field type: {spec!r} (give a pyarrow type, a Python type such as "
+                    f"int, float, str, bool, or a name such as 'int64', 'string')")
+
+
+def as_schema(spec: SchemaLike) -> Any:
+    """A `pyarrow.Schema` from a schema, a mapping of field name to type, or (name, type)
+    pairs; types as `arrow_type` takes them."""
+    import pyarrow as pa
+    if isinstance(spec, pa.Schema):
+        return spec
+    items = list(spec.items()) if isinstance(spec, Mapping) else list(spec)
+    try:
+        return pa.schema([pa.field(str(name), arrow_type(kind)) for name, kind in items])
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"not a schema: {spec!r} ({e})") from None
+
+
+def infer_schema(rows: Iterable[Mapping[str, Any]]) -> Optional[Any]:
+    """The schema of dict-like rows that all have the same fields, each of one Arrow type
+    (nulls allowed); None when they do not (then they are plain values, without a schema)."""
+    import pyarrow as pa
+    rows = list(rows)
+    if not rows or not all(isinstance(r, Mapping) for r in rows):
+        return None
+    names = list(rows[0])
+    if not names or any(list(r) != names for r in rows):
+        return None
+    try:
+        table = pa.Table.from_pylist(rows)
+    except (pa.ArrowException, TypeError, ValueError):
+        return None
+    if any(pa.types.is_null(f.type) for f in table.schema):
+        return None
+    return table.schema
+
+
+def conform(record: Mapping[str, Any], schema: Any) -> Row:
+    """`record` as a Row of `schema`'s fields, each value converted to its field's type (a
+    numeric string to a number, an int to a float, ...). Raises ValueError naming the field
+    when a field is missing or a value does not fit its type."""
+    import pyarrow as pa
+    out = Row()
+    for field in schema:
+        if field.name not in record:
+            raise ValueError(f"has no field {field.name!r} (the schema's fields are "
+                             f"{schema.names})")
+        value = record[field.name]
+        if value is None:
+            if not field.nullable:
+                raise ValueError(f"field {field.name!r} is null but not nullable")
+            out[field.name] = None
+            continue
+        try:
+            out[field.name] = _convert(value, field.type, pa)
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            raise ValueError(f"field {field.name!r} = {value!r} is not a "
+                             f"{field.type}") from None
+    return out
+
+
+def _convert(value: Any, kind: Any, pa: Any) -> Any:
+    if pa.types.is_boolean(kind):
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
+        if not isinstance(value, bool):
+            raise TypeError(value)
+        return value
+    if pa.types.is_integer(kind):
+        if isinstance(value, bool) or isinstance(value, float) and not value.is_integer():
+            raise TypeError(value)
+        number = int(value.strip()) if isinstance(value, str) else int(value)
+        pa.scalar(number, kind)   # range check
+        return number
+    if pa.types.is_floating(kind):
+        if isinstance(value, bool):
+            raise TypeError(value)
+        return float(value.strip()) if isinstance(value, str) else float(value)
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        if not isinstance(value, str):
+            raise TypeError(value)
+        return value
+    return pa.scalar(value, kind).as_py()
+
+
+def rows_of(table: Any) -> List[Row]:
+    """An Arrow table's or record batch's rows as `Row`s."""
+    return [Row(r) for r in table.to_pylist()]
