@@ -34,6 +34,7 @@ from ..errors import PipelineConstructionError, UserCodeError
 from ..kinds import NOT_KV
 from ..ptransform import Primitive
 from ..pvalue import DoOutputsTuple, PCollection
+from ..schema import SchemaLike, as_schema, conform
 
 PathLike = Union[str, "os.PathLike[str]"]
 OnBad = Callable[[DeadLetter], None]
@@ -169,7 +170,7 @@ class FileSource(DeadLetterSource):
     `self.bad(...)`."""
 
     def __init__(self, pattern: PathLike, timestamp_field: Optional[str] = None,
-                 label: Optional[str] = None) -> None:
+                 label: Optional[str] = None, schema: Optional[SchemaLike] = None) -> None:
         super().__init__(label)
         if not isinstance(pattern, (str, os.PathLike)):
             raise TypeError(f"{type(self).__name__} takes a file pattern (str or path), got {pattern!r}")
@@ -177,6 +178,11 @@ class FileSource(DeadLetterSource):
             raise TypeError(f"timestamp_field must be a field name (str), got {timestamp_field!r}")
         self.pattern = os.fspath(pattern)
         self.timestamp_field = timestamp_field
+        # a declared schema: each record becomes a Row of it, or a malformed record
+        self.row_schema = as_schema(schema) if schema is not None else None
+
+    def schema(self) -> Any:
+        return self.row_schema
 
     def kind(self) -> Optional[str]:
         return NOT_KV
@@ -210,6 +216,13 @@ class FileSource(DeadLetterSource):
                 line: Any) -> Optional[WindowedValue]:
         """The element for a parsed record, timestamped from `timestamp_field` if set; None
         (after reporting it) when that field is missing or not a time."""
+        if self.row_schema is not None:
+            try:
+                record = conform(record, self.row_schema) if isinstance(record, dict) else \
+                    conform({}, self.row_schema)
+            except ValueError as e:
+                self.bad(on_bad, record, path, line, f"does not fit the schema: {e}")
+                return None
         field = self.timestamp_field
         if field is None:
             return _raw(record, MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1)

@@ -1,0 +1,404 @@
+"""Columnar bundles: the rows of a schema'd PCollection kept as an Arrow table, with event time
+and windows as columns, and the relational steps over them computed by pyarrow.compute and
+numpy, never calling Python per row.
+
+A runner hands a step a `Columns` bundle where the step can take one (`native_step`,
+`native_windows`, `native_combine`) and turns it into elements (`Columns.elements`) where it
+cannot, so a pipeline mixing relational steps and Python functions runs either way with the
+same answer. Columns come from bounded sources before any grouping (pane NO_FIRING, diff +1)
+or from a combine that fires once (`aggregate_final`: one ON_TIME pane per key and window).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+from ..sdk.combinefn import Count, Max, Mean, Min, Sum
+from ..sdk.core import Filter, GroupByKey, ParDo, WindowInto
+from ..sdk.relational import FieldsCombineFn, FieldsToRow, KeyFields, _FieldsMap
+from ..sdk.expressions import Expr
+from ..sdk.schema import Row
+from ..windowing import (GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, IntervalWindow,
+                         PaneInfo, PaneTiming, TimestampCombiner, WindowedValue)
+from ..windowing.windowfns import FixedWindows, GlobalWindows, SlidingWindows
+
+TS, WS, WE = "__ts", "__ws", "__we"   # event time, window start and end: int64 µs
+ON_TIME_ONCE = PaneInfo(True, True, PaneTiming.ON_TIME, 0, 0)
+_raw = WindowedValue.raw
+
+
+class Columns:
+    """A bundle of rows as an Arrow table: the rows' fields, `__ts`, and for windowed rows
+    `__ws`/`__we` (absent: the global window); every row has `pane` and diff +1. A keyed
+    bundle (after `KeyFields`) also names its key and value columns."""
+
+    __slots__ = ("table", "pane", "keys", "values")
+
+    def __init__(self, table: Any, pane: PaneInfo = NO_FIRING,
+                 keys: Optional[List[str]] = None, values: Optional[List[str]] = None) -> None:
+        self.table, self.pane, self.keys, self.values = table, pane, keys, values
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+    @property
+    def windowed(self) -> bool:
+        return WS in self.table.column_names
+
+    def fields(self) -> List[str]:
+        return [n for n in self.table.column_names if n not in (TS, WS, WE)]
+
+    def elements(self) -> List[WindowedValue]:
+        """The rows as elements: `Row`s, or (key Row, values) pairs for a keyed bundle."""
+        t, pane = self.table, self.pane
+        times = t.column(TS).to_pylist()
+        windows = ([IntervalWindow.from_micros(s, e) for s, e in
+                    zip(t.column(WS).to_pylist(), t.column(WE).to_pylist())]
+                   if self.windowed else [GLOBAL_WINDOW] * len(times))
+        if self.keys is None:
+            values: List[Any] = [Row(r) for r in t.select(self.fields()).to_pylist()]
+        else:
+            keys = [Row(r) for r in t.select(self.keys).to_pylist()]
+            if self.values:
+                columns = [t.column(v).to_pylist() for v in self.values]
+                values = list(zip(keys, zip(*columns)))
+            else:
+                values = list(zip(keys, (Row(r) for r in t.select(
+                    [n for n in t.column_names if n not in self.keys and not n.startswith("__")]
+                ).to_pylist())))
+        return [_raw(v, ts, w, pane, 1) for v, ts, w in zip(values, times, windows)]
+
+
+# --- what runs natively ------------------------------------------------------------------------
+
+def _exprs(fields: Dict[str, Any]) -> bool:
+    return all(isinstance(f, Expr) for f in fields.values())
+
+
+def native_step(t: ParDo) -> Optional[Callable[[Columns], Columns]]:
+    """The columnar form of an element-wise step, or None when it calls Python per row."""
+    import pyarrow.compute as pc
+    if isinstance(t, Filter) and t.expr is not None:
+        expr = t.expr
+
+        def filtered(c: Columns) -> Columns:
+            mask = pc.fill_null(expr.to_arrow(c.table), False)
+            return Columns(c.table.filter(mask), c.pane, c.keys, c.values)
+        return filtered
+    if isinstance(t, _FieldsMap) and _exprs(t.fields):
+        return partial_fields(t.fields, t.keep_input)
+    if isinstance(t, KeyFields) and _exprs(t.keys) and all(
+            isinstance(a.values, Expr) for a in t.aggregations):
+        return _keyed(t)
+    if isinstance(t, FieldsToRow):
+        return _unkeyed
+    return None
+
+
+def partial_fields(fields: Dict[str, Expr], keep_input: bool) -> Callable[[Columns], Columns]:
+    def project(c: Columns) -> Columns:
+        t = c.table
+        out = {n: t.column(n) for n in (c.fields() if keep_input else ())}
+        out.update((name, _full(e.to_arrow(t), t.num_rows)) for name, e in fields.items())
+        return Columns(_with_meta(out, t), c.pane)
+    return project
+
+
+def _full(array: Any, n: int) -> Any:
+    import pyarrow as pa
+    if isinstance(array, pa.Scalar):
+        return pa.array([array.as_py()] * n, array.type)
+    return array
+
+
+def _with_meta(columns: Dict[str, Any], t: Any) -> Any:
+    import pyarrow as pa
+    out = dict(columns)
+    for name in (TS, WS, WE):
+        if name in t.column_names:
+            out[name] = t.column(name)
+    return pa.table(out) if not isinstance(t, pa.RecordBatch) else pa.RecordBatch.from_pydict(out)
+
+
+def _keyed(t: KeyFields) -> Callable[[Columns], Columns]:
+    values = [f"__v{i}" for i in range(len(t.aggregations))]
+
+    def keyed(c: Columns) -> Columns:
+        table = c.table
+        out = {name: _full(e.to_arrow(table), table.num_rows) for name, e in t.keys.items()}
+        if t.aggregations:
+            out.update((v, _full(a.values.to_arrow(table), table.num_rows))
+                       for v, a in zip(values, t.aggregations))
+        else:
+            out.update((n, table.column(n)) for n in c.fields() if n not in out)
+        return Columns(_with_meta(out, table), c.pane, list(t.keys),
+                       values if t.aggregations else [])
+    return keyed
+
+
+def _unkeyed(c: Columns) -> Columns:
+    return Columns(c.table, c.pane)
+
+
+def native_windows(t: WindowInto) -> Optional[Callable[[Columns], Columns]]:
+    """Window assignment by column arithmetic (fixed, sliding, global), or None."""
+    fn = t.window_fn
+    if fn is None:
+        return lambda c: c
+    if type(fn) is GlobalWindows:
+        return lambda c: Columns(c.table.drop_columns([n for n in (WS, WE)
+                                                       if n in c.table.column_names]), c.pane)
+    if type(fn) is FixedWindows:
+        return lambda c: _assign(c, fn.size_us, fn.size_us, fn.offset_us)
+    if type(fn) is SlidingWindows:
+        return lambda c: _assign(c, fn.size_us, fn.period_us, fn.offset_us)
+    return None
+
+
+def _assign(c: Columns, size: int, period: int, offset: int) -> Columns:
+    """Each row in every window of `size` starting at a multiple of `period` (plus `offset`)
+    that holds its time, latest start first (as the WindowFns' own `_assign`)."""
+    import numpy as np
+    import pyarrow as pa
+    table = c.table.drop_columns([n for n in (WS, WE) if n in c.table.column_names])
+    ts = table.column(TS).to_numpy()
+    latest = ts - np.mod(ts - offset, period)
+    copies = -(-size // period)
+    if copies == 1:
+        starts = latest
+    else:
+        rows = np.repeat(np.arange(len(ts)), copies)
+        starts = latest[rows] - np.tile(np.arange(copies, dtype=np.int64), len(ts)) * period
+        keep = starts > ts[rows] - size
+        rows, starts = rows[keep], starts[keep]
+        table = table.take(pa.array(rows))
+    table = table.append_column(WS, pa.array(starts, pa.int64()))
+    return Columns(table.append_column(WE, pa.array(starts + size, pa.int64())), c.pane)
+
+
+def native_combine(t: GroupByKey, strategy: Any, may_retract: bool) -> bool:
+    """Whether a grouping can take keyed columns: a combine of built-in aggregations over
+    non-merging windows, whose trigger does not count elements (a partial accumulator then
+    stands for the elements it folded), on input without retractions."""
+    fn = t.combine_fn
+    return (isinstance(fn, FieldsCombineFn) and fn.native() and not may_retract
+            and not strategy.window_fn.is_merging()
+            and not strategy.trigger.counts_elements())
+
+
+def fires_once(strategy: Any) -> bool:
+    """Whether, over input that is all on time (bounded sources: their watermark moves only
+    when everything is read), the trigger fires once per window, ON_TIME."""
+    return not strategy.trigger.fires_before_end_of_window()
+
+
+# --- aggregation --------------------------------------------------------------------------------
+#
+# Keyed columns fold into a partial table: one row per key and window, per aggregation the
+# columns `_OPS` names (a mean is a sum and a count), and the rows' earliest and latest time.
+# Partial tables merge into one of the same form, which gives the final rows or the CombineFn's
+# accumulators.
+
+_OPS = {Sum: ("sum",), Count: ("count",), Mean: ("sum", "count"), Min: ("min",), Max: ("max",)}
+_MERGE = {"sum": "sum", "count": "sum", "min": "min", "max": "max"}
+
+
+class Aggregator:
+    """The aggregations of one combine over keyed columns, folded as they come."""
+
+    def __init__(self, fn: FieldsCombineFn, combiner: TimestampCombiner,
+                 compact_rows: int = 1 << 20) -> None:
+        self.fn, self.combiner, self.compact_rows = fn, combiner, compact_rows
+        self.parts: List[Any] = []
+        self.keys: List[str] = []
+        self.values: List[str] = []
+        self.windowed = False
+
+    def __bool__(self) -> bool:
+        return bool(self.parts)
+
+    def add(self, c: Columns) -> None:
+        """Fold a keyed bundle in."""
+        import pyarrow.compute as pc
+        self.keys, self.values, self.windowed = c.keys, c.values, c.windowed
+        aggs: List[Tuple[str, str, Any]] = []
+        for v, f in zip(c.values, self.fn.fns):
+            for op in _OPS[type(f)]:
+                aggs.append((v, op, pc.ScalarAggregateOptions(skip_nulls=True, min_count=0))
+                            if op == "sum" else (v, op))
+        aggs += [(TS, "min"), (TS, "max")]
+        self._add_part(c.table, aggs)
+
+    def _group(self) -> List[str]:
+        return self.keys + ([WS, WE] if self.windowed else [])
+
+    def _add_part(self, table: Any, aggs: List[Tuple[str, ...]]) -> None:
+        import pyarrow as pa
+        if isinstance(table, pa.RecordBatch):
+            table = pa.Table.from_batches([table])
+        part = table.group_by(self._group(), use_threads=False).aggregate(aggs)
+        self.parts.append(part)
+        if sum(p.num_rows for p in self.parts) > self.compact_rows and len(self.parts) > 1:
+            self.parts = [self._merged()]
+
+    def _merged(self) -> Any:
+        """The partial tables merged into one."""
+        import pyarrow as pa
+        if len(self.parts) == 1:
+            return self.parts[0]
+        table = pa.concat_tables(self.parts)
+        group = self._group()
+        aggs = [(n, _MERGE[n.rsplit("_", 1)[1]]) for n in table.column_names if n not in group]
+        merged = table.group_by(group, use_threads=False).aggregate(aggs)
+        # aggregating `x_sum` with "sum" names it `x_sum_sum`: back to the partial's names
+        return merged.rename_columns([n if n in group else n.rsplit("_", 1)[0]
+                                      for n in merged.column_names])
+
+    def take(self) -> Any:
+        """The merged partial table, emptying the aggregator."""
+        merged = self._merged()
+        self.parts = []
+        return merged
+
+    def _columns(self) -> List[List[str]]:
+        return [[f"{v}_{op}" for op in _OPS[type(f)]] for v, f in zip(self.values, self.fn.fns)]
+
+    def final(self) -> Columns:
+        """The one ON_TIME pane per key and window of a combine that fires once, as columns:
+        the key fields and each aggregation's output under its name, at the time the
+        timestamp combiner gives."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        part = self.take()
+        result: Dict[str, Any] = {k: part.column(k) for k in self.keys}
+        for a, f, cols in zip(self.fn.aggregations, self.fn.fns, self._columns()):
+            if isinstance(f, Mean):
+                total = pc.cast(part.column(cols[0]), pa.float64())
+                n = part.column(cols[1])
+                result[a.name] = pc.if_else(pc.equal(n, 0), float("nan"), pc.divide(total, n))
+            else:
+                result[a.name] = part.column(cols[0])
+        if self.combiner is TimestampCombiner.OUTPUT_AT_EOW:
+            result[TS] = (pc.subtract(part.column(WE), 1) if self.windowed else
+                          pa.array(np.full(part.num_rows, GLOBAL_WINDOW.max_ts, np.int64)))
+        else:
+            result[TS] = part.column(self._time_column())
+        if self.windowed:
+            result[WS], result[WE] = part.column(WS), part.column(WE)
+        return Columns(pa.table(result), ON_TIME_ONCE)
+
+    def _time_column(self) -> str:
+        return f"{TS}_max" if self.combiner is TimestampCombiner.OUTPUT_AT_LATEST else f"{TS}_min"
+
+    def partials(self) -> List[WindowedValue]:
+        """One partial accumulator per key and window, in the CombineFn's own accumulator
+        format, as (key Row, accumulator) elements for the kernel to merge
+        (`KernelHost.partials`)."""
+        part = self.take()
+        key_rows = [Row(r) for r in part.select(self.keys).to_pylist()]
+        columns = [[part.column(c).to_pylist() for c in cols] for cols in self._columns()]
+        times = part.column(self._time_column()).to_pylist()
+        if self.windowed:
+            windows = [IntervalWindow.from_micros(s, e) for s, e in
+                       zip(part.column(WS).to_pylist(), part.column(WE).to_pylist())]
+        else:
+            windows = [GLOBAL_WINDOW] * len(times)
+        makers = [_ACCUMULATOR[type(f)] for f in self.fn.fns]
+        return [_raw((key, [make(*(col[i] for col in cols))
+                            for make, cols in zip(makers, columns)]),
+                     times[i], windows[i], NO_FIRING, 1)
+                for i, key in enumerate(key_rows)]
+
+
+def _extremum(value: Any) -> Counter:
+    return Counter() if value is None else Counter({value: 1})
+
+
+_ACCUMULATOR: Dict[type, Callable[..., Any]] = {
+    Sum: lambda s: s, Count: lambda n: n, Mean: lambda s, n: [s, n],
+    Min: _extremum, Max: _extremum,
+}
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+def reads_columns(source: Any) -> bool:
+    """Whether a source can be read as columns: a Parquet source whose files share a schema."""
+    import pyarrow as pa
+    from ..sdk.io.parquetio import ReadFromParquet
+    if not isinstance(source, ReadFromParquet) or source.schema() is None:
+        return False
+    field = source.timestamp_field
+    if field is None:
+        return True
+    files = source.files()
+    import pyarrow.parquet as pq
+    schema = source.schema() if field in source.schema().names else pq.read_schema(files[0])
+    if field not in schema.names:
+        return False
+    kind = schema.field(field).type
+    return (pa.types.is_timestamp(kind) and kind.unit != "ns") or pa.types.is_integer(kind) \
+        or pa.types.is_floating(kind)
+
+
+def read_columns(source: Any, paths: Sequence[str], on_bad: Any,
+                 batch_rows: int) -> Iterator[Columns]:
+    """A Parquet source's rows in batches of columns, timestamped from its timestamp field;
+    rows whose time is null or out of range are malformed records (`on_bad`), the rest go on."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+    field, names = source.timestamp_field, source.schema().names
+    for path in paths:
+        try:
+            pf = pq.ParquetFile(path)
+        except (pa.ArrowException, OSError) as e:
+            source.bad(on_bad, path, path, None, f"not a readable Parquet file: {e}")
+            continue
+        columns = names if field is None or field in names else names + [field]
+        row = 0
+        for batch in pf.iter_batches(batch_size=batch_rows, columns=columns):
+            n = batch.num_rows
+            if field is None:
+                times = pa.array(np.full(n, MIN_MICROS, np.int64))
+            else:
+                times = _micros(batch.column(field), pa, pc)
+                ok = pc.and_(pc.is_valid(times), pc.and_(pc.greater(times, MIN_MICROS),
+                                                         pc.less(times, MAX_MICROS)))
+                ok = pc.fill_null(ok, False)
+                if not pc.all(ok).as_py():
+                    _bad_rows(source, on_bad, path, row, batch, pc.invert(ok))
+                    batch, times = batch.filter(ok), times.filter(ok)
+            row += n
+            table = pa.Table.from_batches([batch.select(names)])
+            yield Columns(table.append_column(TS, times))
+
+
+def _micros(column: Any, pa: Any, pc: Any) -> Any:
+    """Event time (µs) of a timestamp or numeric (seconds) column; null where it is neither."""
+    kind = column.type
+    if pa.types.is_timestamp(kind):
+        return pc.cast(pc.cast(column, pa.timestamp("us", kind.tz)), pa.int64())
+    if pa.types.is_integer(kind):
+        return pc.multiply_checked(pc.cast(column, pa.int64()), 1_000_000)
+    if pa.types.is_floating(kind):
+        return pc.cast(pc.round(pc.multiply(column, 1e6)), pa.int64())
+    return pa.nulls(len(column), pa.int64())
+
+
+def _bad_rows(source: Any, on_bad: Any, path: str, first: int, batch: Any, bad: Any) -> None:
+    """Report the rows of a batch whose time is not usable, each by its row number."""
+    from ..sdk.io.base import event_time_micros
+    field = source.timestamp_field
+    indices = bad.to_numpy(zero_copy_only=False).nonzero()[0]
+    rows = batch.take(indices).to_pylist()
+    for i, record in zip(indices, rows):
+        try:
+            event_time_micros(record[field])
+            what = "is out of the range of event time"
+        except ValueError as e:
+            what = str(e)
+        source.bad(on_bad, Row(record), path, first + int(i) + 1,
+                   f"timestamp field {field!r} {what}")
