@@ -148,10 +148,19 @@ def native_windows(t: WindowInto) -> Optional[Callable[[Columns], Columns]]:
     if type(fn) is GlobalWindows:
         return lambda c: Columns(c.table.drop_columns([n for n in (WS, WE)
                                                        if n in c.table.column_names]), c.pane)
+    geometry = window_geometry(fn)
+    if geometry is None:
+        return None
+    return lambda c: _assign(c, *geometry)
+
+
+def window_geometry(fn: Any) -> Optional[Tuple[int, int, int]]:
+    """(size, period, offset) in µs of fixed or sliding windows, as column arithmetic assigns
+    them (a fixed window is a sliding one whose period is its size); None for any other."""
     if type(fn) is FixedWindows:
-        return lambda c: _assign(c, fn.size_us, fn.size_us, fn.offset_us)
+        return fn.size_us, fn.size_us, fn.offset_us
     if type(fn) is SlidingWindows:
-        return lambda c: _assign(c, fn.size_us, fn.period_us, fn.offset_us)
+        return fn.size_us, fn.period_us, fn.offset_us
     return None
 
 
@@ -390,15 +399,20 @@ def _micros(column: Any, pa: Any, pc: Any) -> Any:
 
 def _bad_rows(source: Any, on_bad: Any, path: str, first: int, batch: Any, bad: Any) -> None:
     """Report the rows of a batch whose time is not usable, each by its row number."""
-    from ..sdk.io.base import event_time_micros
-    field = source.timestamp_field
     indices = bad.to_numpy(zero_copy_only=False).nonzero()[0]
     rows = batch.take(indices).to_pylist()
     for i, record in zip(indices, rows):
-        try:
-            event_time_micros(record[field])
-            what = "is out of the range of event time"
-        except ValueError as e:
-            what = str(e)
-        source.bad(on_bad, Row(record), path, first + int(i) + 1,
-                   f"timestamp field {field!r} {what}")
+        bad_time(source, on_bad, record, path, first + int(i) + 1)
+
+
+def bad_time(source: Any, on_bad: Any, record: Dict[str, Any], path: str, row: int) -> None:
+    """Report a row whose timestamp field is null or out of range, as `path:row` (row from 1),
+    saying what is wrong with it as the element path says."""
+    from ..sdk.io.base import event_time_micros
+    field = source.timestamp_field
+    try:
+        event_time_micros(record[field])
+        what = "is out of the range of event time"
+    except ValueError as e:
+        what = str(e)
+    source.bad(on_bad, Row(record), path, row, f"timestamp field {field!r} {what}")

@@ -1,6 +1,10 @@
 """A bounded pipeline as a Spark DataFrame plan: one DataFrame of element rows (see `codec`)
 per PCollection.
 
+- A schema'd pipeline stays Spark's own columns where it can (`columns.py`): a Parquet read,
+  `Select`/`WithColumns`/`Filter` by expression, fixed/sliding/global windows, built-in
+  aggregations that fire once and a Parquet sink compile to one Spark SQL plan; where such
+  columns meet a step that needs elements they become elements in that step's task.
 - Element-wise Python steps (file reads, ParDos, custom window assignment, keying) run the
   SDK's own code over Arrow batches, consecutive ones fused into one task (`_Steps`): a
   `mapInArrow` task, or the task of the grouping they follow.
@@ -25,11 +29,14 @@ from ...sdk.io.base import FileSink, FileSource
 from ...traces import TemplateStep, Typed
 from ...runtime.fusion import Fusion
 from ...runtime.kernel_host import KernelHost
+from ...runtime.columnar import window_geometry
 from ...runtime.reads import read_bundles
 from ...triggers.reducers import AccumulatorReducer, Bag, CombineReducer
 from ...windowing import NO_FIRING, WindowedValue, now_micros
 from ...windowing.windowfns import FixedWindows, SlidingWindows
 from . import codec
+from . import columns as cols
+from .columns import Columnar
 
 BATCH_ROWS = 10_000   # elements per Arrow batch a task emits
 TRANSLATED = (Create, FileSource, ParDo, WindowInto, Flatten, GroupByKey, FileSink, Typed,
@@ -60,6 +67,7 @@ class BatchPlan:
         self.lifted: List[str] = []   # labels of the combines lifted before the shuffle
         self.fusion = Fusion(pipeline.nodes)
         self.marker_ranges: Dict[int, Any] = {}   # typed node -> its marker range (lazily)
+        self.sink_dfs: Dict[str, Any] = {}   # sink label -> the DataFrame it writes natively
 
     def build(self, reused: Callable[[Any], bool]) -> None:
         """Translate every node; a PCollection `reused` says is read more than once is
@@ -71,7 +79,11 @@ class BatchPlan:
             outs = self._translate(node, t)
             for tag, pc in node.outputs.items():
                 self.dfs[id(pc)] = outs[tag]
-                if reused(pc):
+                if reused(pc) and isinstance(outs[tag], Columnar):
+                    c = outs[tag]
+                    self.dfs[id(pc)] = c.with_df(c.df.persist())
+                    self.persisted.append(self.dfs[id(pc)].df)
+                elif reused(pc):
                     df = self.df(pc).persist()
                     self.persisted.append(df)
                     self.dfs[id(pc)] = df
@@ -79,6 +91,8 @@ class BatchPlan:
     def df(self, pcoll: Any) -> Any:
         """The PCollection's DataFrame (running its pending Python steps, if any)."""
         df = self.dfs[id(pcoll)]
+        if isinstance(df, Columnar):
+            return self._step_df(_Steps(df.df, df.head()))
         if isinstance(df, _Steps):
             df = self.dfs[id(pcoll)] = self._step_df(df)
         return df
@@ -87,6 +101,8 @@ class BatchPlan:
         """The Python steps that produce `pcoll`, to be extended: its pending ones (it has no
         other reader: a reused PCollection was run and persisted), else a decode of its rows."""
         df = self.dfs[id(pcoll)]
+        if isinstance(df, Columnar):
+            return _Steps(df.df, df.head())
         return df if isinstance(df, _Steps) else _Steps(df, _decode)
 
     def _step_df(self, steps: "_Steps", tagged: bool = False) -> Any:
@@ -97,12 +113,45 @@ class BatchPlan:
         """A PCollection's elements, brought to the driver."""
         return codec.decode(self.df(pcoll).toArrow())
 
+    def parquet_output(self, node: Any) -> Optional[Any]:
+        """The DataFrame a Parquet sink node writes natively (recorded in `sink_dfs`), or None
+        when its input is elements (the driver then writes them)."""
+        c = self.dfs.get(id(node.inputs[0]))
+        if not isinstance(c, Columnar):
+            return None
+        df = cols.parquet_output(c, node.transform, node.inputs[0])
+        if df is not None:
+            self.sink_dfs[node.label] = df
+        return df
+
+    def write_native(self, node: Any) -> bool:
+        """Write a sink node natively, if its input is columns it can write."""
+        df = self.parquet_output(node)
+        if df is None:
+            return False
+        cols.write_parquet(self.spark, df, node.transform)
+        return True
+
+    def element_df(self, elements: List[WindowedValue]) -> Any:
+        """A DataFrame of elements made on the driver."""
+        if not elements:
+            return self._empty()
+        return self.spark.createDataFrame(pa.Table.from_batches(
+            list(codec.batches(elements, BATCH_ROWS)), schema=codec.ELEMENT_ARROW))
+
     def release(self) -> None:
         for df in self.persisted:
             df.unpersist()
 
     # --- translation ------------------------------------------------------------------------
     def _translate(self, node: Any, t: Any) -> Dict[Optional[str], Any]:
+        native = self._columnar(node, t)
+        if native is not None:
+            return native
+        if isinstance(t, (Typed, TemplateStep)):
+            for pc in node.inputs:   # these read element rows
+                if isinstance(self.dfs[id(pc)], Columnar):
+                    self.dfs[id(pc)] = self.df(pc)
         if isinstance(t, Create):
             return {None: self._create(t, node)}
         if isinstance(t, FileSource):
@@ -121,6 +170,24 @@ class BatchPlan:
             from .templates import translate
             return {None: translate(self, node, self.fusion, self.marker_ranges)}
         return {None: self._group(t, node)}
+
+    def _columnar(self, node: Any, t: Any) -> Optional[Dict[Optional[str], Any]]:
+        """The node's outputs as columns (`columns.py`), or None where it needs elements."""
+        if isinstance(t, FileSource):
+            return cols.read_parquet(self, t, node) if cols.reads_natively(t) else None
+        if not node.inputs or node.side_inputs:
+            return None
+        c = self.dfs.get(id(node.inputs[0]))
+        if not isinstance(c, Columnar):
+            return None
+        out = None
+        if isinstance(t, ParDo):
+            out = cols.par_do(c, t, node)
+        elif isinstance(t, WindowInto):
+            out = cols.window_into(c, t)
+        elif isinstance(t, GroupByKey):
+            out = cols.combine(c, t, node)
+        return None if out is None else {None: out}
 
     def _empty(self) -> Any:
         return self.spark.createDataFrame([], codec.ELEMENT)
@@ -334,17 +401,8 @@ def _assign_by_columns(df: Any, fn: Any) -> Any:
     WindowFn's own `_assign` gives (window starts aligned to the offset; for sliding windows,
     every start within `size` before the element, latest first)."""
     from pyspark.sql import functions as F
-    ts = F.col("ts")
-    if isinstance(fn, FixedWindows):
-        start = ts - F.pmod(ts - F.lit(fn.offset_us), F.lit(fn.size_us))
-        size = fn.size_us
-    else:
-        latest = ts - F.pmod(ts - F.lit(fn.offset_us), F.lit(fn.period_us))
-        count = -(-fn.size_us // fn.period_us)
-        df = df.withColumn("_i", F.explode(F.sequence(F.lit(0), F.lit(count - 1))))
-        start = latest - F.col("_i") * F.lit(fn.period_us)
-        df = df.filter(start > ts - F.lit(fn.size_us))
-        size = fn.size_us
+    size, period, offset = window_geometry(fn)
+    df, start = cols.window_starts(df, "ts", size, period, offset)
     return df.select("v", "ts", start.alias("ws"), (start + F.lit(size)).alias("we"),
                      F.lit(None).cast("binary").alias("wx"), "p", "d")
 

@@ -57,6 +57,8 @@ class SparkRunner:
                 output = KafkaOutput(kafka, "", transactional=False) if kafka else None
                 for node in sinks:
                     pcoll = node.inputs[0]
+                    if plan.write_native(node):
+                        continue
                     elements = (record[id(pcoll)] if id(pcoll) in record
                                 else plan.elements(pcoll))
                     if isinstance(node.transform, WriteToKafka):

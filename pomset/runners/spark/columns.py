@@ -1,0 +1,383 @@
+"""Schema'd PCollections of a batch plan as Spark's own columns (`Columnar`), so that a
+relational pipeline (a Parquet read, `Select`/`WithColumns`/`Filter` by expression, fixed or
+sliding windows, `GroupBy(...).aggregate_field` with built-in combiners, a Parquet sink) is
+one Spark SQL plan with no Python in it.
+
+A `Columnar` is a DataFrame of the rows' fields as real columns, plus `__ts` (event time, int64
+µs) and, for windowed rows, `__ws`/`__we` (the interval window's start and end µs; absent:
+the global window). Pane and diff are implied, as in `runtime/columnar.py`: NO_FIRING and +1
+before any grouping, ON_TIME_ONCE after an aggregation that fires once. A keyed one (after
+`KeyFields`, or an aggregation before `FieldsToRow`) names its key and value columns.
+
+What runs natively is decided by the runtime's predicates (`reads_columns`, `native_combine`,
+`fires_once`, the windows' `window_geometry`); where a Columnar meets a step that needs
+elements, `head` turns its Arrow batches into elements in the task of that step (the one
+conversion, `Columns.elements`: `pm.Row` values, or (key Row, values) pairs)."""
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import uuid
+from typing import Any, Dict, Iterator, List, Optional
+from urllib.parse import unquote, urlparse
+
+import pyarrow as pa
+
+from ...runtime.columnar import (ON_TIME_ONCE, TS, WE, WS, Columns, bad_time, fires_once,
+                                 native_combine, reads_columns, window_geometry)
+from ...sdk.combinefn import Count, Max, Mean, Min, Sum
+from ...sdk.core import Filter, GroupByKey, ParDo, WindowInto
+from ...sdk.expressions import Expr, kind
+from ...sdk.io.base import EXTRA_NAMES, annotates
+from ...sdk.io.parquetio import ReadFromParquet, WriteToParquet
+from ...sdk.relational import FieldsToRow, KeyFields, _FieldsMap
+from ...windowing import (GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, PaneInfo,
+                          TimestampCombiner, WindowedValue)
+from ...windowing.windowfns import GlobalWindows
+from .expressions import to_spark
+
+META = (TS, WS, WE)
+
+
+def _c(name: str) -> Any:
+    """The column `name`, whatever characters it has."""
+    from pyspark.sql import functions as F
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+class Columnar:
+    """A PCollection as Spark columns (see the module's docstring). `schema` is the Arrow
+    schema of the fields (None for a keyed one); `keys`/`values` name a keyed one's columns,
+    `value_types` the values' Arrow types."""
+
+    def __init__(self, df: Any, schema: Any, windowed: bool, pane: PaneInfo = NO_FIRING,
+                 keys: Optional[List[str]] = None, values: Optional[List[str]] = None,
+                 value_types: Optional[List[Any]] = None) -> None:
+        self.df, self.schema, self.windowed, self.pane = df, schema, windowed, pane
+        self.keys, self.values, self.value_types = keys, values, value_types
+
+    def fields(self) -> List[str]:
+        return [n for n in self.df.columns if n not in META]
+
+    def meta(self) -> List[Any]:
+        """The event time and window columns."""
+        return [_c(n) for n in ((TS, WS, WE) if self.windowed else (TS,))]
+
+    def with_df(self, df: Any, **changes: Any) -> "Columnar":
+        out = Columnar(self.df, self.schema, self.windowed, self.pane, self.keys, self.values,
+                       self.value_types)
+        out.df = df
+        for name, value in changes.items():
+            setattr(out, name, value)
+        return out
+
+    def head(self) -> Any:
+        """A function of an Arrow batch of these columns giving its elements (one bundle),
+        for `_Steps`: the one place columns become elements."""
+        pane, keys, values, schema = self.pane, self.keys, self.values, self.schema
+
+        def elements(b: pa.RecordBatch) -> Iterator[List[WindowedValue]]:
+            table = _conform(pa.Table.from_batches([b]), schema)
+            yield Columns(table, pane, keys, values).elements()
+        return elements
+
+
+def _conform(table: Any, schema: Any) -> Any:
+    """The fields as the PCollection's schema types them where Spark typed them otherwise
+    (a time zone's name, say), so the rows' values are the element path's."""
+    if schema is None:
+        return table
+    for i, name in enumerate(table.column_names):
+        if name in schema.names:
+            want = schema.field(name).type
+            if table.schema.field(i).type != want:
+                try:
+                    table = table.set_column(i, name, table.column(i).cast(want))
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                    pass
+    return table
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+def reads_natively(t: Any) -> bool:
+    return isinstance(t, ReadFromParquet) and reads_columns(t)
+
+
+def _event_micros(column: Any, kind_of: Any) -> Any:
+    """Event time (µs) of the timestamp field as the element path reads it: a timestamp as its
+    instant, a number as seconds (floats rounded half to even); null where it is not a time
+    within event time's range."""
+    from pyspark.sql import functions as F
+    bound = MAX_MICROS // 1_000_000
+    if pa.types.is_timestamp(kind_of):
+        micros = F.unix_micros(column.cast("timestamp"))
+    elif pa.types.is_integer(kind_of):
+        x = column.cast("long")
+        micros = F.when((x > -bound) & (x < bound), x * F.lit(1_000_000))
+    else:
+        x = column.cast("double")
+        micros = F.when(~F.isnan(x) & (F.abs(x) < float(bound)),
+                        F.bround(x * 1e6).cast("long"))
+    return F.when((micros > MIN_MICROS) & (micros < MAX_MICROS), micros)
+
+
+def read_parquet(plan: Any, t: ReadFromParquet, node: Any) -> Dict[Optional[str], Any]:
+    """The source's files read by Spark (which splits large files by row groups); event time
+    from the timestamp field. Rows whose time is null or out of range are found with one
+    filtered count; they go to the dead-letter output (named `file:row`, as the element path
+    names them), or without one the run fails naming the first."""
+    import pyarrow.parquet as pq
+    from pyspark.sql import functions as F
+    files, schema, field = t.files(), t.schema(), t.timestamp_field
+    names = list(schema.names)
+    df = plan.spark.read.parquet(*files)
+    total = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+    if field is None:
+        plan.counts[node.label] = {"read": total}
+        out = df.select(*[_c(n) for n in names], F.lit(MIN_MICROS).cast("long").alias(TS))
+        return {None: Columnar(out, schema, False)}
+    kind_of = pq.read_schema(files[0]).field(field).type
+    df = df.withColumn(TS, _event_micros(_c(field), kind_of))
+    bad = df.filter(F.col(TS).isNull())
+    n_bad = bad.count()   # the time column alone is read
+    counts = plan.counts[node.label] = {"read": total - n_bad}
+    outs: Dict[Optional[str], Any] = {}
+    if t.dead_letter_tag is not None:
+        counts["dead_lettered"] = n_bad
+    if n_bad:
+        letters = _bad_letters(t, node.label, files, bad, names, field,
+                               None if t.dead_letter_tag is None else n_bad)
+        if t.dead_letter_tag is not None:
+            outs[t.dead_letter_tag] = plan.element_df(letters)
+    elif t.dead_letter_tag is not None:
+        outs[t.dead_letter_tag] = plan.element_df([])
+    main = df.filter(F.col(TS).isNotNull()) if n_bad else df
+    outs[None] = Columnar(main.select(*[_c(n) for n in names], F.col(TS)), schema, False)
+    return outs
+
+
+def _bad_letters(t: Any, label: str, files: List[str], bad: Any, names: List[str], field: str,
+                 limit: Optional[int]) -> List[WindowedValue]:
+    """The bad rows as dead letters, in file and row order (only the first, which fails the
+    run, when there is no dead-letter output): Spark's `_metadata` gives each row's file and
+    its index in it."""
+    from pyspark.sql import functions as F
+    fields = names if field in names else names + [field]
+    rows = (bad.select(*[_c(n) for n in fields], F.col("_metadata.file_path").alias("__file"),
+                       F.col("_metadata.row_index").alias("__row"))
+            .orderBy("__file", "__row"))
+    if limit is None:
+        rows = rows.limit(1)
+    by_path = {os.path.abspath(f): f for f in files}
+    into: List[WindowedValue] = []
+    on_bad = t.dead_letters(label, into)   # raises, naming the row, without a dead-letter output
+    for record in rows.toArrow().to_pylist():
+        uri = record.pop("__file")
+        path = unquote(urlparse(uri).path) if uri.startswith("file:") else uri
+        row = record.pop("__row") + 1
+        # the element is the row as read, the timestamp field included (as on the element path)
+        bad_time(t, on_bad, record, by_path.get(path, path), row)
+    return into
+
+
+# --- element-wise steps -------------------------------------------------------------------------
+
+def par_do(c: Columnar, t: ParDo, node: Any) -> Optional[Columnar]:
+    """The step on columns, or None when it calls Python per row (or has several outputs)."""
+    if len(node.outputs) != 1 or t.dead_letter_tag is not None:
+        return None
+    df = c.df
+    if isinstance(t, Filter) and t.expr is not None and c.keys is None:
+        return c.with_df(df.filter(to_spark(t.expr, c.schema)))
+    if isinstance(t, _FieldsMap) and c.keys is None and _exprs(t.fields.values()):
+        computed = {n: to_spark(e, c.schema).alias(n) for n, e in t.fields.items()}
+        columns = []
+        if t.keep_input:
+            columns = [computed.pop(n) if n in computed else _c(n) for n in c.fields()]
+        columns += list(computed.values())
+        return c.with_df(df.select(*columns, *c.meta()), schema=node.outputs[None].schema)
+    if isinstance(t, KeyFields) and c.keys is None and _exprs(
+            list(t.keys.values()) + [a.values for a in t.aggregations]):
+        keys = [to_spark(e, c.schema).alias(n) for n, e in t.keys.items()]
+        if t.aggregations:
+            values = [f"__v{i}" for i in range(len(t.aggregations))]
+            value_columns = [to_spark(a.values, c.schema).alias(v)
+                             for v, a in zip(values, t.aggregations)]
+            types = [a.values.output_type(c.schema) for a in t.aggregations]
+        else:
+            values, types = [], []
+            value_columns = [_c(n) for n in c.fields() if n not in t.keys]
+        return c.with_df(df.select(*keys, *value_columns, *c.meta()), schema=None,
+                         keys=list(t.keys), values=values, value_types=types)
+    if isinstance(t, FieldsToRow) and c.keys is not None and c.values == list(t.names):
+        return c.with_df(df, schema=t.schema, keys=None, values=None, value_types=None)
+    return None
+
+
+def _exprs(fields: Any) -> bool:
+    return all(isinstance(f, Expr) for f in fields)
+
+
+def window_into(c: Columnar, t: WindowInto) -> Optional[Columnar]:
+    """Fixed, sliding and global windows as columns; None for any other WindowFn."""
+    fn = t.window_fn
+    if fn is None:
+        return c
+    if c.keys is not None:
+        return None
+    df = c.df.drop(WS, WE) if c.windowed else c.df
+    if type(fn) is GlobalWindows:
+        return c.with_df(df, windowed=False)
+    geometry = window_geometry(fn)
+    if geometry is None:
+        return None
+    df, start = window_starts(df, TS, *geometry)
+    fields = [_c(n) for n in c.fields()]
+    return c.with_df(df.select(*fields, _c(TS), start.alias(WS),
+                               (start + geometry[0]).alias(WE)), windowed=True)
+
+
+def window_starts(df: Any, ts_name: str, size: int, period: int, offset: int) -> Any:
+    """(df, start): the window starts of each row as a column, a row per window that holds its
+    time (starts aligned to `offset`, every `period`, latest first, as the WindowFns' own
+    `_assign`); shared by element rows (`batch._assign_by_columns`) and columns."""
+    from pyspark.sql import functions as F
+    ts = F.col(ts_name)
+    latest = ts - F.pmod(ts - F.lit(offset), F.lit(period))
+    count = -(-size // period)
+    if count == 1:
+        return df, latest
+    df = df.withColumn("__i", F.explode(F.sequence(F.lit(0), F.lit(count - 1))))
+    start = latest - F.col("__i") * F.lit(period)
+    return df.filter(start > ts - F.lit(size)), start
+
+
+# --- aggregation --------------------------------------------------------------------------------
+
+def combine(c: Columnar, t: GroupByKey, node: Any) -> Optional[Columnar]:
+    """A combine of built-in aggregations that fires once, as Spark's groupBy over the keys and
+    the window: one ON_TIME pane per key and window, at the time the strategy's timestamp
+    combiner gives; nulls skipped as SQL does, an empty Sum 0, an empty Mean NaN, an empty
+    Min/Max null (or its default), as `FieldsCombineFn` gives them. None when it is not such
+    a combine (then the kernel runs it over elements)."""
+    from pyspark.sql import functions as F
+    pcoll = node.inputs[0]
+    strategy = pcoll.windowing
+    if c.keys is None or not c.values or not (
+            native_combine(t, strategy, bool(pcoll.may_retract)) and fires_once(strategy)):
+        return None
+    fn = t.combine_fn
+    aggs = []
+    for v, a, f, kind_of in zip(c.values, fn.aggregations, fn.fns, c.value_types):
+        x = F.col(v)
+        numeric = kind(kind_of) in ("int", "float")
+        if isinstance(f, Sum) and numeric:
+            agg = F.coalesce(F.sum(x), F.lit(0).cast("long" if kind(kind_of) == "int" else
+                                                     "double"))
+        elif isinstance(f, Mean) and numeric:
+            agg = F.coalesce(F.avg(x), F.lit(float("nan")))
+        elif isinstance(f, Count):
+            agg = F.count(x)
+        elif isinstance(f, (Min, Max)) and kind(kind_of) in ("int", "float", "string",
+                                                             "timestamp", "bool"):
+            agg = (F.min if isinstance(f, Min) else F.max)(x)
+            if f.default is not None:
+                agg = F.coalesce(agg, F.lit(f.default))
+        else:
+            return None
+        aggs.append(agg.alias(a.name))
+    combiner = strategy.timestamp_combiner
+    if combiner is TimestampCombiner.OUTPUT_AT_LATEST:
+        aggs.append(F.max(TS).alias(TS))
+    elif combiner is not TimestampCombiner.OUTPUT_AT_EOW:
+        aggs.append(F.min(TS).alias(TS))
+    window = [WS, WE] if c.windowed else []
+    grouped = c.df.groupBy(*[_c(k) for k in c.keys], *[F.col(w) for w in window]).agg(*aggs)
+    names = [a.name for a in fn.aggregations]
+    if combiner is TimestampCombiner.OUTPUT_AT_EOW:
+        ts = (F.col(WE) - 1) if c.windowed else F.lit(GLOBAL_WINDOW.max_ts).cast("long")
+    else:
+        ts = F.col(TS)
+    out = grouped.select(*[_c(k) for k in c.keys], *[_c(n) for n in names], ts.alias(TS),
+                         *[F.col(w) for w in window])
+    return c.with_df(out, pane=ON_TIME_ONCE, values=names, value_types=None)
+
+
+# --- writing ------------------------------------------------------------------------------------
+
+def parquet_output(c: Columnar, sink: Any, pcoll: Any) -> Optional[Any]:
+    """The DataFrame a Parquet sink writes for these rows, with the columns and types the
+    element path writes: the Row's fields (integers as int64, floats as float64: Python's
+    values), then, for windowed input, window_start, window_end, timestamp (float seconds),
+    pane_timing, pane_index and diff. None when the element path must write it (keyed
+    rows, a field clashing with those columns)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+    if not isinstance(sink, WriteToParquet) or c.keys is not None:
+        return None
+    annotate = annotates(pcoll)
+    fields = c.fields()
+    if annotate and any(n in EXTRA_NAMES for n in fields):
+        return None
+    kinds = {f.name: f.dataType for f in c.df.schema.fields}
+    columns = []
+    for n in fields:
+        t = kinds[n]
+        if isinstance(t, (T.ByteType, T.ShortType, T.IntegerType)):
+            columns.append(_c(n).cast("long").alias(n))
+        elif isinstance(t, T.FloatType):
+            columns.append(_c(n).cast("double").alias(n))
+        else:
+            columns.append(_c(n))
+    if annotate:
+        seconds = lambda name: (F.col(name) / 1e6).cast("double")   # noqa: E731
+        null = F.lit(None).cast("double")
+        pane = c.pane
+        columns += [(seconds(WS) if c.windowed else null).alias("window_start"),
+                    (seconds(WE) if c.windowed else null).alias("window_end"),
+                    seconds(TS).alias("timestamp"),
+                    F.lit(pane.timing.value).alias("pane_timing"),
+                    F.lit(pane.index).cast("long").alias("pane_index"),
+                    F.lit(1).cast("long").alias("diff")]
+    out = c.df.select(*columns)
+    # Every column as the element path's (nullable): a condition Spark cannot fold keeps a
+    # column that cannot be null (a count, a constant) nullable in the file's schema.
+    never = F.spark_partition_id() < 0
+    return out.select(*[F.when(never, F.lit(None)).otherwise(_c(f.name)).alias(f.name)
+                        if not f.nullable else _c(f.name) for f in out.schema.fields])
+
+
+def write_parquet(spark: Any, df: Any, sink: Any) -> List[str]:
+    """Spark writes the DataFrame's parts to a temporary directory beside the prefix; they are
+    renamed to shards `{prefix}-SSSSS-of-NNNNN{suffix}` (Beam's names), after any shards of
+    an earlier run with this prefix and suffix are removed. The shards' paths."""
+    prefix, suffix = sink.path_prefix, sink.file_name_suffix
+    folder = os.path.dirname(os.path.abspath(prefix))
+    os.makedirs(folder, exist_ok=True)
+    tmp = os.path.join(folder, f".{os.path.basename(prefix)}.{uuid.uuid4().hex}.inprogress")
+    conf = "spark.sql.parquet.outputTimestampType"
+    before = spark.conf.get(conf)
+    spark.conf.set(conf, "TIMESTAMP_MICROS")   # what pyarrow writes, not Spark's INT96
+    try:
+        df.write.option("compression", str(sink.compression).lower()).parquet(tmp)
+    except Exception:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    finally:
+        spark.conf.set(conf, before)
+    parts = sorted(glob.glob(os.path.join(tmp, "part-*")))
+    if not parts:   # nothing written (Spark writes a part even for no rows, but be sure)
+        import pyarrow.parquet as pq
+        parts = [os.path.join(tmp, "part-empty.parquet")]
+        pq.write_table(df.limit(0).toArrow(), parts[0])
+    for old in glob.glob(glob.escape(prefix) + "-[0-9][0-9][0-9][0-9][0-9]-of-"
+                         "[0-9][0-9][0-9][0-9][0-9]" + glob.escape(suffix)):
+        os.remove(old)
+    n = len(parts)
+    shards = [f"{prefix}-{i:05d}-of-{n:05d}{suffix}" for i in range(n)]
+    for part, shard in zip(parts, shards):
+        os.replace(part, shard)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return shards
