@@ -169,6 +169,32 @@ def test_null_timestamps_are_dead_letters_or_fail_the_run_naming_the_row(spark_s
     assert letters == [f"{path}:2: timestamp field 't' is null",
                        f"{path}:4: timestamp field 't' is null"]
 
+    # time fields of every kind the columnar read takes, with nulls and values out of range
+    micros = [0, 1_700_000_000_123_456, -86_400_000_001, None, 4_102_444_800_000_001]
+    kinds = {}
+    for unit in ("s", "ms", "us"):
+        for tz in (None, "UTC", "+05:00"):
+            scale = {"s": 10**6, "ms": 10**3, "us": 1}[unit]
+            values = pa.array([None if v is None else v // scale for v in micros], pa.int64())
+            kinds[f"{unit}-{tz}"] = values.cast(pa.timestamp(unit, tz))
+    kinds["seconds"] = pa.array([0, 1_700_000_000, None, 10**15, -5], pa.int64())
+    kinds["float"] = pa.array([0.5, 1.25e9, float("nan"), None, 2.5], pa.float64())
+    for name, values in kinds.items():
+        pq.write_table(pa.table({"t": values, "i": range(len(values))}),
+                       str(tmp_path / f"{name}.parquet"))
+
+    def build_kinds(p):
+        outs = {}
+        for name in kinds:
+            good, bad = (p | name >> pm.ReadFromParquet(str(tmp_path / f"{name}.parquet"),
+                                                         timestamp_field="t")
+                         .with_exception_handling())
+            outs[name], outs[name + "-bad"] = good, bad | f"{name}-e" >> pm.Map(
+                lambda d: (d.element, d.error))
+        return outs
+    out = _both(build_kinds, spark_session)
+    assert out["spark"][1] == out["local"][1]
+
     p = pm.Pipeline(options=pm.PipelineOptions(["--runner=spark", "--quiet"]))
     p | pm.ReadFromParquet(path, timestamp_field="t")
     with pytest.raises(pm.UserCodeError, match=r"times.parquet:2: timestamp field 't' is null"):
@@ -176,19 +202,17 @@ def test_null_timestamps_are_dead_letters_or_fail_the_run_naming_the_row(spark_s
 
 
 def test_a_large_file_is_read_in_several_partitions(spark_session, tmp_path):
-    n = 2_000_000
+    """Spark splits one Parquet file by row groups: several tasks read it (here ~10 MB of
+    random doubles; Spark's split size is the file's share per core)."""
+    n = 1_200_000
     path = str(tmp_path / "big.parquet")
+    rng = np.random.default_rng(1)
     pq.write_table(pa.table({"key": pa.array(np.arange(n) % 1000),
-                             "value": pa.array(np.ones(n)),
+                             "value": pa.array(rng.random(n)),
                              "ts": pa.array(np.arange(n, dtype=np.int64) // 100)}),
                    path, row_group_size=100_000)
-    spark_session.conf.set("spark.sql.files.maxPartitionBytes", str(2 << 20))
-    try:
-        _, plan = _plan(lambda p: p | pm.ReadFromParquet(path, timestamp_field="ts")
-                        | pm.WriteToParquet(str(tmp_path / "out")), spark_session)
-        read = next(n for n in plan.pipeline.nodes
-                    if isinstance(n.transform, pm.ReadFromParquet))
-        df = plan.dfs[id(read.outputs[None])].df
-        assert df.rdd.getNumPartitions() > 1
-    finally:
-        spark_session.conf.unset("spark.sql.files.maxPartitionBytes")
+    _, plan = _plan(lambda p: p | pm.ReadFromParquet(path, timestamp_field="ts")
+                    | pm.WriteToParquet(str(tmp_path / "out")), spark_session)
+    read = next(n for n in plan.pipeline.nodes if isinstance(n.transform, pm.ReadFromParquet))
+    df = plan.dfs[id(read.outputs[None])].df
+    assert df.rdd.getNumPartitions() > 1

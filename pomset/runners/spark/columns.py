@@ -105,13 +105,18 @@ def reads_natively(t: Any) -> bool:
     return isinstance(t, ReadFromParquet) and reads_columns(t)
 
 
-def _event_micros(column: Any, kind_of: Any) -> Any:
+def _event_micros(column: Any, kind_of: Any, spark_type: Any) -> Any:
     """Event time (µs) of the timestamp field as the element path reads it: a timestamp as its
-    instant, a number as seconds (floats rounded half to even); null where it is not a time
+    instant (a naive one, Spark's TIMESTAMP_NTZ, taken as UTC whatever the session's time
+    zone), a number as seconds (floats rounded half to even); null where it is not a time
     within event time's range."""
     from pyspark.sql import functions as F
+    from pyspark.sql.types import TimestampNTZType
     bound = MAX_MICROS // 1_000_000
-    if pa.types.is_timestamp(kind_of):
+    if isinstance(spark_type, TimestampNTZType):
+        micros = F.unix_micros(F.to_utc_timestamp(column.cast("timestamp"),
+                                                  F.current_timezone()))
+    elif pa.types.is_timestamp(kind_of):
         micros = F.unix_micros(column.cast("timestamp"))
     elif pa.types.is_integer(kind_of):
         x = column.cast("long")
@@ -139,7 +144,7 @@ def read_parquet(plan: Any, t: ReadFromParquet, node: Any) -> Dict[Optional[str]
         out = df.select(*[_c(n) for n in names], F.lit(MIN_MICROS).cast("long").alias(TS))
         return {None: Columnar(out, schema, False)}
     kind_of = pq.read_schema(files[0]).field(field).type
-    df = df.withColumn(TS, _event_micros(_c(field), kind_of))
+    df = df.withColumn(TS, _event_micros(_c(field), kind_of, df.schema[field].dataType))
     bad = df.filter(F.col(TS).isNull())
     n_bad = bad.count()   # the time column alone is read
     counts = plan.counts[node.label] = {"read": total - n_bad}
@@ -247,8 +252,8 @@ def window_starts(df: Any, ts_name: str, size: int, period: int, offset: int) ->
     ts = F.col(ts_name)
     latest = ts - F.pmod(ts - F.lit(offset), F.lit(period))
     count = -(-size // period)
-    if count == 1:
-        return df, latest
+    if count == 1:   # one window at most: none when windows leave gaps and the time is in one
+        return (df, latest) if size >= period else (df.filter(latest > ts - F.lit(size)), latest)
     df = df.withColumn("__i", F.explode(F.sequence(F.lit(0), F.lit(count - 1))))
     start = latest - F.col("__i") * F.lit(period)
     return df.filter(start > ts - F.lit(size)), start

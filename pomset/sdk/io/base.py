@@ -6,7 +6,8 @@ as `DeadLetter`s (the run fails on them unless the source was configured with
 `.with_exception_handling()`, which adds a dead-letter output).
 
 Sinks (`FileSink`): one file `{path_prefix}-00000-of-00001{file_name_suffix}`, written to a
-temporary name beside it and renamed into place when the run ends. Elements become rows:
+temporary name beside it and renamed into place when the run ends (Spark batch writes
+schema'd Parquet output natively as shards `-SSSSS-of-NNNNN`: `FileSink.output_files`). Elements become rows:
 a dict gives its fields as columns, a (key, value) pair the columns `key` and `value`, anything
 else the column `value`. Input that is windowed or may carry retractions also gets the columns
 `window_start`, `window_end` (seconds, null for the global window), `timestamp` (seconds),
@@ -421,6 +422,13 @@ class FileSink(Sink):
         """A writer of `pcoll` to this sink's file, or to `path` (a streaming runner writes
         one file per micro-batch)."""
         return self.writer_class(path or self.path, annotates(pcoll), self.name, self)
+
+    def output_files(self) -> List[str]:
+        """The files a batch run wrote: the one file, or the shards
+        `{prefix}-SSSSS-of-NNNNN{suffix}` of a runner that writes in parallel."""
+        pattern = (glob.escape(self.path_prefix) + "-[0-9][0-9][0-9][0-9][0-9]-of-"
+                   "[0-9][0-9][0-9][0-9][0-9]" + glob.escape(self.file_name_suffix))
+        return sorted(glob.glob(pattern))
 
     def part_path(self, part: int) -> str:
         """The file of one part of a streaming run's output (part = micro-batch id)."""

@@ -108,7 +108,12 @@ class _ParquetWriter(TableWriter):
 class WriteToParquet(FileSink):
     """Writes the elements as rows of one Parquet file (columns from dict fields, or
     key/value, or value; plus window_start, window_end, timestamp, pane_timing, pane_index and
-    diff for windowed or retracting input). Each column must hold values of one Arrow type."""
+    diff for windowed or retracting input). Each column must hold values of one Arrow type.
+
+    Shards: where the Spark batch runner writes schema'd rows natively (its columnar plan),
+    Spark's tasks write the file as shards `{prefix}-SSSSS-of-NNNNN{suffix}` (Beam's names;
+    one shard is the usual `-00000-of-00001`), replacing the shards an earlier run left under
+    this prefix; read them all with the glob `{prefix}-*-of-*{suffix}` (`output_files`)."""
 
     writer_class = _ParquetWriter
 
