@@ -102,7 +102,10 @@ def _conform(table: Any, schema: Any) -> Any:
 # --- reading ------------------------------------------------------------------------------------
 
 def reads_natively(t: Any) -> bool:
-    return isinstance(t, ReadFromParquet) and reads_columns(t)
+    """Whether Spark reads the source itself: Parquet files the runtime reads as columns,
+    whose names Hadoop's paths can hold (not a ':' in a file's name)."""
+    return (isinstance(t, ReadFromParquet) and reads_columns(t)
+            and not any(":" in os.path.basename(f) for f in t.files()))
 
 
 def _event_micros(column: Any, kind_of: Any, spark_type: Any) -> Any:
