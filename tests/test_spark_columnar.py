@@ -137,19 +137,23 @@ def test_select_filter_with_columns_and_aggregates_with_nulls_match_the_element_
                  .aggregate_field("value", pm.Count, "n"))
         # a Python step after the columns: they turn into elements there
         mapped = picked | pm.Map(lambda r: (r["key"], r["double"]))
-        return {"picked": picked, "sliding": sliding, "nulls": nulls, "mapped": mapped}
+        # a combiner that is not built in: the kernel combines the keyed columns' elements
+        python_agg = (rows | pm.GroupBy("key").aggregate_field(
+            "value", lambda vs: sorted(vs)[len(vs) // 2] if vs else None, "median"))
+        return {"picked": picked, "sliding": sliding, "nulls": nulls, "mapped": mapped,
+                "python_agg": python_agg}
     out = _both(build, spark_session)
     assert out["spark"][1] == out["local"][1]
     nulls = list(out["spark"][1]["nulls"])
     assert len(nulls) == 1 and nulls[0][0] == (("none", True), ("total", 0), ("mean", "nan"),
                                                 ("high", None), ("n", 0))
 
+    # every step is columns but the Python ones and the grouping by a Python combiner
     p, plan = _plan(build, spark_session)
-    from pomset.runners.spark.columns import Columnar
-    kinds = {n.label: type(plan.dfs[id(pc)]).__name__ for n in p.nodes
-             for pc in n.outputs.values()}
-    assert [label for label, k in kinds.items() if k != "Columnar"] == ["Map(<lambda>)"], kinds
-    assert Columnar
+    elements = [n.label for n in p.nodes for pc in n.outputs.values()
+                if type(plan.dfs[id(pc)]).__name__ != "Columnar"]
+    assert elements == ["Map(<lambda>)", "GroupBy(key)/CombinePerKey(FieldsCombineFn)",
+                        "GroupBy(key)/ToRows"], elements
 
 
 def test_null_timestamps_are_dead_letters_or_fail_the_run_naming_the_row(spark_session, tmp_path):

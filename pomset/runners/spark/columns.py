@@ -156,7 +156,7 @@ def read_parquet(plan: Any, t: ReadFromParquet, node: Any) -> Dict[Optional[str]
         counts["dead_lettered"] = n_bad
     if n_bad:
         letters = _bad_letters(t, node.label, files, bad, names, field,
-                               None if t.dead_letter_tag is None else n_bad)
+                               every=t.dead_letter_tag is not None)
         if t.dead_letter_tag is not None:
             outs[t.dead_letter_tag] = plan.element_df(letters)
     elif t.dead_letter_tag is not None:
@@ -167,7 +167,7 @@ def read_parquet(plan: Any, t: ReadFromParquet, node: Any) -> Dict[Optional[str]
 
 
 def _bad_letters(t: Any, label: str, files: List[str], bad: Any, names: List[str], field: str,
-                 limit: Optional[int]) -> List[WindowedValue]:
+                 every: bool) -> List[WindowedValue]:
     """The bad rows as dead letters, in file and row order (only the first, which fails the
     run, when there is no dead-letter output): Spark's `_metadata` gives each row's file and
     its index in it."""
@@ -176,7 +176,7 @@ def _bad_letters(t: Any, label: str, files: List[str], bad: Any, names: List[str
     rows = (bad.select(*[_c(n) for n in fields], F.col("_metadata.file_path").alias("__file"),
                        F.col("_metadata.row_index").alias("__row"))
             .orderBy("__file", "__row"))
-    if limit is None:
+    if not every:
         rows = rows.limit(1)
     by_path = {os.path.abspath(f): f for f in files}
     into: List[WindowedValue] = []
