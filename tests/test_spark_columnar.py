@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import glob
 import math
-import os
 from collections import Counter
 
 import numpy as np
