@@ -48,12 +48,16 @@ class Columns:
     def fields(self) -> List[str]:
         return [n for n in self.table.column_names if n not in (TS, WS, WE)]
 
+    def slices(self, rows: int) -> Iterator["Columns"]:
+        """The bundle in consecutive slices of at most `rows` rows."""
+        for start in range(0, self.table.num_rows, rows):
+            yield Columns(self.table.slice(start, rows), self.pane, self.keys, self.values)
+
     def elements(self) -> List[WindowedValue]:
         """The rows as elements: `Row`s, or (key Row, values) pairs for a keyed bundle."""
         t, pane = self.table, self.pane
         times = t.column(TS).to_pylist()
-        windows = ([IntervalWindow.from_micros(s, e) for s, e in
-                    zip(t.column(WS).to_pylist(), t.column(WE).to_pylist())]
+        windows = (_windows(t.column(WS).to_pylist(), t.column(WE).to_pylist())
                    if self.windowed else [GLOBAL_WINDOW] * len(times))
         if self.keys is None:
             values: List[Any] = [Row(r) for r in t.select(self.fields()).to_pylist()]
@@ -67,6 +71,18 @@ class Columns:
                     [n for n in t.column_names if n not in self.keys and not n.startswith("__")]
                 ).to_pylist())))
         return [_raw(v, ts, w, pane, 1) for v, ts, w in zip(values, times, windows)]
+
+
+def _windows(starts: List[int], ends: List[int]) -> List[IntervalWindow]:
+    """The windows of rows, one object per distinct window."""
+    made: Dict[Tuple[int, int], IntervalWindow] = {}
+    out = []
+    for bounds in zip(starts, ends):
+        w = made.get(bounds)
+        if w is None:
+            w = made[bounds] = IntervalWindow.from_micros(*bounds)
+        out.append(w)
+    return out
 
 
 # --- what runs natively ------------------------------------------------------------------------
@@ -300,8 +316,7 @@ class Aggregator:
         columns = [[part.column(c).to_pylist() for c in cols] for cols in self._columns()]
         times = part.column(self._time_column()).to_pylist()
         if self.windowed:
-            windows = [IntervalWindow.from_micros(s, e) for s, e in
-                       zip(part.column(WS).to_pylist(), part.column(WE).to_pylist())]
+            windows = _windows(part.column(WS).to_pylist(), part.column(WE).to_pylist())
         else:
             windows = [GLOBAL_WINDOW] * len(times)
         makers = [_ACCUMULATOR[type(f)] for f in self.fn.fns]
