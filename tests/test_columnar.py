@@ -235,3 +235,62 @@ def test_a_large_file_streams_in_bounded_bundles(tmp_path):
     bundles = list(columnar.read_columns(source, [path], None, 8192))
     assert all(isinstance(b, Columns) and len(b) <= 8192 for b in bundles)
     assert sum(len(b) for b in bundles) == 50_000
+
+
+def _pairs_both(path, pick, pick_in_python, combine, trigger=None):
+    """`pick` (a function that only picks fields, taken as columns) against
+    `pick_in_python` (the same pairs computed in Python), both combined per key."""
+    out = []
+    for fn in (pick, pick_in_python):
+        with pm.Pipeline() as p:
+            windowed = (p | pm.ReadFromParquet(path, timestamp_field="ts")
+                        | pm.WindowInto(pm.FixedWindows(HOUR), **(
+                            {"trigger": trigger,
+                             "accumulation_mode": pm.AccumulationMode.DISCARDING}
+                            if trigger else {})))
+            result = (windowed | pm.Map(fn) | pm.CombinePerKey(combine)).keep()
+            if fn is pick:
+                with _no_row_at_a_time():
+                    p.run()
+        out.append(_canon(p.result.collect(result)))
+    return out
+
+
+@pytest.mark.parametrize("combine", [sum, min, max, pm.Mean(), pm.Count()])
+def test_a_map_that_picks_fields_then_a_builtin_combine_runs_as_columns(parquet, combine):
+    columns, elements = _pairs_both(parquet, lambda r: (r["key"], r["value"]),
+                                    lambda r: (r["key"], int(r["value"])), combine)
+    assert columns == elements and len(columns) == 42
+
+
+def test_picked_constants_and_attribute_access(parquet):
+    columns, elements = _pairs_both(parquet, lambda r: (r.key, 1),
+                                    lambda r: (str(r.key), 1), sum)
+    assert columns == elements
+    assert sum(int(c[0].split(", ")[1].rstrip(")")) for c in columns) == 3000
+
+
+def test_picked_pairs_with_early_firings_go_to_the_kernel_as_partials(parquet):
+    trigger = pm.AfterWatermark(early=pm.AfterProcessingTime(30))
+    columns, elements = _pairs_both(parquet, lambda r: (r["key"], r["value"]),
+                                    lambda r: (r["key"], int(r["value"])), sum, trigger)
+    assert columns == elements
+
+
+def test_a_null_value_fails_as_the_python_combine_would(tmp_path):
+    path = _write(tmp_path / "nulls.parquet", nulls=True)
+    with pytest.raises(pm.UserCodeError, match="NoneType"):
+        with pm.Pipeline() as p:
+            (p | pm.ReadFromParquet(path, timestamp_field="ts")
+             | pm.Map(lambda r: (r["key"], r["value"])) | pm.CombinePerKey(sum))
+
+
+def test_functions_that_compute_stay_python_functions():
+    from pomset.runtime.columnar import picked_fields
+    schema = pa.schema([("key", pa.string()), ("value", pa.int64())])
+    assert picked_fields(pm.Map(lambda r: (r["key"], r["value"])), schema) is not None
+    assert picked_fields(pm.Map(lambda r: r.value), schema) is not None
+    for fn in (lambda r: (r["key"], r["value"] * 2), lambda r: r["key"].upper(),
+               lambda r: (r["key"], r.get("value")), lambda r: r["value"] if r["value"] else 0,
+               lambda r: (r["nope"], 1), lambda r: {"k": r["key"]}, lambda r: 3):
+        assert picked_fields(pm.Map(fn), schema) is None

@@ -14,9 +14,10 @@ from collections import Counter
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ..sdk.combinefn import Count, Max, Mean, Min, Sum
-from ..sdk.core import Filter, GroupByKey, ParDo, WindowInto
-from ..sdk.relational import FieldsCombineFn, FieldsToRow, KeyFields, _FieldsMap
-from ..sdk.expressions import Expr
+from ..sdk.core import Filter, GroupByKey, Map, ParDo, WindowInto
+from ..sdk.dofn import context_params
+from ..sdk.relational import NATIVE_COMBINERS, FieldsCombineFn, FieldsToRow, KeyFields, _FieldsMap
+from ..sdk.expressions import Col, Expr, col, lit
 from ..sdk.schema import Row
 from ..windowing import (GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, IntervalWindow,
                          PaneInfo, PaneTiming, TimestampCombiner, WindowedValue)
@@ -27,16 +28,27 @@ ON_TIME_ONCE = PaneInfo(True, True, PaneTiming.ON_TIME, 0, 0)
 _raw = WindowedValue.raw
 
 
-class Columns:
-    """A bundle of rows as an Arrow table: the rows' fields, `__ts`, and for windowed rows
-    `__ws`/`__we` (absent: the global window); every row has `pane` and diff +1. A keyed
-    bundle (after `KeyFields`) also names its key and value columns."""
+KEY, VALUE = "__key", "__value"   # the columns of (key, value) pairs and of plain values
 
-    __slots__ = ("table", "pane", "keys", "values")
+
+class Columns:
+    """A bundle of elements as an Arrow table: their fields, `__ts`, and for windowed elements
+    `__ws`/`__we` (absent: the global window); every element has `pane` and diff +1. The
+    elements are rows of the fields; or, naming `keys` and `values` (after `KeyFields`), (key
+    row, tuple of values) pairs; or, `pairs`, (key, value) pairs of the `__key` and `__value`
+    columns; or, `values` alone, the plain values of the `__value` column."""
+
+    __slots__ = ("table", "pane", "keys", "values", "pairs")
 
     def __init__(self, table: Any, pane: PaneInfo = NO_FIRING,
-                 keys: Optional[List[str]] = None, values: Optional[List[str]] = None) -> None:
+                 keys: Optional[List[str]] = None, values: Optional[List[str]] = None,
+                 pairs: bool = False) -> None:
         self.table, self.pane, self.keys, self.values = table, pane, keys, values
+        self.pairs = pairs
+
+    def like(self, table: Any) -> "Columns":
+        """Other elements of the same shape."""
+        return Columns(table, self.pane, self.keys, self.values, self.pairs)
 
     def __len__(self) -> int:
         return self.table.num_rows
@@ -45,13 +57,18 @@ class Columns:
     def windowed(self) -> bool:
         return WS in self.table.column_names
 
+    @property
+    def rows(self) -> bool:
+        """Whether the elements are rows of the fields."""
+        return self.keys is None and self.values is None
+
     def fields(self) -> List[str]:
         return [n for n in self.table.column_names if n not in (TS, WS, WE)]
 
     def slices(self, rows: int) -> Iterator["Columns"]:
         """The bundle in consecutive slices of at most `rows` rows."""
         for start in range(0, self.table.num_rows, rows):
-            yield Columns(self.table.slice(start, rows), self.pane, self.keys, self.values)
+            yield self.like(self.table.slice(start, rows))
 
     def elements(self) -> List[WindowedValue]:
         """The rows as elements: `Row`s, or (key Row, values) pairs for a keyed bundle."""
@@ -59,8 +76,12 @@ class Columns:
         times = t.column(TS).to_pylist()
         windows = (_windows(t.column(WS).to_pylist(), t.column(WE).to_pylist())
                    if self.windowed else [GLOBAL_WINDOW] * len(times))
-        if self.keys is None:
-            values: List[Any] = [Row(r) for r in t.select(self.fields()).to_pylist()]
+        if self.pairs:
+            values: List[Any] = list(zip(t.column(KEY).to_pylist(), t.column(VALUE).to_pylist()))
+        elif self.keys is None and self.values:
+            values = t.column(VALUE).to_pylist()
+        elif self.keys is None:
+            values = [Row(r) for r in t.select(self.fields()).to_pylist()]
         else:
             keys = [Row(r) for r in t.select(self.keys).to_pylist()]
             if self.values:
@@ -91,16 +112,26 @@ def _exprs(fields: Dict[str, Any]) -> bool:
     return all(isinstance(f, Expr) for f in fields.values())
 
 
-def native_step(t: ParDo) -> Optional[Callable[[Columns], Columns]]:
-    """The columnar form of an element-wise step, or None when it calls Python per row."""
+Step = Callable[[Columns], Optional[Columns]]
+
+
+def native_step(t: ParDo, schema: Any) -> Optional[Step]:
+    """The columnar form of an element-wise step over rows of `schema`, or None when it
+    calls Python per row. The step gives None for a bundle of another shape (not rows),
+    which then goes through the Python step as elements."""
     import pyarrow.compute as pc
     if isinstance(t, Filter) and t.expr is not None:
         expr = t.expr
 
-        def filtered(c: Columns) -> Columns:
+        def filtered(c: Columns) -> Optional[Columns]:
+            if not c.rows:
+                return None
             mask = pc.fill_null(expr.to_arrow(c.table), False)
-            return Columns(c.table.filter(mask), c.pane, c.keys, c.values)
+            return c.like(c.table.filter(mask))
         return filtered
+    picked = picked_fields(t, schema)
+    if picked is not None:
+        return _picking(picked)
     if isinstance(t, _FieldsMap) and _exprs(t.fields):
         return partial_fields(t.fields, t.keep_input)
     if isinstance(t, KeyFields) and _exprs(t.keys) and all(
@@ -111,8 +142,62 @@ def native_step(t: ParDo) -> Optional[Callable[[Columns], Columns]]:
     return None
 
 
-def partial_fields(fields: Dict[str, Expr], keep_input: bool) -> Callable[[Columns], Columns]:
-    def project(c: Columns) -> Columns:
+class _SymbolicRow:
+    """A row whose fields are column references: what a function that only picks fields
+    returns when called on it tells which."""
+
+    def __init__(self, names: List[str]) -> None:
+        self._names = names
+
+    def __getitem__(self, name: str) -> Expr:
+        if name not in self._names:
+            raise KeyError(name)
+        return col(name)
+
+    def __getattr__(self, name: str) -> Expr:
+        if name.startswith("_") or name not in self._names:
+            raise AttributeError(name)
+        return col(name)
+
+
+def picked_fields(t: ParDo, schema: Any) -> Optional[Tuple[Any, ...]]:
+    """For a plain `Map` over rows of `schema` whose function only picks fields or returns
+    constants (`lambda r: (r["key"], r["value"])`): what it returns, as one or two column
+    references or constants (`Col`, `Lit`); else None. The function is called once, on a
+    symbolic row; anything else it does (arithmetic, a branch, a call) makes it a Python step."""
+    if type(t) is not Map or schema is None or t.args or t.kwargs or t.side_inputs() \
+            or t.dead_letter_tag is not None or t.tags or context_params(t.fn):
+        return None
+    try:
+        out = t.fn(_SymbolicRow(schema.names))
+    except Exception:   # the function does more than pick fields
+        return None
+    parts = out if type(out) is tuple and len(out) == 2 else (out,)
+    if not all(isinstance(p, Col) or type(p) in (int, float, str) for p in parts):
+        return None
+    if all(not isinstance(p, Col) for p in parts):
+        return None
+    return tuple(p if isinstance(p, Col) else lit(p) for p in parts)
+
+
+def _picking(picked: Tuple[Expr, ...]) -> Callable[[Columns], Columns]:
+    def pick(c: Columns) -> Optional[Columns]:
+        if not c.rows:
+            return None
+        t = c.table
+        names = [VALUE] if len(picked) == 1 else [KEY, VALUE]
+        out = {name: _full(e.to_arrow(t), t.num_rows) for name, e in zip(names, picked)}
+        table = _with_meta(out, t)
+        if len(picked) == 1:
+            return Columns(table, c.pane, values=[VALUE])
+        return Columns(table, c.pane, [KEY], [VALUE], pairs=True)
+    return pick
+
+
+def partial_fields(fields: Dict[str, Expr], keep_input: bool) -> Step:
+    def project(c: Columns) -> Optional[Columns]:
+        if not c.rows:
+            return None
         t = c.table
         out = {n: t.column(n) for n in (c.fields() if keep_input else ())}
         out.update((name, _full(e.to_arrow(t), t.num_rows)) for name, e in fields.items())
@@ -136,10 +221,12 @@ def _with_meta(columns: Dict[str, Any], t: Any) -> Any:
     return pa.table(out) if not isinstance(t, pa.RecordBatch) else pa.RecordBatch.from_pydict(out)
 
 
-def _keyed(t: KeyFields) -> Callable[[Columns], Columns]:
+def _keyed(t: KeyFields) -> Step:
     values = [f"__v{i}" for i in range(len(t.aggregations))]
 
-    def keyed(c: Columns) -> Columns:
+    def keyed(c: Columns) -> Optional[Columns]:
+        if not c.rows:
+            return None
         table = c.table
         out = {name: _full(e.to_arrow(table), table.num_rows) for name, e in t.keys.items()}
         if t.aggregations:
@@ -152,8 +239,10 @@ def _keyed(t: KeyFields) -> Callable[[Columns], Columns]:
     return keyed
 
 
-def _unkeyed(c: Columns) -> Columns:
-    return Columns(c.table, c.pane)
+def _unkeyed(c: Columns) -> Optional[Columns]:
+    """FieldsToRow over a combine's columnar output, which is already rows of the key fields
+    and the aggregations' names."""
+    return c if c.rows else None
 
 
 def native_windows(t: WindowInto) -> Optional[Callable[[Columns], Columns]]:
@@ -162,8 +251,8 @@ def native_windows(t: WindowInto) -> Optional[Callable[[Columns], Columns]]:
     if fn is None:
         return lambda c: c
     if type(fn) is GlobalWindows:
-        return lambda c: Columns(c.table.drop_columns([n for n in (WS, WE)
-                                                       if n in c.table.column_names]), c.pane)
+        return lambda c: c.like(c.table.drop_columns([n for n in (WS, WE)
+                                                      if n in c.table.column_names]))
     if type(fn) is FixedWindows:
         return lambda c: _assign(c, fn.size_us, fn.size_us, fn.offset_us)
     if type(fn) is SlidingWindows:
@@ -189,16 +278,17 @@ def _assign(c: Columns, size: int, period: int, offset: int) -> Columns:
         rows, starts = rows[keep], starts[keep]
         table = table.take(pa.array(rows))
     table = table.append_column(WS, pa.array(starts, pa.int64()))
-    return Columns(table.append_column(WE, pa.array(starts + size, pa.int64())), c.pane)
+    return c.like(table.append_column(WE, pa.array(starts + size, pa.int64())))
 
 
 def native_combine(t: GroupByKey, strategy: Any, may_retract: bool) -> bool:
-    """Whether a grouping can take keyed columns: a combine of built-in aggregations over
-    non-merging windows, whose trigger does not count elements (a partial accumulator then
-    stands for the elements it folded), on input without retractions."""
+    """Whether a grouping can take keyed columns: a combine of built-in aggregations (a
+    `GroupBy`'s, or one `Sum`, `Count`, `Mean`, `Min` or `Max`, `sum`/`min`/`max` included)
+    over non-merging windows, whose trigger does not count elements (a partial accumulator
+    then stands for the elements it folded), on input without retractions."""
     fn = t.combine_fn
-    return (isinstance(fn, FieldsCombineFn) and fn.native() and not may_retract
-            and not strategy.window_fn.is_merging()
+    builtin = type(fn) in NATIVE_COMBINERS or isinstance(fn, FieldsCombineFn) and fn.native()
+    return (builtin and not may_retract and not strategy.window_fn.is_merging()
             and not strategy.trigger.counts_elements())
 
 
@@ -220,11 +310,17 @@ _MERGE = {"sum": "sum", "count": "sum", "min": "min", "max": "max"}
 
 
 class Aggregator:
-    """The aggregations of one combine over keyed columns, folded as they come."""
+    """The aggregations of one combine over keyed columns, folded as they come: a `GroupBy`'s
+    (`FieldsCombineFn`: nulls skipped, as SQL does), or one built-in CombineFn over (key,
+    value) pairs (a bundle with null values is refused: the CombineFn itself decides what a
+    None means)."""
 
-    def __init__(self, fn: FieldsCombineFn, combiner: TimestampCombiner,
+    def __init__(self, fn: Any, combiner: TimestampCombiner,
                  compact_rows: int = 1 << 20) -> None:
-        self.fn, self.combiner, self.compact_rows = fn, combiner, compact_rows
+        self.fields = isinstance(fn, FieldsCombineFn)
+        self.fns = fn.fns if self.fields else [fn]
+        self.names = [a.name for a in fn.aggregations] if self.fields else [VALUE]
+        self.combiner, self.compact_rows = combiner, compact_rows
         self.parts: List[Any] = []
         self.keys: List[str] = []
         self.values: List[str] = []
@@ -233,17 +329,23 @@ class Aggregator:
     def __bool__(self) -> bool:
         return bool(self.parts)
 
-    def add(self, c: Columns) -> None:
-        """Fold a keyed bundle in."""
+    def add(self, c: Columns) -> bool:
+        """Fold a keyed bundle in; False (and nothing folded) when it is not one this
+        combine takes."""
         import pyarrow.compute as pc
+        if c.keys is None or c.pairs == self.fields or len(c.values) != len(self.fns):
+            return False
+        if not self.fields and c.table.column(VALUE).null_count:
+            return False
         self.keys, self.values, self.windowed = c.keys, c.values, c.windowed
         aggs: List[Tuple[str, str, Any]] = []
-        for v, f in zip(c.values, self.fn.fns):
+        for v, f in zip(c.values, self.fns):
             for op in _OPS[type(f)]:
                 aggs.append((v, op, pc.ScalarAggregateOptions(skip_nulls=True, min_count=0))
                             if op == "sum" else (v, op))
         aggs += [(TS, "min"), (TS, "max")]
         self._add_part(c.table, aggs)
+        return True
 
     def _group(self) -> List[str]:
         return self.keys + ([WS, WE] if self.windowed else [])
@@ -277,7 +379,7 @@ class Aggregator:
         return merged
 
     def _columns(self) -> List[List[str]]:
-        return [[f"{v}_{op}" for op in _OPS[type(f)]] for v, f in zip(self.values, self.fn.fns)]
+        return [[f"{v}_{op}" for op in _OPS[type(f)]] for v, f in zip(self.values, self.fns)]
 
     def final(self) -> Columns:
         """The one ON_TIME pane per key and window of a combine that fires once, as columns:
@@ -288,13 +390,13 @@ class Aggregator:
         import pyarrow.compute as pc
         part = self.take()
         result: Dict[str, Any] = {k: part.column(k) for k in self.keys}
-        for a, f, cols in zip(self.fn.aggregations, self.fn.fns, self._columns()):
+        for name, f, cols in zip(self.names, self.fns, self._columns()):
             if isinstance(f, Mean):
                 total = pc.cast(part.column(cols[0]), pa.float64())
                 n = part.column(cols[1])
-                result[a.name] = pc.if_else(pc.equal(n, 0), float("nan"), pc.divide(total, n))
+                result[name] = pc.if_else(pc.equal(n, 0), float("nan"), pc.divide(total, n))
             else:
-                result[a.name] = part.column(cols[0])
+                result[name] = part.column(cols[0])
         if self.combiner is TimestampCombiner.OUTPUT_AT_EOW:
             result[TS] = (pc.subtract(part.column(WE), 1) if self.windowed else
                           pa.array(np.full(part.num_rows, GLOBAL_WINDOW.max_ts, np.int64)))
@@ -302,28 +404,32 @@ class Aggregator:
             result[TS] = part.column(self._time_column())
         if self.windowed:
             result[WS], result[WE] = part.column(WS), part.column(WE)
-        return Columns(pa.table(result), ON_TIME_ONCE)
+        if self.fields:
+            return Columns(pa.table(result), ON_TIME_ONCE)
+        result[KEY] = result.pop(self.keys[0])
+        return Columns(pa.table(result), ON_TIME_ONCE, [KEY], [VALUE], pairs=True)
 
     def _time_column(self) -> str:
         return f"{TS}_max" if self.combiner is TimestampCombiner.OUTPUT_AT_LATEST else f"{TS}_min"
 
     def partials(self) -> List[WindowedValue]:
         """One partial accumulator per key and window, in the CombineFn's own accumulator
-        format, as (key Row, accumulator) elements for the kernel to merge
+        format, as (key, accumulator) elements for the kernel to merge
         (`KernelHost.partials`)."""
         part = self.take()
-        key_rows = [Row(r) for r in part.select(self.keys).to_pylist()]
+        key_rows = ([Row(r) for r in part.select(self.keys).to_pylist()] if self.fields
+                    else part.column(self.keys[0]).to_pylist())
         columns = [[part.column(c).to_pylist() for c in cols] for cols in self._columns()]
         times = part.column(self._time_column()).to_pylist()
         if self.windowed:
             windows = _windows(part.column(WS).to_pylist(), part.column(WE).to_pylist())
         else:
             windows = [GLOBAL_WINDOW] * len(times)
-        makers = [_ACCUMULATOR[type(f)] for f in self.fn.fns]
-        return [_raw((key, [make(*(col[i] for col in cols))
-                            for make, cols in zip(makers, columns)]),
-                     times[i], windows[i], NO_FIRING, 1)
-                for i, key in enumerate(key_rows)]
+        makers = [_ACCUMULATOR[type(f)] for f in self.fns]
+        accs = [[make(*(c[i] for c in cols)) for make, cols in zip(makers, columns)]
+                for i in range(len(key_rows))]
+        return [_raw((key, acc if self.fields else acc[0]), times[i], windows[i], NO_FIRING, 1)
+                for i, (key, acc) in enumerate(zip(key_rows, accs))]
 
 
 def _extremum(value: Any) -> Counter:

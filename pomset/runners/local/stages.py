@@ -204,7 +204,7 @@ class ParDoStage(Stage):
         self.runner = DoFnRunner(t, node.outputs, self.label)
         self.buffer = SideInputBuffer(t, node.side_inputs) if node.side_inputs else None
         simple = not node.side_inputs and len(node.outputs) == 1
-        self.native = columnar.native_step(t) if simple else None
+        self.native = columnar.native_step(t, node.inputs[0].schema) if simple else None
 
     def takes_columns(self, index: int) -> bool:
         return self.native is not None
@@ -227,11 +227,14 @@ class ParDoStage(Stage):
     def abort(self) -> None:
         self.finish()
 
-    def receive(self, index: int, bundle: list) -> None:
+    def receive(self, index: int, bundle: Any) -> None:
         if isinstance(bundle, Columns):
-            self.received += len(bundle)
-            self.emit(None, self.native(bundle))
-            return
+            out = self.native(bundle)
+            if out is not None:
+                self.received += len(bundle)
+                self.emit(None, out)
+                return
+            bundle = bundle.elements()
         if index == 0:
             self.received += len(bundle)
             if self.buffer is not None:
@@ -299,10 +302,9 @@ class GroupStage(Stage):
     def receive(self, index: int, bundle: Any) -> None:
         self.received += len(bundle)
         if isinstance(bundle, Columns):
-            self.aggregator.add(bundle)
-            if not self.final:
-                return
-            if min(self.in_wms) == MIN_MICROS:
+            if not self.aggregator.add(bundle):
+                bundle = bundle.elements()
+            elif not self.final or min(self.in_wms) == MIN_MICROS:
                 return
         out: list = []
         self._to_kernel(out)
