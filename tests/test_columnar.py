@@ -294,3 +294,31 @@ def test_functions_that_compute_stay_python_functions():
                lambda r: (r["key"], r.get("value")), lambda r: r["value"] if r["value"] else 0,
                lambda r: (r["nope"], 1), lambda r: {"k": r["key"]}, lambda r: 3):
         assert picked_fields(pm.Map(fn), schema) is None
+
+
+@pytest.mark.parametrize("sink", ["parquet", "csv"])
+def test_sinks_write_columns_as_they_write_elements(parquet, tmp_path, sink):
+    write = {"parquet": pm.WriteToParquet, "csv": pm.WriteToCsv}[sink]
+    paths = {}
+    for form in ("columns", "elements"):
+        with pm.Pipeline() as p:
+            rows = p | pm.ReadFromParquet(parquet, timestamp_field="ts")
+            if form == "elements":
+                rows = rows | pm.Map(lambda r: pm.Row(r))
+            sums = (rows | pm.WindowInto(pm.FixedWindows(HOUR))
+                    | pm.GroupBy("key").aggregate_field("price", pm.Sum, "total"))
+            pairs = rows | "Pairs" >> pm.Map(lambda r: (r["key"], r["value"]))
+            sums | write(str(tmp_path / f"{form}-sums"))
+            pairs | "WritePairs" >> write(str(tmp_path / f"{form}-pairs"))
+        paths[form] = p
+    for name in ("sums", "pairs"):
+        a, b = (pm.WriteToParquet(str(tmp_path / f"{f}-{name}")).path.replace(
+            ".parquet", "") for f in ("columns", "elements"))
+        if sink == "parquet":
+            ta, tb = pq.read_table(a), pq.read_table(b)
+        else:
+            import pyarrow.csv as pacsv
+            ta, tb = pacsv.read_csv(a), pacsv.read_csv(b)
+        key = [(n, "ascending") for n in ta.column_names]
+        assert ta.schema == tb.schema
+        assert ta.sort_by(key).equals(tb.sort_by(key)), name

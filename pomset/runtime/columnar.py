@@ -18,6 +18,7 @@ from ..sdk.core import Filter, GroupByKey, Map, ParDo, WindowInto
 from ..sdk.dofn import context_params
 from ..sdk.relational import NATIVE_COMBINERS, FieldsCombineFn, FieldsToRow, KeyFields, _FieldsMap
 from ..sdk.expressions import Col, Expr, col, lit
+from ..sdk.io.base import EXTRA_NAMES
 from ..sdk.schema import Row
 from ..windowing import (GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, IntervalWindow,
                          PaneInfo, PaneTiming, TimestampCombiner, WindowedValue)
@@ -440,6 +441,39 @@ _ACCUMULATOR: Dict[type, Callable[..., Any]] = {
     Sum: lambda s: s, Count: lambda n: n, Mean: lambda s, n: [s, n],
     Min: _extremum, Max: _extremum,
 }
+
+
+# --- writing ------------------------------------------------------------------------------------
+
+def sink_table(c: Columns, annotate: bool) -> Optional[Any]:
+    """The rows a file sink writes for a bundle, as an Arrow table with the columns its
+    `RowMaker` gives elements (the fields, `key`/`value`, or `value`; then, `annotate`, the
+    window, time, pane and diff columns); None for keyed bundles (written as elements)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    t = c.table
+    if c.pairs:
+        out = {"key": t.column(KEY), "value": t.column(VALUE)}
+    elif c.rows:
+        out = {n: t.column(n) for n in c.fields()}
+    elif c.keys is None:
+        out = {"value": t.column(VALUE)}
+    else:
+        return None
+    if annotate and any(name in out for name in EXTRA_NAMES):
+        return None   # the elements' way names the clash
+    if annotate:
+        n = t.num_rows
+        if c.windowed:
+            out["window_start"] = pc.divide(pc.cast(t.column(WS), pa.float64()), 1e6)
+            out["window_end"] = pc.divide(pc.cast(t.column(WE), pa.float64()), 1e6)
+        else:
+            out["window_start"] = out["window_end"] = pa.nulls(n, pa.float64())
+        out["timestamp"] = pc.divide(pc.cast(t.column(TS), pa.float64()), 1e6)
+        out["pane_timing"] = pa.array([c.pane.timing.value] * n, pa.string())
+        out["pane_index"] = pa.array([c.pane.index] * n, pa.int64())
+        out["diff"] = pa.array([1] * n, pa.int64())
+    return pa.table(out)
 
 
 # --- reading ------------------------------------------------------------------------------------

@@ -387,10 +387,19 @@ class SinkStage(Stage):
         self.part: Optional[int] = None
         self.writer = self.sink.writer(node.inputs[0])
 
-    def receive(self, index: int, bundle: list) -> None:
+    def takes_columns(self, index: int) -> bool:
+        return hasattr(self.sink.writer_class, "write_arrow")
+
+    def receive(self, index: int, bundle: Any) -> None:
         self.received += len(bundle)
         if self.writer is None:
             self.writer = self.sink.writer(self.node.inputs[0], self.sink.part_path(self.part))
+        if isinstance(bundle, Columns):
+            table = columnar.sink_table(bundle, self.writer.annotate)
+            if table is not None:
+                self.writer.write_arrow(table)
+                return
+            bundle = bundle.elements()
         self.writer.write(bundle)
 
     def start_part(self, part: int) -> None:

@@ -505,14 +505,37 @@ class TableWriter:
         self.sink = sink
         self.make_row = RowMaker(annotate, sink_name)
         self.rows: List[Dict[str, Any]] = []
+        self.tables: List[Any] = []   # parts written as Arrow tables (`write_arrow`)
         self.closed = False
 
     def write(self, bundle: List[WindowedValue]) -> None:
         make_row = self.make_row
         self.rows.extend(make_row(wv) for wv in bundle)
 
-    def table(self) -> Any:
+    def write_arrow(self, table: Any) -> None:
+        """Rows already as an Arrow table with the sink's columns (a columnar runner's)."""
+        clash = [n for n in table.column_names[:-len(EXTRA_NAMES)] if n in EXTRA_NAMES] \
+            if self.annotate else []
+        if clash:
+            raise ValueError(f"{self.sink_name}: rows have field(s) {clash}, which clash with "
+                             f"the window/pane columns the sink adds for windowed or "
+                             f"retracting input ({', '.join(EXTRA_NAMES)}); rename them first")
+        self.tables.append(table)
+
+    def rows_table(self) -> Any:
+        """The rows written as elements, as a table."""
         return arrow_table(self.rows, self.annotate, self.sink_name)
+
+    def table(self) -> Any:
+        import pyarrow as pa
+        if not self.tables:
+            return self.rows_table()
+        parts = self.tables + ([self.rows_table()] if self.rows else [])
+        try:
+            return pa.concat_tables(parts, promote_options="permissive")
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+            raise ValueError(f"{self.sink_name}: rows of different types cannot be written to "
+                             f"one file: {e}") from None
 
     def write_table(self, table: Any, path: str) -> None:
         raise NotImplementedError
@@ -520,14 +543,14 @@ class TableWriter:
     def abort(self) -> None:
         """The run failed: write nothing."""
         self.closed = True
-        self.rows = []
+        self.rows, self.tables = [], []
 
     def close(self) -> None:
         if self.closed:
             return
         self.closed = True
         table = self.table()
-        self.rows = []
+        self.rows, self.tables = [], []
         target = AtomicFile(self.path)
         try:
             self.write_table(table, target.tmp)
