@@ -167,7 +167,7 @@ class ParDoStage(Stage):
         super().__init__(node, executor)
         t: ParDo = node.transform
         self.t = t
-        self.runner = DoFnRunner(t, node.outputs, self.label)
+        self.runner = DoFnRunner(t, node.outputs, self.label, node.inputs[0].schema)
         self.buffer = SideInputBuffer(t, node.side_inputs) if node.side_inputs else None
 
     @property
