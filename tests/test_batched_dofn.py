@@ -78,10 +78,10 @@ class Big(pm.DoFn):
         yield batch.filter(pc.greater(batch.column("v"), 2))
 
 
-def _rows(p, n: int = 6, label: str = "Rows"):
-    """Rows k/v, v = i at i seconds."""
-    return p | label >> pm.Create([pm.TimestampedValue(pm.Row(k="ab"[i % 2], v=i), i)
-                                   for i in range(n)])
+def _rows(p):
+    """Six rows k/v, v = i at i seconds."""
+    return p | "Rows" >> pm.Create([pm.TimestampedValue(pm.Row(k="ab"[i % 2], v=i), i)
+                                    for i in range(6)])
 
 
 S = 1_000_000
@@ -90,12 +90,19 @@ S = 1_000_000
 def test_each_batch_type_and_its_outputs(local_or_spark):
     """numpy arrays of numbers, pandas DataFrames, Arrow tables and record batches in; their
     rows as Rows or their items as Python scalars out, each at its input's timestamp."""
+    pcolls = {}
+
     def build(p):
         nums = p | "Nums" >> pm.Create([pm.TimestampedValue(i, i) for i in range(6)])
         rows = _rows(p)
-        return {"double": nums | pm.ParDo(Double()), "tenfold": rows | pm.ParDo(Tenfold()),
-                "squares": rows | pm.ParDo(Squares())}
-    _, out = run(local_or_spark, build)
+        pcolls.update(double=nums | pm.ParDo(Double()), tenfold=rows | pm.ParDo(Tenfold()),
+                      squares=rows | pm.ParDo(Squares()))
+        return pcolls
+    result, out = run(local_or_spark, build)
+    values = {name: [wv.value for wv in result.collect(pcoll)] for name, pcoll in pcolls.items()}
+    assert {type(v) for v in values["double"]} == {int}
+    assert {type(v) for v in values["tenfold"] + values["squares"]} == {pm.Row}
+    assert {type(x) for v in values["tenfold"] for x in v.values()} == {str, int}
     assert out["double"] == Counter((2 * i, i * S, GLOBAL_WINDOW, NO_FIRING, 1) for i in range(6))
     assert out["tenfold"] == Counter(((("k", "ab"[i % 2]), ("v", 10 * i)), i * S, GLOBAL_WINDOW,
                                       NO_FIRING, 1) for i in range(6))
