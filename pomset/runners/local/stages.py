@@ -201,7 +201,7 @@ class ParDoStage(Stage):
         super().__init__(node, executor)
         t: ParDo = node.transform
         self.t = t
-        self.runner = DoFnRunner(t, node.outputs, self.label)
+        self.runner = DoFnRunner(t, node.outputs, self.label, node.inputs[0].schema)
         self.buffer = SideInputBuffer(t, node.side_inputs) if node.side_inputs else None
         simple = not node.side_inputs and len(node.outputs) == 1
         self.native = columnar.native_step(t, node.inputs[0].schema) if simple else None
