@@ -9,6 +9,7 @@ from .sdk.core import (CoGroupByKey, CombineGlobally, CombinePerKey, CombineValu
 from .sdk.dofn import DeadLetter, DoFn, TaggedOutput
 from .sdk.errors import (CheckpointError, CheckpointWarning, DataLossError, DataLossWarning,
                          OptionsError, PipelineConstructionError, UserCodeError)
+from .sdk.expressions import Expr, col, lit
 from .sdk.options import PipelineOptions
 from .sdk.pipeline import Pipeline
 from .sdk.ptransform import PTransform
@@ -32,6 +33,7 @@ __all__ = [
     "Filter", "FlatMap", "Flatten", "GroupByKey", "Keys", "KvSwap", "Map", "ParDo", "Partition",
     "Source", "Values", "WindowInto", "WithTimestamps",
     "DeadLetter", "DoFn", "TaggedOutput",
+    "Expr", "col", "lit",
     "CheckpointError", "CheckpointWarning", "DataLossError", "DataLossWarning", "OptionsError",
     "PipelineConstructionError",
     "UserCodeError",

@@ -178,7 +178,8 @@ class Expr:
 
     def fill_null(self, value: Any) -> "Expr":
         """This value, or `value` (a literal or an expression of the same type; an int for a
-        float) where it is null. The type stays this expression's."""
+        float) where it is null. The type stays this expression's (in plain Python an int
+        filled into a float stays the equal int)."""
         return Op("fill_null", (self, _wrap(value, "fill")))
 
     def upper(self) -> "Expr":
