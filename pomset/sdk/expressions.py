@@ -20,8 +20,8 @@ The rules every evaluation follows:
   has to parse text or print a float (Python, Arrow and Spark write floats differently).
   float -> int truncates toward zero; NaN, infinity or a value outside int64 is an error;
 - strings are compared by code point; `length` counts characters (code points). `upper` and
-  `lower` agree on characters whose case mapping is one character (not on 'ß': Python and
-  Spark give 'SS', Arrow 'ẞ');
+  `lower` agree on characters whose case mapping is one character and context-free (not on
+  'ß': Python and Spark give 'SS', Arrow 'ẞ'; nor on a word-final 'Σ');
 - `year`, `month`, `day`, `hour` read timestamps in UTC; a naive datetime is taken as UTC;
 - a literal is never null: nulls come from the data (`col("v") == None` is refused; use
   `is_null()`).
