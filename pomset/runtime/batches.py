@@ -66,7 +66,10 @@ def _ndarray(values: List[Any], schema: Any) -> Any:
 
 
 def _data_frame_rows(frame: Any) -> List[Row]:
-    return [Row(r) for r in frame.to_dict("records")]
+    """A DataFrame's rows with plain Python values (through Arrow, as columns give them:
+    datetimes, not pandas Timestamps; a missing value as None)."""
+    import pyarrow as pa
+    return rows_of(pa.Table.from_pandas(frame, preserve_index=False))
 
 
 def _array_items(array: Any) -> List[Any]:
@@ -124,6 +127,20 @@ class BatchCaller:
         self.invoke = make_invoker(fn.process_batch, has_side)
         #: whether process_batch reads the timestamp, window or pane: batches are homogeneous
         self.homogeneous = bool(context_params(fn.process_batch))
+
+    def batches(self, batch: Any) -> Optional[List[Any]]:
+        """process_batch's output batches for an input batch already of the declared type
+        (a columnar runner's), without side inputs or context; None if it gave no batches of
+        the declared output type (the element way then says what is wrong)."""
+        result = self.invoke(batch, None, (), {})
+        if result is None:
+            return []
+        if isinstance(result, self.output_class):
+            return [result]
+        if isinstance(result, (str, bytes, Mapping)) or not hasattr(result, "__iter__"):
+            return None
+        outs = list(result)
+        return outs if all(isinstance(o, self.output_class) for o in outs) else None
 
     def __call__(self, rows: List[WindowedValue], args: tuple, kwargs: dict) -> List[Any]:
         """The values of the outputs of process_batch on `rows` (in order); rows[0] gives

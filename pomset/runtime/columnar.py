@@ -133,6 +133,9 @@ def native_step(t: ParDo, schema: Any) -> Optional[Step]:
     picked = picked_fields(t, schema)
     if picked is not None:
         return _picking(picked)
+    if t.batch_types is not None and t.batch_types.input != "numpy.ndarray" \
+            and not context_params(t.fn.process_batch) and not _bundle_methods(t.fn):
+        return _batched(t)
     if isinstance(t, _FieldsMap) and _exprs(t.fields):
         return partial_fields(t.fields, t.keep_input)
     if isinstance(t, KeyFields) and _exprs(t.keys) and all(
@@ -141,6 +144,91 @@ def native_step(t: ParDo, schema: Any) -> Optional[Step]:
     if isinstance(t, FieldsToRow):
         return _unkeyed
     return None
+
+
+def _bundle_methods(fn: Any) -> bool:
+    from ..sdk.dofn import DoFn
+    return (type(fn).start_bundle is not DoFn.start_bundle
+            or type(fn).finish_bundle is not DoFn.finish_bundle)
+
+
+def _batched(t: ParDo) -> Step:
+    """A batched DoFn given a bundle's columns as its batch (no conversion from elements);
+    outputs as many rows as its input keep the input rows' time and windows. Otherwise None:
+    the elements' way regroups the rows (`runtime/batches.py`)."""
+    import pyarrow as pa
+    from .batches import BatchCaller
+    caller = BatchCaller(t.fn, t.batch_types, None, False)
+    kind = t.batch_types.input
+
+    def call(c: Columns) -> Optional[Columns]:
+        if not c.rows:
+            return None
+        fields = c.table.select(c.fields())
+        if kind == "pyarrow.Table":
+            batch: Any = fields
+        else:
+            batch = fields.combine_chunks().to_batches()
+            batch = batch[0] if batch else pa.RecordBatch.from_pylist([], fields.schema)
+            if kind == "pandas.DataFrame":
+                batch = batch.to_pandas()
+        try:
+            outputs = caller.batches(batch)
+        except Exception:   # the elements' way reports it (or sends it to dead letters)
+            return None
+        if outputs is None:
+            return None
+        out = _concat(outputs, caller.types.output)
+        if out is None:
+            return None
+        meta = {n: c.table.column(n) for n in (TS, WS, WE) if n in c.table.column_names}
+        if out.num_rows != c.table.num_rows:
+            # a DataFrame's index says which input row each output row came from
+            taken = _from_index(outputs, c.table.num_rows) \
+                if caller.types.output == "pandas.DataFrame" else None
+            if taken is None:
+                return None
+            meta = {n: m.take(taken) for n, m in meta.items()}
+        if caller.types.output == "numpy.ndarray":
+            return Columns(pa.table(dict({VALUE: out.column(0)}, **meta)), c.pane,
+                           values=[VALUE])
+        columns = {n: out.column(n) for n in out.column_names}
+        if set(columns) & set(meta):
+            return None
+        return Columns(pa.table(dict(columns, **meta)), c.pane)
+    return call
+
+
+def _from_index(frames: List[Any], rows: int) -> Optional[Any]:
+    """The input rows pandas outputs came from, by their index (a filter or a reordering of
+    the input frame keeps it), or None when the index is not the input's positions."""
+    import numpy as np
+    import pyarrow as pa
+    indexes = [f.index.to_numpy() for f in frames]
+    if any(i.dtype.kind not in "iu" for i in indexes):
+        return None
+    taken = np.concatenate(indexes) if indexes else np.array([], np.int64)
+    if len(taken) and (taken.min() < 0 or taken.max() >= rows):
+        return None
+    return pa.array(taken, pa.int64())
+
+
+def _concat(batches: List[Any], kind: str) -> Optional[Any]:
+    """A batched DoFn's output batches as one Arrow table (an ndarray as one column)."""
+    import pyarrow as pa
+    try:
+        if kind == "numpy.ndarray":
+            import numpy as np
+            arrays = [b for b in batches if b.ndim == 1]
+            if len(arrays) != len(batches):
+                return None
+            return pa.table({VALUE: pa.array(np.concatenate(arrays) if arrays else [])})
+        if kind == "pandas.DataFrame":
+            batches = [pa.Table.from_pandas(b, preserve_index=False) for b in batches]
+        tables = [b if isinstance(b, pa.Table) else pa.Table.from_batches([b]) for b in batches]
+        return pa.concat_tables(tables) if tables else None
+    except (pa.ArrowException, TypeError, ValueError):
+        return None
 
 
 class _SymbolicRow:
