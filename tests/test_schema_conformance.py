@@ -123,4 +123,4 @@ def test_records_that_do_not_fit_the_schema_are_dead_letters(runner, tmp_path):
     errors = sorted(w.value.error for w in out["bad"])
     assert len(errors) == 2
     assert "rows.jsonl:2: does not fit the schema: field 'v' = 'two' is not a int64" in errors[0]
-    assert "rows.jsonl:3: does not fit the schema: has no field 't'" in errors[1]
+    assert "rows.jsonl:3: missing timestamp field 't'" in errors[1]

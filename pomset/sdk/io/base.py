@@ -216,24 +216,23 @@ class FileSource(DeadLetterSource):
                 line: Any) -> Optional[WindowedValue]:
         """The element for a parsed record, timestamped from `timestamp_field` if set; None
         (after reporting it) when that field is missing or not a time."""
+        field = self.timestamp_field
+        ts = MIN_MICROS
+        if field is not None:
+            if not isinstance(record, dict) or field not in record:
+                self.bad(on_bad, record, path, line, f"missing timestamp field {field!r}")
+                return None
+            try:
+                ts = event_time_micros(record[field])
+            except ValueError as e:
+                self.bad(on_bad, record, path, line, f"timestamp field {field!r} {e}")
+                return None
         if self.row_schema is not None:
             try:
-                record = conform(record, self.row_schema) if isinstance(record, dict) else \
-                    conform({}, self.row_schema)
+                record = conform(record, self.row_schema)
             except ValueError as e:
                 self.bad(on_bad, record, path, line, f"does not fit the schema: {e}")
                 return None
-        field = self.timestamp_field
-        if field is None:
-            return _raw(record, MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1)
-        if not isinstance(record, dict) or field not in record:
-            self.bad(on_bad, record, path, line, f"missing timestamp field {field!r}")
-            return None
-        try:
-            ts = event_time_micros(record[field])
-        except ValueError as e:
-            self.bad(on_bad, record, path, line, f"timestamp field {field!r} {e}")
-            return None
         return _raw(record, ts, GLOBAL_WINDOW, NO_FIRING, 1)
 
 
