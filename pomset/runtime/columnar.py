@@ -19,7 +19,7 @@ from ..sdk.dofn import context_params
 from ..sdk.relational import NATIVE_COMBINERS, FieldsCombineFn, FieldsToRow, KeyFields, _FieldsMap
 from ..sdk.expressions import Col, Expr, col, lit
 from ..sdk.io.base import EXTRA_NAMES
-from ..sdk.schema import Row
+from ..sdk.schema import Row, pylist, rows_of
 from ..windowing import (GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, IntervalWindow,
                          PaneInfo, PaneTiming, TimestampCombiner, WindowedValue)
 from ..windowing.windowfns import FixedWindows, GlobalWindows, SlidingWindows
@@ -78,20 +78,20 @@ class Columns:
         windows = (_windows(t.column(WS).to_pylist(), t.column(WE).to_pylist())
                    if self.windowed else [GLOBAL_WINDOW] * len(times))
         if self.pairs:
-            values: List[Any] = list(zip(t.column(KEY).to_pylist(), t.column(VALUE).to_pylist()))
+            values: List[Any] = list(zip(pylist(t.column(KEY)), pylist(t.column(VALUE))))
         elif self.keys is None and self.values:
-            values = t.column(VALUE).to_pylist()
+            values = pylist(t.column(VALUE))
         elif self.keys is None:
-            values = [Row(r) for r in t.select(self.fields()).to_pylist()]
+            values = rows_of(t.select(self.fields()))
         else:
-            keys = [Row(r) for r in t.select(self.keys).to_pylist()]
+            keys = rows_of(t.select(self.keys))
             if self.values:
-                columns = [t.column(v).to_pylist() for v in self.values]
+                columns = [pylist(t.column(v)) for v in self.values]
                 values = list(zip(keys, zip(*columns)))
             else:
-                values = list(zip(keys, (Row(r) for r in t.select(
+                values = list(zip(keys, rows_of(t.select(
                     [n for n in t.column_names if n not in self.keys and not n.startswith("__")]
-                ).to_pylist())))
+                ))))
         return [_raw(v, ts, w, pane, 1) for v, ts, w in zip(values, times, windows)]
 
 
@@ -445,7 +445,11 @@ class Aggregator:
             table = pa.Table.from_batches([table])
         part = table.group_by(self._group(), use_threads=False).aggregate(aggs)
         self.parts.append(part)
-        if sum(p.num_rows for p in self.parts) > self.compact_rows and len(self.parts) > 1:
+        # Merge once the parts since the last merge outgrow both the threshold and the merged
+        # table itself: each row is then re-aggregated a bounded number of times, however
+        # many groups there are.
+        pending = sum(p.num_rows for p in self.parts[1:])
+        if pending > max(self.compact_rows, self.parts[0].num_rows):
             self.parts = [self._merged()]
 
     def _merged(self) -> Any:
@@ -506,9 +510,9 @@ class Aggregator:
         format, as (key, accumulator) elements for the kernel to merge
         (`KernelHost.partials`)."""
         part = self.take()
-        key_rows = ([Row(r) for r in part.select(self.keys).to_pylist()] if self.fields
-                    else part.column(self.keys[0]).to_pylist())
-        columns = [[part.column(c).to_pylist() for c in cols] for cols in self._columns()]
+        key_rows = (rows_of(part.select(self.keys)) if self.fields
+                    else pylist(part.column(self.keys[0])))
+        columns = [[pylist(part.column(c)) for c in cols] for cols in self._columns()]
         times = part.column(self._time_column()).to_pylist()
         if self.windowed:
             windows = _windows(part.column(WS).to_pylist(), part.column(WE).to_pylist())

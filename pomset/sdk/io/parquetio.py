@@ -5,7 +5,7 @@ import os
 from typing import Any, Iterator, List, Optional, Sequence
 
 from ...windowing import GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, WindowedValue
-from ..schema import Row
+from ..schema import rows_of
 from .base import FileSink, FileSource, OnBad, PathLike, TableWriter
 
 
@@ -67,7 +67,7 @@ class ReadFromParquet(FileSource):
         # batch at a time; other columns (and nulls) go through element() per row.
         vectorized = kind is not None and pa.types.is_timestamp(kind) and kind.unit != "ns"
         for batch in pf.iter_batches(batch_size=self.batch_size, columns=columns):
-            records = [Row(r) for r in batch.to_pylist()]
+            records = rows_of(batch)
             times = (batch.column(field).cast(pa.timestamp("us", kind.tz)).cast(pa.int64()).to_pylist()
                      if vectorized else [None] * len(records))
             for record, ts in zip(records, times):
