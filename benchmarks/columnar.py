@@ -327,6 +327,8 @@ def main() -> None:
     ap.add_argument("--map-shapes", default="a",
                     help="shapes the Map+CombinePerKey form runs on (it is the slow one)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--map-repeat", type=int, default=None,
+                    help="runs of the Map+CombinePerKey engines (default: --repeat)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--data-dir", default="/tmp/pomset-bench")
@@ -386,9 +388,10 @@ def main() -> None:
             out = os.path.join(out_root, f"{engine}-{shape}")
             times: List[float] = []
             mem: Dict[str, int] = {}
-            for i in range(args.repeat):
+            repeat = args.map_repeat if engine.endswith("-map") and args.map_repeat else args.repeat
+            for i in range(repeat):
                 shutil.rmtree(out, ignore_errors=True)
-                print(f"[{shape}] {engine} run {i + 1}/{args.repeat} ...", file=sys.stderr, flush=True)
+                print(f"[{shape}] {engine} run {i + 1}/{repeat} ...", file=sys.stderr, flush=True)
                 if engine in SPARK_ENGINES:
                     with TreeSampler() as sampler:
                         started = time.perf_counter()
