@@ -385,7 +385,7 @@ def main() -> None:
         for engine in engines:
             if not wanted(engine, shape):
                 continue
-            out = os.path.join(out_root, f"{engine}-{shape}")
+            out = os.path.join(out_root, f"{engine}-{shape}-r{args.rows}-k{args.keys}")
             times: List[float] = []
             mem: Dict[str, int] = {}
             repeat = args.map_repeat if engine.endswith("-map") and args.map_repeat else args.repeat
