@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Protocol, Sequ
 
 from ..triggers.definitions import EVENT_TIME, PROCESSING_TIME
 from ..triggers.kernel import ElementError, GroupAlsoByWindow, KeyState
+from ..triggers.reducers import AccumulatorReducer
 from ..windowing import MAX_MICROS, MIN_MICROS, WindowedValue
 from ..sdk.errors import UserCodeError
 from .elementwise import user_code_error
@@ -137,6 +138,20 @@ class KernelHost:
         except ElementError as e:
             raise self._error(e) from e.cause
         self._drain()
+
+    def partials(self, bundle: Sequence[WindowedValue], out: list,
+                 keys: Optional[Iterable[Any]] = None) -> None:
+        """A bundle of (key, partial accumulator) elements, each folded by the grouping's
+        CombineFn from some of a window's inputs elsewhere (combiner lifting, columnar
+        aggregation): merged into the windows' accumulators, as `elements` adds values."""
+        k = self.kernel
+        reducer, add_one = k.reducer, k._add_one
+        lifted = AccumulatorReducer(reducer.fn)
+        k.reducer, k._add_one = lifted, lifted.add_one
+        try:
+            self.elements(bundle, out, keys)
+        finally:
+            k.reducer, k._add_one = reducer, add_one
 
     def processing_time(self, pt: int, out: list) -> None:
         """The processing clock moved to `pt` (it never goes back): fire what is due."""

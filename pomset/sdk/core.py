@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import datetime as _dt
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Union
 
 from ..triggers import AccumulationMode, Trigger
 from ..triggers.reducers import BufferReducer, CombineReducer
@@ -13,11 +13,12 @@ from ..windowing import (GLOBAL_WINDOW, NO_FIRING, BoundedWindow, GlobalWindows,
                          duration_micros)
 from ..triggers.strategy import WindowingStrategy
 from .combinefn import CombineFn, Count, as_combine_fn
-from .dofn import DoFn
+from .dofn import BatchTypes, DoFn, batch_types
 from .errors import PipelineConstructionError
 from .kinds import KV, NOT_KV, UNKNOWN, element_kind, kind_of_return, kind_of_values
 from .ptransform import Primitive, PTransform
 from .pvalue import AsList, DoOutputsTuple, PCollection, SideInput
+from .schema import Row, SchemaLike, as_schema, conform, infer_schema
 
 
 def _default_strategy() -> WindowingStrategy:
@@ -42,27 +43,66 @@ class Source(Primitive):
     def kind(self) -> Optional[str]:
         return UNKNOWN
 
+    def schema(self) -> Any:
+        """The schema of the rows this source produces (a pyarrow.Schema), or None when its
+        elements are not rows of one schema."""
+        return None
+
     def validate(self, node: Any) -> None:
         if node.inputs:
             raise PipelineConstructionError(f"source {node.label!r} must be applied to the pipeline, "
                                             f"not to a PCollection")
 
     def outputs(self, node: Any) -> Dict[Optional[str], PCollection]:
-        return {None: PCollection(None, None, None, _default_strategy(), self.bounded, self.kind())}
+        return {None: PCollection(None, None, None, _default_strategy(), self.bounded, self.kind(),
+                                  schema=self.schema())}
 
 
 _TIMED = (TimestampedValue, WindowedValue)
 
 
+def _plain(value: Any) -> Any:
+    return value.value if isinstance(value, _TIMED) else value
+
+
 class Create(Source):
     """A bounded PCollection of the given values; `TimestampedValue`s carry their event time,
-    other values get the minimum timestamp, all in the global window."""
+    other values get the minimum timestamp, all in the global window. With `schema` (a
+    pyarrow.Schema or a mapping of field name to type) each value must be a mapping of those
+    fields, and becomes a `pm.Row` of them; values that are all `pm.Row`s of the same fields
+    and types give their schema without one."""
 
-    def __init__(self, values: Iterable[Any], label: Optional[str] = None) -> None:
+    def __init__(self, values: Iterable[Any], label: Optional[str] = None,
+                 schema: Optional[SchemaLike] = None) -> None:
         super().__init__(label)
         if isinstance(values, (str, bytes, dict)):
             raise TypeError(f"Create takes an iterable of elements, not a {type(values).__name__}")
         self.values = list(values)
+        self._schema = None
+        if schema is not None:
+            self._schema = as_schema(schema)
+            self.values = [self._conformed(i, v) for i, v in enumerate(self.values)]
+        elif self.values and all(type(_plain(v)) is Row for v in self.values):
+            self._schema = infer_schema(_plain(v) for v in self.values)
+
+    def _conformed(self, index: int, value: Any) -> Any:
+        row = _plain(value)
+        if not isinstance(row, Mapping):
+            raise PipelineConstructionError(
+                f"Create: value {index} ({row!r}) is not a row (a mapping of the schema's "
+                f"fields {self._schema.names})")
+        try:
+            out = conform(row, self._schema)
+        except ValueError as e:
+            raise PipelineConstructionError(f"Create: value {index} {e}") from None
+        if isinstance(value, WindowedValue):
+            return WindowedValue.raw(out, value.ts, value.window, value.pane, value.diff)
+        if isinstance(value, TimestampedValue):
+            return TimestampedValue(out, value.timestamp)
+        return out
+
+    def schema(self) -> Any:
+        return self._schema
 
     def kind(self) -> Optional[str]:
         return kind_of_values(v.value if isinstance(v, (TimestampedValue, WindowedValue)) else v
@@ -89,7 +129,8 @@ class Create(Source):
 
 class ParDo(Primitive):
     """Applies a DoFn to every element. Extra arguments that are side-input views
-    (`AsList`, `AsDict`, `AsSingleton`, `AsIter`) are filled in per window."""
+    (`AsList`, `AsDict`, `AsSingleton`, `AsIter`) are filled in per window. A DoFn with a
+    `process_batch` is batched: its batch types, from its type hints, are `batch_types`."""
 
     call = "dofn"
 
@@ -105,9 +146,12 @@ class ParDo(Primitive):
         self.tags: tuple = ()
         self.main_tag = "main"
         self.dead_letter_tag: Optional[str] = None
+        self.batch_types: Optional[BatchTypes] = batch_types(fn) if self.call == "dofn" else None
         self.output_kind = self._infer_kind()
 
     def _infer_kind(self) -> Optional[str]:
+        if self.batch_types is not None:   # rows or numbers, never (key, value) pairs
+            return NOT_KV
         if self.call == "map":
             return kind_of_return(self.fn)
         if self.call == "flat_map":
@@ -177,9 +221,29 @@ class FlatMap(ParDo):
 
 
 class Filter(ParDo):
-    """The elements for which `fn(element, ...)` is true."""
+    """The elements for which `fn(element, ...)` is true; or, given an expression
+    (`pm.Filter(pm.col("v") > 10)`), the rows for which it is true (null counts as false),
+    which a columnar runner evaluates without calling Python per row."""
 
     call = "filter"
+
+    def __init__(self, fn: Any, *args: Any, label: Optional[str] = None, **kwargs: Any) -> None:
+        from .expressions import Expr
+        self.expr = fn if isinstance(fn, Expr) else None
+        if self.expr is not None:
+            if args or kwargs:
+                raise TypeError("Filter with an expression takes no further arguments")
+            fn = self.expr.eval
+        super().__init__(fn, *args, label=label, **kwargs)
+
+    def validate(self, node: Any) -> None:
+        super().validate(node)
+        schema = node.inputs[0].schema
+        if self.expr is not None and schema is not None:
+            self.expr.check(schema, node.label)
+
+    def default_label(self) -> str:
+        return f"Filter({self.expr!r})" if self.expr is not None else super().default_label()
 
 
 def WithTimestamps(fn: Callable[[Any], Any]) -> Map:

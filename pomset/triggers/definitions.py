@@ -105,6 +105,11 @@ class Trigger:
         over unbounded data would never emit)."""
         return _is_custom(self) or any(c.fires_before_end_of_window() for c in self.children)
 
+    def counts_elements(self) -> bool:
+        """Whether it looks at how many elements (or which) arrived: a runner that folds
+        elements into partial accumulators before the kernel cannot then run it so."""
+        return _is_custom(self) or any(c.counts_elements() for c in self.children)
+
     def continuation(self) -> "Trigger":
         """The trigger a downstream grouping uses: it fires when this one's output arrives."""
         return self
@@ -390,6 +395,9 @@ class AfterCount(_Leaf):
         if not isinstance(n, int) or n < 1:
             raise ValueError(f"AfterCount needs a positive integer, got {n!r}")
         self.n = n
+
+    def counts_elements(self) -> bool:
+        return True
 
     def continuation(self) -> Trigger:
         return AfterCount(1)

@@ -34,6 +34,7 @@ from ..errors import PipelineConstructionError, UserCodeError
 from ..kinds import NOT_KV
 from ..ptransform import Primitive
 from ..pvalue import DoOutputsTuple, PCollection
+from ..schema import SchemaLike, as_schema, conform
 
 PathLike = Union[str, "os.PathLike[str]"]
 OnBad = Callable[[DeadLetter], None]
@@ -169,7 +170,7 @@ class FileSource(DeadLetterSource):
     `self.bad(...)`."""
 
     def __init__(self, pattern: PathLike, timestamp_field: Optional[str] = None,
-                 label: Optional[str] = None) -> None:
+                 label: Optional[str] = None, schema: Optional[SchemaLike] = None) -> None:
         super().__init__(label)
         if not isinstance(pattern, (str, os.PathLike)):
             raise TypeError(f"{type(self).__name__} takes a file pattern (str or path), got {pattern!r}")
@@ -177,6 +178,11 @@ class FileSource(DeadLetterSource):
             raise TypeError(f"timestamp_field must be a field name (str), got {timestamp_field!r}")
         self.pattern = os.fspath(pattern)
         self.timestamp_field = timestamp_field
+        # a declared schema: each record becomes a Row of it, or a malformed record
+        self.row_schema = as_schema(schema) if schema is not None else None
+
+    def schema(self) -> Any:
+        return self.row_schema
 
     def kind(self) -> Optional[str]:
         return NOT_KV
@@ -211,16 +217,22 @@ class FileSource(DeadLetterSource):
         """The element for a parsed record, timestamped from `timestamp_field` if set; None
         (after reporting it) when that field is missing or not a time."""
         field = self.timestamp_field
-        if field is None:
-            return _raw(record, MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1)
-        if not isinstance(record, dict) or field not in record:
-            self.bad(on_bad, record, path, line, f"missing timestamp field {field!r}")
-            return None
-        try:
-            ts = event_time_micros(record[field])
-        except ValueError as e:
-            self.bad(on_bad, record, path, line, f"timestamp field {field!r} {e}")
-            return None
+        ts = MIN_MICROS
+        if field is not None:
+            if not isinstance(record, dict) or field not in record:
+                self.bad(on_bad, record, path, line, f"missing timestamp field {field!r}")
+                return None
+            try:
+                ts = event_time_micros(record[field])
+            except ValueError as e:
+                self.bad(on_bad, record, path, line, f"timestamp field {field!r} {e}")
+                return None
+        if self.row_schema is not None:
+            try:
+                record = conform(record, self.row_schema)
+            except ValueError as e:
+                self.bad(on_bad, record, path, line, f"does not fit the schema: {e}")
+                return None
         return _raw(record, ts, GLOBAL_WINDOW, NO_FIRING, 1)
 
 
@@ -492,14 +504,37 @@ class TableWriter:
         self.sink = sink
         self.make_row = RowMaker(annotate, sink_name)
         self.rows: List[Dict[str, Any]] = []
+        self.tables: List[Any] = []   # parts written as Arrow tables (`write_arrow`)
         self.closed = False
 
     def write(self, bundle: List[WindowedValue]) -> None:
         make_row = self.make_row
         self.rows.extend(make_row(wv) for wv in bundle)
 
-    def table(self) -> Any:
+    def write_arrow(self, table: Any) -> None:
+        """Rows already as an Arrow table with the sink's columns (a columnar runner's)."""
+        clash = [n for n in table.column_names[:-len(EXTRA_NAMES)] if n in EXTRA_NAMES] \
+            if self.annotate else []
+        if clash:
+            raise ValueError(f"{self.sink_name}: rows have field(s) {clash}, which clash with "
+                             f"the window/pane columns the sink adds for windowed or "
+                             f"retracting input ({', '.join(EXTRA_NAMES)}); rename them first")
+        self.tables.append(table)
+
+    def rows_table(self) -> Any:
+        """The rows written as elements, as a table."""
         return arrow_table(self.rows, self.annotate, self.sink_name)
+
+    def table(self) -> Any:
+        import pyarrow as pa
+        if not self.tables:
+            return self.rows_table()
+        parts = self.tables + ([self.rows_table()] if self.rows else [])
+        try:
+            return pa.concat_tables(parts, promote_options="permissive")
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+            raise ValueError(f"{self.sink_name}: rows of different types cannot be written to "
+                             f"one file: {e}") from None
 
     def write_table(self, table: Any, path: str) -> None:
         raise NotImplementedError
@@ -507,14 +542,14 @@ class TableWriter:
     def abort(self) -> None:
         """The run failed: write nothing."""
         self.closed = True
-        self.rows = []
+        self.rows, self.tables = [], []
 
     def close(self) -> None:
         if self.closed:
             return
         self.closed = True
         table = self.table()
-        self.rows = []
+        self.rows, self.tables = [], []
         target = AtomicFile(self.path)
         try:
             self.write_table(table, target.tmp)

@@ -7,6 +7,7 @@ import os
 from typing import Any, Callable, Dict, Iterator, List, Optional, Set
 
 from ...windowing import GLOBAL_WINDOW, MIN_MICROS, NO_FIRING, WindowedValue
+from ..schema import SchemaLike
 from .base import (FileSink, FileSource, OnBad, PathLike, TableWriter, arrow_table,
                    json_default)
 
@@ -19,11 +20,13 @@ class ReadFromCsv(FileSource):
     numeric fields are None). With `timestamp_field`, event time comes from that column
     (seconds since the epoch, ISO-8601 strings or timestamps). A row with the wrong number of
     fields, or whose timestamp is missing or not a time, is a malformed record; a file pyarrow
-    cannot parse at all is one malformed record (its path)."""
+    cannot parse at all is one malformed record (its path). With `schema` (a pyarrow.Schema or
+    a mapping of field name to type) each row becomes a `pm.Row` of those fields, converted
+    to their types, and a row that does not fit is a malformed record."""
 
     def __init__(self, pattern: PathLike, timestamp_field: Optional[str] = None,
-                 label: Optional[str] = None) -> None:
-        super().__init__(pattern, timestamp_field, label)
+                 label: Optional[str] = None, schema: Optional[SchemaLike] = None) -> None:
+        super().__init__(pattern, timestamp_field, label, schema)
 
     def read_file(self, path: str, on_bad: OnBad) -> Iterator[WindowedValue]:
         import pyarrow as pa
@@ -36,8 +39,12 @@ class ReadFromCsv(FileSource):
             invalid.append((row.number, row.text, row.expected_columns, row.actual_columns))
             return "skip"
         try:
+            # with a schema, its fields are read as text and converted by `conform`
+            convert = pacsv.ConvertOptions(
+                column_types={f.name: pa.string() for f in self.row_schema or ()},
+                strings_can_be_null=self.row_schema is not None)
             table = pacsv.read_csv(
-                path, read_options=pacsv.ReadOptions(use_threads=False),
+                path, read_options=pacsv.ReadOptions(use_threads=False), convert_options=convert,
                 parse_options=pacsv.ParseOptions(invalid_row_handler=on_invalid))
         except (pa.ArrowException, OSError) as e:
             self.bad(on_bad, path, path, None, f"not readable as CSV: {e}")
@@ -46,7 +53,7 @@ class ReadFromCsv(FileSource):
         for number, text, expected, actual in invalid:
             self.bad(on_bad, text, path, lines.of_row(number),
                      f"expected {expected} fields (as in the header), got {actual}")
-        if self.timestamp_field is None:
+        if self.timestamp_field is None and self.row_schema is None:
             for batch in table.to_batches():
                 for record in batch.to_pylist():
                     yield _raw(record, MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1)
@@ -115,9 +122,16 @@ def _as_strings(name: str, values: List[Any], error: Exception) -> Any:
 
 
 class _CsvWriter(TableWriter):
-    def table(self) -> Any:
+    def rows_table(self) -> Any:
         rows: List[Dict[str, Any]] = [{k: _csv_cell(v) for k, v in row.items()} for row in self.rows]
         return arrow_table(rows, self.annotate, self.sink_name, fallback=_as_strings)
+
+    def write_arrow(self, table: Any) -> None:
+        import pyarrow as pa
+        if any(pa.types.is_nested(f.type) for f in table.schema):   # written as JSON text
+            self.rows.extend(table.to_pylist())
+        else:
+            super().write_arrow(table)
 
     def write_table(self, table: Any, path: str) -> None:
         import pyarrow.csv as pacsv

@@ -5,18 +5,21 @@ import json
 from typing import Any, Iterator, Optional
 
 from ...windowing import WindowedValue
+from ..schema import SchemaLike
 from .base import FileSink, FileSource, LineWriter, OnBad, PathLike, RowMaker, binary_lines, json_default
 
 
 class ReadFromJson(FileSource):
     """The objects (as dicts) of JSON-lines files matching a glob pattern; blank lines are
     skipped. With `timestamp_field`, event time comes from that field (seconds since the epoch
-    or an ISO-8601 string). A line that is not a JSON object, or whose timestamp field is
-    missing or not a time, is a malformed record."""
+    or an ISO-8601 string). With `schema` (a pyarrow.Schema or a mapping of field name to
+    type) each object becomes a `pm.Row` of those fields, converted to their types. A line
+    that is not a JSON object, does not fit the schema, or whose timestamp field is missing or
+    not a time, is a malformed record."""
 
     def __init__(self, pattern: PathLike, timestamp_field: Optional[str] = None,
-                 label: Optional[str] = None) -> None:
-        super().__init__(pattern, timestamp_field, label)
+                 label: Optional[str] = None, schema: Optional[SchemaLike] = None) -> None:
+        super().__init__(pattern, timestamp_field, label, schema)
 
     def read_file(self, path: str, on_bad: OnBad) -> Iterator[WindowedValue]:
         loads, element = json.loads, self.element

@@ -1,19 +1,22 @@
 """Parquet files, read and written with pyarrow."""
 from __future__ import annotations
 
+import os
 from typing import Any, Iterator, List, Optional, Sequence
 
 from ...windowing import GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, WindowedValue
+from ..schema import Row
 from .base import FileSink, FileSource, OnBad, PathLike, TableWriter
 
 
 class ReadFromParquet(FileSource):
-    """The rows (as dicts of python values) of the Parquet files matching a glob pattern,
-    optionally only some `columns`. With `timestamp_field`, event time comes from that column
-    (a timestamp column, seconds since the epoch, or ISO-8601 strings; read even when not
-    among `columns`). A row whose timestamp is null or not a time is a malformed record,
-    reported as `file:N` with N its row number from 1; a file that is not Parquet is one
-    malformed record (its path)."""
+    """The rows (as `pm.Row`s of python values) of the Parquet files matching a glob pattern
+    (or a directory: its Parquet files), optionally only some `columns`. The PCollection's
+    schema is the files' (their columns, or the chosen ones). With `timestamp_field`, event
+    time comes from that column (a timestamp column, seconds since the epoch, or ISO-8601
+    strings; read even when not among `columns`). A row whose timestamp is null or not a time
+    is a malformed record, reported as `file:N` with N its row number from 1; a file that is
+    not Parquet is one malformed record (its path)."""
 
     batch_size = 65_536
 
@@ -25,6 +28,20 @@ class ReadFromParquet(FileSource):
                 raise TypeError(f"columns must be a list of column names, got {columns!r}")
             columns = list(columns)
         self.columns: Optional[List[str]] = columns
+        self._file_schema: Any = False   # not read yet
+
+    def files(self) -> List[str]:
+        """A directory stands for the Parquet files in it (Spark's convention)."""
+        if os.path.isdir(os.path.expanduser(self.pattern)):
+            return FileSource(os.path.join(self.pattern, "*.parquet"), label=self.name).files()
+        return super().files()
+
+    def schema(self) -> Any:
+        """The first file's schema (the chosen columns), when every file has the same; None
+        when they differ or the first is not Parquet (its rows then fail as malformed)."""
+        if self._file_schema is False:
+            self._file_schema = _common_schema(self.files(), self.columns)
+        return self._file_schema
 
     def read_file(self, path: str, on_bad: OnBad) -> Iterator[WindowedValue]:
         import pyarrow as pa
@@ -50,7 +67,7 @@ class ReadFromParquet(FileSource):
         # batch at a time; other columns (and nulls) go through element() per row.
         vectorized = kind is not None and pa.types.is_timestamp(kind) and kind.unit != "ns"
         for batch in pf.iter_batches(batch_size=self.batch_size, columns=columns):
-            records = batch.to_pylist()
+            records = [Row(r) for r in batch.to_pylist()]
             times = (batch.column(field).cast(pa.timestamp("us", kind.tz)).cast(pa.int64()).to_pylist()
                      if vectorized else [None] * len(records))
             for record, ts in zip(records, times):
@@ -63,6 +80,23 @@ class ReadFromParquet(FileSource):
                     if drop is not None:
                         del record[drop]
                     yield wv
+
+
+def _common_schema(files: List[str], columns: Optional[List[str]]) -> Any:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    try:
+        schemas = [pq.read_schema(f) for f in files]
+    except (pa.ArrowException, OSError):
+        return None
+    first = schemas[0].remove_metadata()
+    if any(not s.remove_metadata().equals(first) for s in schemas[1:]):
+        return None
+    if columns is not None:
+        if any(c not in first.names for c in columns):
+            return None
+        first = pa.schema([first.field(c) for c in columns])
+    return first
 
 
 class _ParquetWriter(TableWriter):

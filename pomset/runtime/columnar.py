@@ -1,0 +1,647 @@
+"""Columnar bundles: the rows of a schema'd PCollection kept as an Arrow table, with event time
+and windows as columns, and the relational steps over them computed by pyarrow.compute and
+numpy, never calling Python per row.
+
+A runner hands a step a `Columns` bundle where the step can take one (`native_step`,
+`native_windows`, `native_combine`) and turns it into elements (`Columns.elements`) where it
+cannot, so a pipeline mixing relational steps and Python functions runs either way with the
+same answer. Columns come from bounded sources before any grouping (pane NO_FIRING, diff +1)
+or from a combine that fires once (`aggregate_final`: one ON_TIME pane per key and window).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+from ..sdk.combinefn import Count, Max, Mean, Min, Sum
+from ..sdk.core import Filter, GroupByKey, Map, ParDo, WindowInto
+from ..sdk.dofn import context_params
+from ..sdk.relational import NATIVE_COMBINERS, FieldsCombineFn, FieldsToRow, KeyFields, _FieldsMap
+from ..sdk.expressions import Col, Expr, col, lit
+from ..sdk.io.base import EXTRA_NAMES
+from ..sdk.schema import Row
+from ..windowing import (GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, IntervalWindow,
+                         PaneInfo, PaneTiming, TimestampCombiner, WindowedValue)
+from ..windowing.windowfns import FixedWindows, GlobalWindows, SlidingWindows
+
+TS, WS, WE = "__ts", "__ws", "__we"   # event time, window start and end: int64 µs
+ON_TIME_ONCE = PaneInfo(True, True, PaneTiming.ON_TIME, 0, 0)
+_raw = WindowedValue.raw
+
+
+KEY, VALUE = "__key", "__value"   # the columns of (key, value) pairs and of plain values
+
+
+class Columns:
+    """A bundle of elements as an Arrow table: their fields, `__ts`, and for windowed elements
+    `__ws`/`__we` (absent: the global window); every element has `pane` and diff +1. The
+    elements are rows of the fields; or, naming `keys` and `values` (after `KeyFields`), (key
+    row, tuple of values) pairs; or, `pairs`, (key, value) pairs of the `__key` and `__value`
+    columns; or, `values` alone, the plain values of the `__value` column."""
+
+    __slots__ = ("table", "pane", "keys", "values", "pairs")
+
+    def __init__(self, table: Any, pane: PaneInfo = NO_FIRING,
+                 keys: Optional[List[str]] = None, values: Optional[List[str]] = None,
+                 pairs: bool = False) -> None:
+        self.table, self.pane, self.keys, self.values = table, pane, keys, values
+        self.pairs = pairs
+
+    def like(self, table: Any) -> "Columns":
+        """Other elements of the same shape."""
+        return Columns(table, self.pane, self.keys, self.values, self.pairs)
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+    @property
+    def windowed(self) -> bool:
+        return WS in self.table.column_names
+
+    @property
+    def rows(self) -> bool:
+        """Whether the elements are rows of the fields."""
+        return self.keys is None and self.values is None
+
+    def fields(self) -> List[str]:
+        return [n for n in self.table.column_names if n not in (TS, WS, WE)]
+
+    def slices(self, rows: int) -> Iterator["Columns"]:
+        """The bundle in consecutive slices of at most `rows` rows."""
+        for start in range(0, self.table.num_rows, rows):
+            yield self.like(self.table.slice(start, rows))
+
+    def elements(self) -> List[WindowedValue]:
+        """The rows as elements: `Row`s, or (key Row, values) pairs for a keyed bundle."""
+        t, pane = self.table, self.pane
+        times = t.column(TS).to_pylist()
+        windows = (_windows(t.column(WS).to_pylist(), t.column(WE).to_pylist())
+                   if self.windowed else [GLOBAL_WINDOW] * len(times))
+        if self.pairs:
+            values: List[Any] = list(zip(t.column(KEY).to_pylist(), t.column(VALUE).to_pylist()))
+        elif self.keys is None and self.values:
+            values = t.column(VALUE).to_pylist()
+        elif self.keys is None:
+            values = [Row(r) for r in t.select(self.fields()).to_pylist()]
+        else:
+            keys = [Row(r) for r in t.select(self.keys).to_pylist()]
+            if self.values:
+                columns = [t.column(v).to_pylist() for v in self.values]
+                values = list(zip(keys, zip(*columns)))
+            else:
+                values = list(zip(keys, (Row(r) for r in t.select(
+                    [n for n in t.column_names if n not in self.keys and not n.startswith("__")]
+                ).to_pylist())))
+        return [_raw(v, ts, w, pane, 1) for v, ts, w in zip(values, times, windows)]
+
+
+def _windows(starts: List[int], ends: List[int]) -> List[IntervalWindow]:
+    """The windows of rows, one object per distinct window."""
+    made: Dict[Tuple[int, int], IntervalWindow] = {}
+    out = []
+    for bounds in zip(starts, ends):
+        w = made.get(bounds)
+        if w is None:
+            w = made[bounds] = IntervalWindow.from_micros(*bounds)
+        out.append(w)
+    return out
+
+
+# --- what runs natively ------------------------------------------------------------------------
+
+def _exprs(fields: Dict[str, Any]) -> bool:
+    return all(isinstance(f, Expr) for f in fields.values())
+
+
+Step = Callable[[Columns], Optional[Columns]]
+
+
+def native_step(t: ParDo, schema: Any) -> Optional[Step]:
+    """The columnar form of an element-wise step over rows of `schema`, or None when it
+    calls Python per row. The step gives None for a bundle of another shape (not rows),
+    which then goes through the Python step as elements."""
+    import pyarrow.compute as pc
+    if isinstance(t, Filter) and t.expr is not None:
+        expr = t.expr
+
+        def filtered(c: Columns) -> Optional[Columns]:
+            if not c.rows:
+                return None
+            mask = pc.fill_null(expr.to_arrow(c.table), False)
+            return c.like(c.table.filter(mask))
+        return filtered
+    picked = picked_fields(t, schema)
+    if picked is not None:
+        return _picking(picked)
+    if t.batch_types is not None and t.batch_types.input != "numpy.ndarray" \
+            and not context_params(t.fn.process_batch) and not _bundle_methods(t.fn):
+        return _batched(t)
+    if isinstance(t, _FieldsMap) and _exprs(t.fields):
+        return partial_fields(t.fields, t.keep_input)
+    if isinstance(t, KeyFields) and _exprs(t.keys) and all(
+            isinstance(a.values, Expr) for a in t.aggregations):
+        return _keyed(t)
+    if isinstance(t, FieldsToRow):
+        return _unkeyed
+    return None
+
+
+def _bundle_methods(fn: Any) -> bool:
+    from ..sdk.dofn import DoFn
+    return (type(fn).start_bundle is not DoFn.start_bundle
+            or type(fn).finish_bundle is not DoFn.finish_bundle)
+
+
+def _batched(t: ParDo) -> Step:
+    """A batched DoFn given a bundle's columns as its batch (no conversion from elements);
+    outputs as many rows as its input keep the input rows' time and windows. Otherwise None:
+    the elements' way regroups the rows (`runtime/batches.py`)."""
+    import pyarrow as pa
+    from .batches import BatchCaller
+    caller = BatchCaller(t.fn, t.batch_types, None, False)
+    kind = t.batch_types.input
+
+    def call(c: Columns) -> Optional[Columns]:
+        if not c.rows:
+            return None
+        fields = c.table.select(c.fields())
+        if kind == "pyarrow.Table":
+            batch: Any = fields
+        else:
+            batch = fields.combine_chunks().to_batches()
+            batch = batch[0] if batch else pa.RecordBatch.from_pylist([], fields.schema)
+            if kind == "pandas.DataFrame":
+                batch = batch.to_pandas()
+        try:
+            outputs = caller.batches(batch)
+        except Exception:   # the elements' way reports it (or sends it to dead letters)
+            return None
+        if outputs is None:
+            return None
+        out = _concat(outputs, caller.types.output)
+        if out is None:
+            return None
+        meta = {n: c.table.column(n) for n in (TS, WS, WE) if n in c.table.column_names}
+        if out.num_rows != c.table.num_rows:
+            # a DataFrame's index says which input row each output row came from
+            taken = _from_index(outputs, c.table.num_rows) \
+                if caller.types.output == "pandas.DataFrame" else None
+            if taken is None:
+                return None
+            meta = {n: m.take(taken) for n, m in meta.items()}
+        if caller.types.output == "numpy.ndarray":
+            return Columns(pa.table(dict({VALUE: out.column(0)}, **meta)), c.pane,
+                           values=[VALUE])
+        columns = {n: out.column(n) for n in out.column_names}
+        if set(columns) & set(meta):
+            return None
+        return Columns(pa.table(dict(columns, **meta)), c.pane)
+    return call
+
+
+def _from_index(frames: List[Any], rows: int) -> Optional[Any]:
+    """The input rows pandas outputs came from, by their index (a filter or a reordering of
+    the input frame keeps it), or None when the index is not the input's positions."""
+    import numpy as np
+    import pyarrow as pa
+    indexes = [f.index.to_numpy() for f in frames]
+    if any(i.dtype.kind not in "iu" for i in indexes):
+        return None
+    taken = np.concatenate(indexes) if indexes else np.array([], np.int64)
+    if len(taken) and (taken.min() < 0 or taken.max() >= rows):
+        return None
+    return pa.array(taken, pa.int64())
+
+
+def _concat(batches: List[Any], kind: str) -> Optional[Any]:
+    """A batched DoFn's output batches as one Arrow table (an ndarray as one column)."""
+    import pyarrow as pa
+    try:
+        if kind == "numpy.ndarray":
+            import numpy as np
+            arrays = [b for b in batches if b.ndim == 1]
+            if len(arrays) != len(batches):
+                return None
+            return pa.table({VALUE: pa.array(np.concatenate(arrays) if arrays else [])})
+        if kind == "pandas.DataFrame":
+            batches = [pa.Table.from_pandas(b, preserve_index=False) for b in batches]
+        tables = [b if isinstance(b, pa.Table) else pa.Table.from_batches([b]) for b in batches]
+        return pa.concat_tables(tables) if tables else None
+    except (pa.ArrowException, TypeError, ValueError):
+        return None
+
+
+class _SymbolicRow:
+    """A row whose fields are column references: what a function that only picks fields
+    returns when called on it tells which."""
+
+    def __init__(self, names: List[str]) -> None:
+        self._names = names
+
+    def __getitem__(self, name: str) -> Expr:
+        if name not in self._names:
+            raise KeyError(name)
+        return col(name)
+
+    def __getattr__(self, name: str) -> Expr:
+        if name.startswith("_") or name not in self._names:
+            raise AttributeError(name)
+        return col(name)
+
+
+def picked_fields(t: ParDo, schema: Any) -> Optional[Tuple[Any, ...]]:
+    """For a plain `Map` over rows of `schema` whose function only picks fields or returns
+    constants (`lambda r: (r["key"], r["value"])`): what it returns, as one or two column
+    references or constants (`Col`, `Lit`); else None. The function is called once, on a
+    symbolic row; anything else it does (arithmetic, a branch, a call) makes it a Python step."""
+    if type(t) is not Map or schema is None or t.args or t.kwargs or t.side_inputs() \
+            or t.dead_letter_tag is not None or t.tags or context_params(t.fn):
+        return None
+    try:
+        out = t.fn(_SymbolicRow(schema.names))
+    except Exception:   # the function does more than pick fields
+        return None
+    parts = out if type(out) is tuple and len(out) == 2 else (out,)
+    if not all(isinstance(p, Col) or type(p) in (int, float, str) for p in parts):
+        return None
+    if all(not isinstance(p, Col) for p in parts):
+        return None
+    return tuple(p if isinstance(p, Col) else lit(p) for p in parts)
+
+
+def _picking(picked: Tuple[Expr, ...]) -> Callable[[Columns], Columns]:
+    def pick(c: Columns) -> Optional[Columns]:
+        if not c.rows:
+            return None
+        t = c.table
+        names = [VALUE] if len(picked) == 1 else [KEY, VALUE]
+        out = {name: _full(e.to_arrow(t), t.num_rows) for name, e in zip(names, picked)}
+        table = _with_meta(out, t)
+        if len(picked) == 1:
+            return Columns(table, c.pane, values=[VALUE])
+        return Columns(table, c.pane, [KEY], [VALUE], pairs=True)
+    return pick
+
+
+def partial_fields(fields: Dict[str, Expr], keep_input: bool) -> Step:
+    def project(c: Columns) -> Optional[Columns]:
+        if not c.rows:
+            return None
+        t = c.table
+        out = {n: t.column(n) for n in (c.fields() if keep_input else ())}
+        out.update((name, _full(e.to_arrow(t), t.num_rows)) for name, e in fields.items())
+        return Columns(_with_meta(out, t), c.pane)
+    return project
+
+
+def _full(array: Any, n: int) -> Any:
+    import pyarrow as pa
+    if isinstance(array, pa.Scalar):
+        return pa.array([array.as_py()] * n, array.type)
+    return array
+
+
+def _with_meta(columns: Dict[str, Any], t: Any) -> Any:
+    import pyarrow as pa
+    out = dict(columns)
+    for name in (TS, WS, WE):
+        if name in t.column_names:
+            out[name] = t.column(name)
+    return pa.table(out) if not isinstance(t, pa.RecordBatch) else pa.RecordBatch.from_pydict(out)
+
+
+def _keyed(t: KeyFields) -> Step:
+    values = [f"__v{i}" for i in range(len(t.aggregations))]
+
+    def keyed(c: Columns) -> Optional[Columns]:
+        if not c.rows:
+            return None
+        table = c.table
+        out = {name: _full(e.to_arrow(table), table.num_rows) for name, e in t.keys.items()}
+        if t.aggregations:
+            out.update((v, _full(a.values.to_arrow(table), table.num_rows))
+                       for v, a in zip(values, t.aggregations))
+        else:
+            out.update((n, table.column(n)) for n in c.fields() if n not in out)
+        return Columns(_with_meta(out, table), c.pane, list(t.keys),
+                       values if t.aggregations else [])
+    return keyed
+
+
+def _unkeyed(c: Columns) -> Optional[Columns]:
+    """FieldsToRow over a combine's columnar output, which is already rows of the key fields
+    and the aggregations' names."""
+    return c if c.rows else None
+
+
+def native_windows(t: WindowInto) -> Optional[Callable[[Columns], Columns]]:
+    """Window assignment by column arithmetic (fixed, sliding, global), or None."""
+    fn = t.window_fn
+    if fn is None:
+        return lambda c: c
+    if type(fn) is GlobalWindows:
+        return lambda c: c.like(c.table.drop_columns([n for n in (WS, WE)
+                                                      if n in c.table.column_names]))
+    if type(fn) is FixedWindows:
+        return lambda c: _assign(c, fn.size_us, fn.size_us, fn.offset_us)
+    if type(fn) is SlidingWindows:
+        return lambda c: _assign(c, fn.size_us, fn.period_us, fn.offset_us)
+    return None
+
+
+def _assign(c: Columns, size: int, period: int, offset: int) -> Columns:
+    """Each row in every window of `size` starting at a multiple of `period` (plus `offset`)
+    that holds its time, latest start first (as the WindowFns' own `_assign`)."""
+    import numpy as np
+    import pyarrow as pa
+    table = c.table.drop_columns([n for n in (WS, WE) if n in c.table.column_names])
+    ts = table.column(TS).to_numpy()
+    latest = ts - np.mod(ts - offset, period)
+    copies = -(-size // period)
+    if copies == 1:
+        starts = latest
+    else:
+        rows = np.repeat(np.arange(len(ts)), copies)
+        starts = latest[rows] - np.tile(np.arange(copies, dtype=np.int64), len(ts)) * period
+        keep = starts > ts[rows] - size
+        rows, starts = rows[keep], starts[keep]
+        table = table.take(pa.array(rows))
+    table = table.append_column(WS, pa.array(starts, pa.int64()))
+    return c.like(table.append_column(WE, pa.array(starts + size, pa.int64())))
+
+
+def native_combine(t: GroupByKey, strategy: Any, may_retract: bool) -> bool:
+    """Whether a grouping can take keyed columns: a combine of built-in aggregations (a
+    `GroupBy`'s, or one `Sum`, `Count`, `Mean`, `Min` or `Max`, `sum`/`min`/`max` included)
+    over non-merging windows, whose trigger does not count elements (a partial accumulator
+    then stands for the elements it folded), on input without retractions."""
+    fn = t.combine_fn
+    builtin = type(fn) in NATIVE_COMBINERS or isinstance(fn, FieldsCombineFn) and fn.native()
+    return (builtin and not may_retract and not strategy.window_fn.is_merging()
+            and not strategy.trigger.counts_elements())
+
+
+def fires_once(strategy: Any) -> bool:
+    """Whether, over input that is all on time (bounded sources: their watermark moves only
+    when everything is read), the trigger fires once per window, ON_TIME."""
+    return not strategy.trigger.fires_before_end_of_window()
+
+
+# --- aggregation --------------------------------------------------------------------------------
+#
+# Keyed columns fold into a partial table: one row per key and window, per aggregation the
+# columns `_OPS` names (a mean is a sum and a count), and the rows' earliest and latest time.
+# Partial tables merge into one of the same form, which gives the final rows or the CombineFn's
+# accumulators.
+
+_OPS = {Sum: ("sum",), Count: ("count",), Mean: ("sum", "count"), Min: ("min",), Max: ("max",)}
+_MERGE = {"sum": "sum", "count": "sum", "min": "min", "max": "max"}
+
+
+class Aggregator:
+    """The aggregations of one combine over keyed columns, folded as they come: a `GroupBy`'s
+    (`FieldsCombineFn`: nulls skipped, as SQL does), or one built-in CombineFn over (key,
+    value) pairs (a bundle with null values is refused: the CombineFn itself decides what a
+    None means)."""
+
+    def __init__(self, fn: Any, combiner: TimestampCombiner,
+                 compact_rows: int = 1 << 20) -> None:
+        self.fields = isinstance(fn, FieldsCombineFn)
+        self.fns = fn.fns if self.fields else [fn]
+        self.names = [a.name for a in fn.aggregations] if self.fields else [VALUE]
+        self.combiner, self.compact_rows = combiner, compact_rows
+        self.parts: List[Any] = []
+        self.keys: List[str] = []
+        self.values: List[str] = []
+        self.windowed = False
+
+    def __bool__(self) -> bool:
+        return bool(self.parts)
+
+    def add(self, c: Columns) -> bool:
+        """Fold a keyed bundle in; False (and nothing folded) when it is not one this
+        combine takes."""
+        import pyarrow.compute as pc
+        if c.keys is None or c.pairs == self.fields or len(c.values) != len(self.fns):
+            return False
+        if not self.fields and c.table.column(VALUE).null_count:
+            return False
+        self.keys, self.values, self.windowed = c.keys, c.values, c.windowed
+        aggs: List[Tuple[str, str, Any]] = []
+        for v, f in zip(c.values, self.fns):
+            for op in _OPS[type(f)]:
+                aggs.append((v, op, pc.ScalarAggregateOptions(skip_nulls=True, min_count=0))
+                            if op == "sum" else (v, op))
+        aggs += [(TS, "min"), (TS, "max")]
+        self._add_part(c.table, aggs)
+        return True
+
+    def _group(self) -> List[str]:
+        return self.keys + ([WS, WE] if self.windowed else [])
+
+    def _add_part(self, table: Any, aggs: List[Tuple[str, ...]]) -> None:
+        import pyarrow as pa
+        if isinstance(table, pa.RecordBatch):
+            table = pa.Table.from_batches([table])
+        part = table.group_by(self._group(), use_threads=False).aggregate(aggs)
+        self.parts.append(part)
+        if sum(p.num_rows for p in self.parts) > self.compact_rows and len(self.parts) > 1:
+            self.parts = [self._merged()]
+
+    def _merged(self) -> Any:
+        """The partial tables merged into one."""
+        import pyarrow as pa
+        if len(self.parts) == 1:
+            return self.parts[0]
+        table = pa.concat_tables(self.parts)
+        group = self._group()
+        aggs = [(n, _MERGE[n.rsplit("_", 1)[1]]) for n in table.column_names if n not in group]
+        merged = table.group_by(group, use_threads=False).aggregate(aggs)
+        # aggregating `x_sum` with "sum" names it `x_sum_sum`: back to the partial's names
+        return merged.rename_columns([n if n in group else n.rsplit("_", 1)[0]
+                                      for n in merged.column_names])
+
+    def take(self) -> Any:
+        """The merged partial table, emptying the aggregator."""
+        merged = self._merged()
+        self.parts = []
+        return merged
+
+    def _columns(self) -> List[List[str]]:
+        return [[f"{v}_{op}" for op in _OPS[type(f)]] for v, f in zip(self.values, self.fns)]
+
+    def final(self) -> Columns:
+        """The one ON_TIME pane per key and window of a combine that fires once, as columns:
+        the key fields and each aggregation's output under its name, at the time the
+        timestamp combiner gives."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        part = self.take()
+        result: Dict[str, Any] = {k: part.column(k) for k in self.keys}
+        for name, f, cols in zip(self.names, self.fns, self._columns()):
+            if isinstance(f, Mean):
+                total = pc.cast(part.column(cols[0]), pa.float64())
+                n = part.column(cols[1])
+                result[name] = pc.if_else(pc.equal(n, 0), float("nan"), pc.divide(total, n))
+            else:
+                result[name] = part.column(cols[0])
+        if self.combiner is TimestampCombiner.OUTPUT_AT_EOW:
+            result[TS] = (pc.subtract(part.column(WE), 1) if self.windowed else
+                          pa.array(np.full(part.num_rows, GLOBAL_WINDOW.max_ts, np.int64)))
+        else:
+            result[TS] = part.column(self._time_column())
+        if self.windowed:
+            result[WS], result[WE] = part.column(WS), part.column(WE)
+        if self.fields:
+            return Columns(pa.table(result), ON_TIME_ONCE)
+        result[KEY] = result.pop(self.keys[0])
+        return Columns(pa.table(result), ON_TIME_ONCE, [KEY], [VALUE], pairs=True)
+
+    def _time_column(self) -> str:
+        return f"{TS}_max" if self.combiner is TimestampCombiner.OUTPUT_AT_LATEST else f"{TS}_min"
+
+    def partials(self) -> List[WindowedValue]:
+        """One partial accumulator per key and window, in the CombineFn's own accumulator
+        format, as (key, accumulator) elements for the kernel to merge
+        (`KernelHost.partials`)."""
+        part = self.take()
+        key_rows = ([Row(r) for r in part.select(self.keys).to_pylist()] if self.fields
+                    else part.column(self.keys[0]).to_pylist())
+        columns = [[part.column(c).to_pylist() for c in cols] for cols in self._columns()]
+        times = part.column(self._time_column()).to_pylist()
+        if self.windowed:
+            windows = _windows(part.column(WS).to_pylist(), part.column(WE).to_pylist())
+        else:
+            windows = [GLOBAL_WINDOW] * len(times)
+        makers = [_ACCUMULATOR[type(f)] for f in self.fns]
+        accs = [[make(*(c[i] for c in cols)) for make, cols in zip(makers, columns)]
+                for i in range(len(key_rows))]
+        return [_raw((key, acc if self.fields else acc[0]), times[i], windows[i], NO_FIRING, 1)
+                for i, (key, acc) in enumerate(zip(key_rows, accs))]
+
+
+def _extremum(value: Any) -> Counter:
+    return Counter() if value is None else Counter({value: 1})
+
+
+_ACCUMULATOR: Dict[type, Callable[..., Any]] = {
+    Sum: lambda s: s, Count: lambda n: n, Mean: lambda s, n: [s, n],
+    Min: _extremum, Max: _extremum,
+}
+
+
+# --- writing ------------------------------------------------------------------------------------
+
+def sink_table(c: Columns, annotate: bool) -> Optional[Any]:
+    """The rows a file sink writes for a bundle, as an Arrow table with the columns its
+    `RowMaker` gives elements (the fields, `key`/`value`, or `value`; then, `annotate`, the
+    window, time, pane and diff columns); None for keyed bundles (written as elements)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    t = c.table
+    if c.pairs:
+        out = {"key": t.column(KEY), "value": t.column(VALUE)}
+    elif c.rows:
+        out = {n: t.column(n) for n in c.fields()}
+    elif c.keys is None:
+        out = {"value": t.column(VALUE)}
+    else:
+        return None
+    if annotate and any(name in out for name in EXTRA_NAMES):
+        return None   # the elements' way names the clash
+    if annotate:
+        n = t.num_rows
+        if c.windowed:
+            out["window_start"] = pc.divide(pc.cast(t.column(WS), pa.float64()), 1e6)
+            out["window_end"] = pc.divide(pc.cast(t.column(WE), pa.float64()), 1e6)
+        else:
+            out["window_start"] = out["window_end"] = pa.nulls(n, pa.float64())
+        out["timestamp"] = pc.divide(pc.cast(t.column(TS), pa.float64()), 1e6)
+        out["pane_timing"] = pa.array([c.pane.timing.value] * n, pa.string())
+        out["pane_index"] = pa.array([c.pane.index] * n, pa.int64())
+        out["diff"] = pa.array([1] * n, pa.int64())
+    return pa.table(out)
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+def reads_columns(source: Any) -> bool:
+    """Whether a source can be read as columns: a Parquet source whose files share a schema."""
+    import pyarrow as pa
+    from ..sdk.io.parquetio import ReadFromParquet
+    if not isinstance(source, ReadFromParquet) or source.schema() is None:
+        return False
+    field = source.timestamp_field
+    if field is None:
+        return True
+    files = source.files()
+    import pyarrow.parquet as pq
+    schema = source.schema() if field in source.schema().names else pq.read_schema(files[0])
+    if field not in schema.names:
+        return False
+    kind = schema.field(field).type
+    return (pa.types.is_timestamp(kind) and kind.unit != "ns") or pa.types.is_integer(kind) \
+        or pa.types.is_floating(kind)
+
+
+def read_columns(source: Any, paths: Sequence[str], on_bad: Any,
+                 batch_rows: int) -> Iterator[Columns]:
+    """A Parquet source's rows in batches of columns, timestamped from its timestamp field;
+    rows whose time is null or out of range are malformed records (`on_bad`), the rest go on."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+    field, names = source.timestamp_field, source.schema().names
+    for path in paths:
+        try:
+            pf = pq.ParquetFile(path)
+        except (pa.ArrowException, OSError) as e:
+            source.bad(on_bad, path, path, None, f"not a readable Parquet file: {e}")
+            continue
+        columns = names if field is None or field in names else names + [field]
+        row = 0
+        for batch in pf.iter_batches(batch_size=batch_rows, columns=columns):
+            n = batch.num_rows
+            if field is None:
+                times = pa.array(np.full(n, MIN_MICROS, np.int64))
+            else:
+                times = _micros(batch.column(field), pa, pc)
+                ok = pc.and_(pc.is_valid(times), pc.and_(pc.greater(times, MIN_MICROS),
+                                                         pc.less(times, MAX_MICROS)))
+                ok = pc.fill_null(ok, False)
+                if not pc.all(ok).as_py():
+                    _bad_rows(source, on_bad, path, row, batch, pc.invert(ok))
+                    batch, times = batch.filter(ok), times.filter(ok)
+            row += n
+            table = pa.Table.from_batches([batch.select(names)])
+            yield Columns(table.append_column(TS, times))
+
+
+def _micros(column: Any, pa: Any, pc: Any) -> Any:
+    """Event time (µs) of a timestamp or numeric (seconds) column; null where it is neither."""
+    kind = column.type
+    if pa.types.is_timestamp(kind):
+        return pc.cast(pc.cast(column, pa.timestamp("us", kind.tz)), pa.int64())
+    if pa.types.is_integer(kind):
+        return pc.multiply_checked(pc.cast(column, pa.int64()), 1_000_000)
+    if pa.types.is_floating(kind):
+        return pc.cast(pc.round(pc.multiply(column, 1e6)), pa.int64())
+    return pa.nulls(len(column), pa.int64())
+
+
+def _bad_rows(source: Any, on_bad: Any, path: str, first: int, batch: Any, bad: Any) -> None:
+    """Report the rows of a batch whose time is not usable, each by its row number."""
+    from ..sdk.io.base import event_time_micros
+    field = source.timestamp_field
+    indices = bad.to_numpy(zero_copy_only=False).nonzero()[0]
+    rows = batch.take(indices).to_pylist()
+    for i, record in zip(indices, rows):
+        try:
+            event_time_micros(record[field])
+            what = "is out of the range of event time"
+        except ValueError as e:
+            what = str(e)
+        source.bad(on_bad, Row(record), path, first + int(i) + 1,
+                   f"timestamp field {field!r} {what}")
