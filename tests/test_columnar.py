@@ -360,6 +360,6 @@ def test_a_filtering_batched_dofn_keeps_each_rows_time(parquet):
     _Big.seen = []
     with pm.Pipeline() as p:
         p | pm.ReadFromParquet(parquet, timestamp_field="ts") | pm.ParDo(_Big())
-    # the columns went as one batch, and the DataFrame's index said which row each output
-    # came from: no regrouping
-    assert _Big.seen == [3000]
+    # each row group's columns went as one batch, and the DataFrame's index said which row
+    # each output came from: no regrouping
+    assert _Big.seen == [1000, 1000, 1000]

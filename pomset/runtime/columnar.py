@@ -73,7 +73,7 @@ class Columns:
 
     def elements(self) -> List[WindowedValue]:
         """The rows as elements: `Row`s, or (key Row, values) pairs for a keyed bundle."""
-        t, pane = self.table, self.pane
+        t, pane = plain(self.table), self.pane
         times = t.column(TS).to_pylist()
         windows = (_windows(t.column(WS).to_pylist(), t.column(WE).to_pylist())
                    if self.windowed else [GLOBAL_WINDOW] * len(times))
@@ -127,7 +127,7 @@ def native_step(t: ParDo, schema: Any) -> Optional[Step]:
         def filtered(c: Columns) -> Optional[Columns]:
             if not c.rows:
                 return None
-            mask = pc.fill_null(expr.to_arrow(c.table), False)
+            mask = pc.fill_null(_evaluate(expr, c.table), False)
             return c.like(c.table.filter(mask))
         return filtered
     picked = picked_fields(t, schema)
@@ -164,7 +164,7 @@ def _batched(t: ParDo) -> Step:
     def call(c: Columns) -> Optional[Columns]:
         if not c.rows:
             return None
-        fields = c.table.select(c.fields())
+        fields = plain(c.table.select(c.fields()))
         if kind == "pyarrow.Table":
             batch: Any = fields
         else:
@@ -275,7 +275,7 @@ def _picking(picked: Tuple[Expr, ...]) -> Callable[[Columns], Columns]:
             return None
         t = c.table
         names = [VALUE] if len(picked) == 1 else [KEY, VALUE]
-        out = {name: _full(e.to_arrow(t), t.num_rows) for name, e in zip(names, picked)}
+        out = {name: _evaluate(e, t) for name, e in zip(names, picked)}
         table = _with_meta(out, t)
         if len(picked) == 1:
             return Columns(table, c.pane, values=[VALUE])
@@ -289,9 +289,27 @@ def partial_fields(fields: Dict[str, Expr], keep_input: bool) -> Step:
             return None
         t = c.table
         out = {n: t.column(n) for n in (c.fields() if keep_input else ())}
-        out.update((name, _full(e.to_arrow(t), t.num_rows)) for name, e in fields.items())
+        out.update((name, _evaluate(e, t)) for name, e in fields.items())
         return Columns(_with_meta(out, t), c.pane)
     return project
+
+
+def _evaluate(e: Expr, t: Any) -> Any:
+    """An expression over a bundle's table, one value per row. A column reference is the
+    column as it is (a string column may be dictionary-encoded, which grouping and filtering
+    take as it is); any other expression sees the plain values of the columns it reads."""
+    if isinstance(e, Col):
+        return t.column(e.name)
+    return _full(e.to_arrow(plain(t, e.columns())), t.num_rows)
+
+
+def plain(t: Any, names: Optional[Any] = None) -> Any:
+    """The table with its dictionary-encoded columns (of `names`, default all) decoded."""
+    import pyarrow as pa
+    for i, field in enumerate(t.schema):
+        if pa.types.is_dictionary(field.type) and (names is None or field.name in names):
+            t = t.set_column(i, field.name, t.column(i).cast(field.type.value_type))
+    return t
 
 
 def _full(array: Any, n: int) -> Any:
@@ -317,10 +335,9 @@ def _keyed(t: KeyFields) -> Step:
         if not c.rows:
             return None
         table = c.table
-        out = {name: _full(e.to_arrow(table), table.num_rows) for name, e in t.keys.items()}
+        out = {name: _evaluate(e, table) for name, e in t.keys.items()}
         if t.aggregations:
-            out.update((v, _full(a.values.to_arrow(table), table.num_rows))
-                       for v, a in zip(values, t.aggregations))
+            out.update((v, _evaluate(a.values, table)) for v, a in zip(values, t.aggregations))
         else:
             out.update((n, table.column(n)) for n in c.fields() if n not in out)
         return Columns(_with_meta(out, table), c.pane, list(t.keys),
@@ -411,6 +428,8 @@ class Aggregator:
         self.names = [a.name for a in fn.aggregations] if self.fields else [VALUE]
         self.combiner, self.compact_rows = combiner, compact_rows
         self.parts: List[Any] = []
+        self.size: Optional[int] = None   # the windows' size (µs)
+        self._time_op = "max" if combiner is TimestampCombiner.OUTPUT_AT_LATEST else "min"
         self.keys: List[str] = []
         self.values: List[str] = []
         self.windowed = False
@@ -427,24 +446,31 @@ class Aggregator:
         if not self.fields and c.table.column(VALUE).null_count:
             return False
         self.keys, self.values, self.windowed = c.keys, c.values, c.windowed
+        if c.windowed and len(c) and self.size is None:
+            # fixed and sliding windows have one size: grouping by their start suffices
+            self.size = c.table.column(WE)[0].as_py() - c.table.column(WS)[0].as_py()
         aggs: List[Tuple[str, str, Any]] = []
         for v, f in zip(c.values, self.fns):
             for op in _OPS[type(f)]:
                 aggs.append((v, op, pc.ScalarAggregateOptions(skip_nulls=True, min_count=0))
                             if op == "sum" else (v, op))
-        aggs += [(TS, "min"), (TS, "max")]
+        aggs.append((TS, self._time_op))
         self._add_part(c.table, aggs)
         return True
 
     def _group(self) -> List[str]:
-        return self.keys + ([WS, WE] if self.windowed else [])
+        return self.keys + ([WS] if self.windowed else [])
 
     def _add_part(self, table: Any, aggs: List[Tuple[str, ...]]) -> None:
         import pyarrow as pa
         if isinstance(table, pa.RecordBatch):
             table = pa.Table.from_batches([table])
+        if table.num_rows == 0:
+            return
+        if table.column(0).num_chunks > 1:
+            table = table.unify_dictionaries()
         part = table.group_by(self._group(), use_threads=False).aggregate(aggs)
-        self.parts.append(part)
+        self.parts.append(plain(part))   # partial tables merge on plain values
         # Merge once the parts since the last merge outgrow both the threshold and the merged
         # table itself: each row is then re-aggregated a bounded number of times, however
         # many groups there are.
@@ -466,9 +492,12 @@ class Aggregator:
                                       for n in merged.column_names])
 
     def take(self) -> Any:
-        """The merged partial table, emptying the aggregator."""
+        """The merged partial table (with its windows' ends), emptying the aggregator."""
+        import pyarrow.compute as pc
         merged = self._merged()
         self.parts = []
+        if self.windowed:
+            merged = merged.append_column(WE, pc.add(merged.column(WS), self.size))
         return merged
 
     def _columns(self) -> List[List[str]]:
@@ -503,7 +532,7 @@ class Aggregator:
         return Columns(pa.table(result), ON_TIME_ONCE, [KEY], [VALUE], pairs=True)
 
     def _time_column(self) -> str:
-        return f"{TS}_max" if self.combiner is TimestampCombiner.OUTPUT_AT_LATEST else f"{TS}_min"
+        return f"{TS}_{self._time_op}"
 
     def partials(self) -> List[WindowedValue]:
         """One partial accumulator per key and window, in the CombineFn's own accumulator
@@ -543,7 +572,7 @@ def sink_table(c: Columns, annotate: bool) -> Optional[Any]:
     window, time, pane and diff columns); None for keyed bundles (written as elements)."""
     import pyarrow as pa
     import pyarrow.compute as pc
-    t = c.table
+    t = plain(c.table)
     if c.pairs:
         out = {"key": t.column(KEY), "value": t.column(VALUE)}
     elif c.rows:
@@ -600,7 +629,12 @@ def read_columns(source: Any, paths: Sequence[str], on_bad: Any,
     field, names = source.timestamp_field, source.schema().names
     for path in paths:
         try:
-            pf = pq.ParquetFile(path)
+            # strings as dictionaries: decoding them is most of a read, and grouping by
+            # dictionary indices is several times faster; they are decoded where a step
+            # needs their values (`plain`)
+            text = [f.name for f in source.schema() if pa.types.is_string(f.type)
+                    or pa.types.is_large_string(f.type)]
+            pf = pq.ParquetFile(path, read_dictionary=text)
         except (pa.ArrowException, OSError) as e:
             source.bad(on_bad, path, path, None, f"not a readable Parquet file: {e}")
             continue
