@@ -469,7 +469,7 @@ class Aggregator:
             return
         if table.column(0).num_chunks > 1:
             table = table.unify_dictionaries()
-        part = table.group_by(self._group(), use_threads=False).aggregate(aggs)
+        part = table.group_by(self._group(), use_threads=True).aggregate(aggs)
         self.parts.append(plain(part))   # partial tables merge on plain values
         # Merge once the parts since the last merge outgrow both the threshold and the merged
         # table itself: each row is then re-aggregated a bounded number of times, however
@@ -486,7 +486,7 @@ class Aggregator:
         table = pa.concat_tables(self.parts)
         group = self._group()
         aggs = [(n, _MERGE[n.rsplit("_", 1)[1]]) for n in table.column_names if n not in group]
-        merged = table.group_by(group, use_threads=False).aggregate(aggs)
+        merged = table.group_by(group, use_threads=True).aggregate(aggs)
         # aggregating `x_sum` with "sum" names it `x_sum_sum`: back to the partial's names
         return merged.rename_columns([n if n in group else n.rsplit("_", 1)[0]
                                       for n in merged.column_names])
