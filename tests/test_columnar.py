@@ -363,3 +363,18 @@ def test_a_filtering_batched_dofn_keeps_each_rows_time(parquet):
     # each row group's columns went as one batch, and the DataFrame's index said which row
     # each output came from: no regrouping
     assert _Big.seen == [1000, 1000, 1000]
+
+
+def test_a_directory_a_glob_and_a_list_of_paths_are_all_sources(tmp_path):
+    folder = tmp_path / "spark-output"
+    folder.mkdir()
+    first = _write(folder / "part-0.parquet", n=100)
+    second = _write(folder / "part-1.parquet", n=50)
+    (folder / "_SUCCESS").write_text("")
+    (folder / ".part-0.parquet.crc").write_text("x")
+    counts = []
+    for pattern in (str(folder), str(folder / "*.parquet"), [first, second]):
+        with pm.Pipeline() as p:
+            rows = p | pm.ReadFromParquet(pattern, timestamp_field="ts")
+        counts.append(len(p.result.collect(rows)))
+    assert counts == [150, 150, 150]

@@ -48,12 +48,22 @@ class NoMatchingFilesError(PipelineConstructionError, FileNotFoundError):
 
 # --- sources ------------------------------------------------------------------------------------
 
-def expand_pattern(pattern: PathLike) -> List[str]:
-    """The files a glob pattern matches (`**` spans directories), sorted by name."""
+def expand_pattern(pattern: Union[PathLike, Sequence[PathLike]]) -> List[str]:
+    """The files a glob pattern matches (`**` spans directories), sorted by name; a directory
+    stands for the files in it and below, except those whose name starts with `_` or `.`
+    (Hadoop's and Spark's markers such as `_SUCCESS`); a list of patterns for the union."""
+    if isinstance(pattern, (list, tuple)):
+        return sorted({f for p in pattern for f in expand_pattern(p)})
     text = os.fspath(pattern)
     if not isinstance(text, str):
         raise TypeError(f"a file pattern must be a str or path, got {pattern!r}")
     text = os.path.expanduser(text)
+    if os.path.isdir(text):
+        found = []
+        for folder, dirs, names in os.walk(text):
+            dirs[:] = [d for d in dirs if not d.startswith(("_", "."))]
+            found += [os.path.join(folder, n) for n in names if not n.startswith(("_", "."))]
+        return sorted(found)
     if glob.has_magic(text):
         matches = glob.glob(text, recursive=True)
     else:
@@ -165,18 +175,23 @@ class DeadLetterSource(Source):
 
 
 class FileSource(DeadLetterSource):
-    """A bounded source over the files a glob pattern matches. Subclasses implement
+    """A bounded source over the files a glob pattern, a directory or a list of them match
+    (`expand_pattern`). Subclasses implement
     `read_file(path, on_bad)`, yielding WindowedValues and reporting malformed records with
     `self.bad(...)`."""
 
     def __init__(self, pattern: PathLike, timestamp_field: Optional[str] = None,
                  label: Optional[str] = None, schema: Optional[SchemaLike] = None) -> None:
         super().__init__(label)
-        if not isinstance(pattern, (str, os.PathLike)):
-            raise TypeError(f"{type(self).__name__} takes a file pattern (str or path), got {pattern!r}")
+        patterns = list(pattern) if isinstance(pattern, (list, tuple)) else [pattern]
+        if not patterns or not all(isinstance(p, (str, os.PathLike)) for p in patterns):
+            raise TypeError(f"{type(self).__name__} takes a file pattern, a directory or a "
+                            f"list of them (strs or paths), got {pattern!r}")
         if timestamp_field is not None and not isinstance(timestamp_field, str):
             raise TypeError(f"timestamp_field must be a field name (str), got {timestamp_field!r}")
-        self.pattern = os.fspath(pattern)
+        self.pattern: Union[str, List[str]] = (
+            [os.fspath(p) for p in patterns] if isinstance(pattern, (list, tuple))
+            else os.fspath(pattern))
         self.timestamp_field = timestamp_field
         # a declared schema: each record becomes a Row of it, or a malformed record
         self.row_schema = as_schema(schema) if schema is not None else None
