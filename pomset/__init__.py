@@ -12,6 +12,7 @@ from .sdk.errors import (CheckpointError, CheckpointWarning, DataLossError, Data
 from .sdk.options import PipelineOptions
 from .sdk.pipeline import Pipeline
 from .sdk.ptransform import PTransform
+from .sdk.expressions import Expr, col, lit
 from .sdk.relational import GroupBy, Select, WithColumns
 from .sdk.schema import Row
 from .sdk.pvalue import AsDict, AsIter, AsList, AsSingleton, DoOutputsTuple, PCollection
@@ -37,6 +38,7 @@ __all__ = [
     "PipelineConstructionError",
     "UserCodeError",
     "PipelineOptions", "Pipeline", "PTransform", "Row", "GroupBy", "Select", "WithColumns",
+    "Expr", "col", "lit",
     "AsDict", "AsIter", "AsList", "AsSingleton", "DoOutputsTuple", "PCollection",
     "TestStream",
     "AccumulationMode", "AfterAll", "AfterAny", "AfterCount", "AfterEach", "AfterProcessingTime",

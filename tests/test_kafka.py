@@ -295,3 +295,22 @@ def test_pomset_kafka_up_and_down(tmp_path):
     assert down.stdout.strip() == "Kafka broker stopped"
     status = subprocess.run(cli + ["status"], env=env, capture_output=True, text=True)
     assert status.returncode == 1
+
+
+def test_json_records_with_a_declared_schema_are_rows_and_misfits_dead_letters(kafka_broker):
+    topic = new_topic(kafka_broker, "typed", 1)
+    produce(kafka_broker, topic, [{"value": {"t": 1, "user": "u1", "n": "3"}},
+                                  {"value": {"t": 2, "user": "u2", "n": "many"}},
+                                  {"value": {"t": 3, "user": "u1", "n": 4}}])
+    with pm.Pipeline(options=pm.PipelineOptions(["--quiet"])) as p:
+        good, bad = p | "typed" >> pm.ReadFromKafka(
+            kafka_broker, topic, timestamp="t", until="latest",
+            schema={"user": str, "n": int}).with_exception_handling()
+        assert good.schema.names == ["user", "n"]
+        totals = (good | pm.WindowInto(pm.FixedWindows(60))
+                  | pm.GroupBy("user").aggregate_field("n", pm.Sum, "total")).keep()
+        bad.keep()
+    assert [wv.value for wv in p.result.collect(totals)] == [pm.Row(user="u1", total=7)]
+    [letter] = [wv.value for wv in p.result.collect(bad)]
+    assert letter.error.endswith("offset 1: record does not fit the schema: field 'n' = "
+                                 "'many' is not a int64")

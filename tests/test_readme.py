@@ -30,5 +30,7 @@ def test_readme_snippets_run_and_print_what_they_promise():
                              "1 12 IntervalWindow(0, 110)"]
     assert printed[12] == "[1, 2] x"
     assert printed[13] == "4 ('user1', 38)"
-    assert printed[14] == "[(20.0, 1), (21.0, 2), (22.0, 3), (23.0, 4)]"
-    assert len(_snippets()) == 9
+    assert printed[14:17] == ["[('a', 4), ('a', 4), ('b', 2)]", "[('a', 6), ('a', 8), ('b', 4)]",
+                              "[('a', 40), ('b', 20)]"]
+    assert printed[17] == "[(20.0, 1), (21.0, 2), (22.0, 3), (23.0, 4)]"
+    assert len(_snippets()) == 12

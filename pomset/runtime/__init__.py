@@ -4,6 +4,7 @@ around this layer (storage, timers' persistence, transport) and contains no copy
 - `kernel_host`: the GroupAlsoByWindow kernel's host: clock order within a step, wake-ups,
   watermark holds, keys' states behind a `KeyStates` store, the batch run to the end;
 - `elementwise`: ParDo (`DoFnRunner`) and WindowInto over bundles, user errors;
+- `batches`: batched DoFns' batches: elements in and out of them, and their outputs' metadata;
 - `side_inputs`: side elements by window, main elements waiting for their side windows;
 - `reads`: bounded file reads in bundles, malformed records as dead letters;
 - `test_stream`: a TestStream's steps as (elements, watermark, clock);

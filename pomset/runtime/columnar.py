@@ -14,10 +14,12 @@ from collections import Counter
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ..sdk.combinefn import Count, Max, Mean, Min, Sum
-from ..sdk.core import Filter, GroupByKey, ParDo, WindowInto
-from ..sdk.relational import FieldsCombineFn, FieldsToRow, KeyFields, _FieldsMap
-from ..sdk.expressions import Expr
-from ..sdk.schema import Row
+from ..sdk.core import Filter, GroupByKey, Map, ParDo, WindowInto
+from ..sdk.dofn import context_params
+from ..sdk.relational import NATIVE_COMBINERS, FieldsCombineFn, FieldsToRow, KeyFields, _FieldsMap
+from ..sdk.expressions import Col, Expr, col, lit
+from ..sdk.io.base import EXTRA_NAMES
+from ..sdk.schema import Row, pylist, rows_of
 from ..windowing import (GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, IntervalWindow,
                          PaneInfo, PaneTiming, TimestampCombiner, WindowedValue)
 from ..windowing.windowfns import FixedWindows, GlobalWindows, SlidingWindows
@@ -27,16 +29,27 @@ ON_TIME_ONCE = PaneInfo(True, True, PaneTiming.ON_TIME, 0, 0)
 _raw = WindowedValue.raw
 
 
-class Columns:
-    """A bundle of rows as an Arrow table: the rows' fields, `__ts`, and for windowed rows
-    `__ws`/`__we` (absent: the global window); every row has `pane` and diff +1. A keyed
-    bundle (after `KeyFields`) also names its key and value columns."""
+KEY, VALUE = "__key", "__value"   # the columns of (key, value) pairs and of plain values
 
-    __slots__ = ("table", "pane", "keys", "values")
+
+class Columns:
+    """A bundle of elements as an Arrow table: their fields, `__ts`, and for windowed elements
+    `__ws`/`__we` (absent: the global window); every element has `pane` and diff +1. The
+    elements are rows of the fields; or, naming `keys` and `values` (after `KeyFields`), (key
+    row, tuple of values) pairs; or, `pairs`, (key, value) pairs of the `__key` and `__value`
+    columns; or, `values` alone, the plain values of the `__value` column."""
+
+    __slots__ = ("table", "pane", "keys", "values", "pairs")
 
     def __init__(self, table: Any, pane: PaneInfo = NO_FIRING,
-                 keys: Optional[List[str]] = None, values: Optional[List[str]] = None) -> None:
+                 keys: Optional[List[str]] = None, values: Optional[List[str]] = None,
+                 pairs: bool = False) -> None:
         self.table, self.pane, self.keys, self.values = table, pane, keys, values
+        self.pairs = pairs
+
+    def like(self, table: Any) -> "Columns":
+        """Other elements of the same shape."""
+        return Columns(table, self.pane, self.keys, self.values, self.pairs)
 
     def __len__(self) -> int:
         return self.table.num_rows
@@ -45,28 +58,53 @@ class Columns:
     def windowed(self) -> bool:
         return WS in self.table.column_names
 
+    @property
+    def rows(self) -> bool:
+        """Whether the elements are rows of the fields."""
+        return self.keys is None and self.values is None
+
     def fields(self) -> List[str]:
         return [n for n in self.table.column_names if n not in (TS, WS, WE)]
 
+    def slices(self, rows: int) -> Iterator["Columns"]:
+        """The bundle in consecutive slices of at most `rows` rows."""
+        for start in range(0, self.table.num_rows, rows):
+            yield self.like(self.table.slice(start, rows))
+
     def elements(self) -> List[WindowedValue]:
         """The rows as elements: `Row`s, or (key Row, values) pairs for a keyed bundle."""
-        t, pane = self.table, self.pane
+        t, pane = plain(self.table), self.pane
         times = t.column(TS).to_pylist()
-        windows = ([IntervalWindow.from_micros(s, e) for s, e in
-                    zip(t.column(WS).to_pylist(), t.column(WE).to_pylist())]
+        windows = (_windows(t.column(WS).to_pylist(), t.column(WE).to_pylist())
                    if self.windowed else [GLOBAL_WINDOW] * len(times))
-        if self.keys is None:
-            values: List[Any] = [Row(r) for r in t.select(self.fields()).to_pylist()]
+        if self.pairs:
+            values: List[Any] = list(zip(pylist(t.column(KEY)), pylist(t.column(VALUE))))
+        elif self.keys is None and self.values:
+            values = pylist(t.column(VALUE))
+        elif self.keys is None:
+            values = rows_of(t.select(self.fields()))
         else:
-            keys = [Row(r) for r in t.select(self.keys).to_pylist()]
+            keys = rows_of(t.select(self.keys))
             if self.values:
-                columns = [t.column(v).to_pylist() for v in self.values]
+                columns = [pylist(t.column(v)) for v in self.values]
                 values = list(zip(keys, zip(*columns)))
             else:
-                values = list(zip(keys, (Row(r) for r in t.select(
+                values = list(zip(keys, rows_of(t.select(
                     [n for n in t.column_names if n not in self.keys and not n.startswith("__")]
-                ).to_pylist())))
+                ))))
         return [_raw(v, ts, w, pane, 1) for v, ts, w in zip(values, times, windows)]
+
+
+def _windows(starts: List[int], ends: List[int]) -> List[IntervalWindow]:
+    """The windows of rows, one object per distinct window."""
+    made: Dict[Tuple[int, int], IntervalWindow] = {}
+    out = []
+    for bounds in zip(starts, ends):
+        w = made.get(bounds)
+        if w is None:
+            w = made[bounds] = IntervalWindow.from_micros(*bounds)
+        out.append(w)
+    return out
 
 
 # --- what runs natively ------------------------------------------------------------------------
@@ -75,16 +113,29 @@ def _exprs(fields: Dict[str, Any]) -> bool:
     return all(isinstance(f, Expr) for f in fields.values())
 
 
-def native_step(t: ParDo) -> Optional[Callable[[Columns], Columns]]:
-    """The columnar form of an element-wise step, or None when it calls Python per row."""
+Step = Callable[[Columns], Optional[Columns]]
+
+
+def native_step(t: ParDo, schema: Any) -> Optional[Step]:
+    """The columnar form of an element-wise step over rows of `schema`, or None when it
+    calls Python per row. The step gives None for a bundle of another shape (not rows),
+    which then goes through the Python step as elements."""
     import pyarrow.compute as pc
     if isinstance(t, Filter) and t.expr is not None:
         expr = t.expr
 
-        def filtered(c: Columns) -> Columns:
-            mask = pc.fill_null(expr.to_arrow(c.table), False)
-            return Columns(c.table.filter(mask), c.pane, c.keys, c.values)
+        def filtered(c: Columns) -> Optional[Columns]:
+            if not c.rows:
+                return None
+            mask = pc.fill_null(_evaluate(expr, c.table), False)
+            return c.like(c.table.filter(mask))
         return filtered
+    picked = picked_fields(t, schema)
+    if picked is not None:
+        return _picking(picked)
+    if t.batch_types is not None and t.batch_types.input != "numpy.ndarray" \
+            and not context_params(t.fn.process_batch) and not _bundle_methods(t.fn):
+        return _batched(t)
     if isinstance(t, _FieldsMap) and _exprs(t.fields):
         return partial_fields(t.fields, t.keep_input)
     if isinstance(t, KeyFields) and _exprs(t.keys) and all(
@@ -95,13 +146,170 @@ def native_step(t: ParDo) -> Optional[Callable[[Columns], Columns]]:
     return None
 
 
-def partial_fields(fields: Dict[str, Expr], keep_input: bool) -> Callable[[Columns], Columns]:
-    def project(c: Columns) -> Columns:
+def _bundle_methods(fn: Any) -> bool:
+    from ..sdk.dofn import DoFn
+    return (type(fn).start_bundle is not DoFn.start_bundle
+            or type(fn).finish_bundle is not DoFn.finish_bundle)
+
+
+def _batched(t: ParDo) -> Step:
+    """A batched DoFn given a bundle's columns as its batch (no conversion from elements);
+    outputs as many rows as its input keep the input rows' time and windows. Otherwise None:
+    the elements' way regroups the rows (`runtime/batches.py`)."""
+    import pyarrow as pa
+    from .batches import BatchCaller
+    caller = BatchCaller(t.fn, t.batch_types, None, False)
+    kind = t.batch_types.input
+
+    def call(c: Columns) -> Optional[Columns]:
+        if not c.rows:
+            return None
+        fields = plain(c.table.select(c.fields()))
+        if kind == "pyarrow.Table":
+            batch: Any = fields
+        else:
+            batch = fields.combine_chunks().to_batches()
+            batch = batch[0] if batch else pa.RecordBatch.from_pylist([], fields.schema)
+            if kind == "pandas.DataFrame":
+                batch = batch.to_pandas()
+        try:
+            outputs = caller.batches(batch)
+        except Exception:   # the elements' way reports it (or sends it to dead letters)
+            return None
+        if outputs is None:
+            return None
+        out = _concat(outputs, caller.types.output)
+        if out is None:
+            return None
+        meta = {n: c.table.column(n) for n in (TS, WS, WE) if n in c.table.column_names}
+        if out.num_rows != c.table.num_rows:
+            # a DataFrame's index says which input row each output row came from
+            taken = _from_index(outputs, c.table.num_rows) \
+                if caller.types.output == "pandas.DataFrame" else None
+            if taken is None:
+                return None
+            meta = {n: m.take(taken) for n, m in meta.items()}
+        if caller.types.output == "numpy.ndarray":
+            return Columns(pa.table(dict({VALUE: out.column(0)}, **meta)), c.pane,
+                           values=[VALUE])
+        columns = {n: out.column(n) for n in out.column_names}
+        if set(columns) & set(meta):
+            return None
+        return Columns(pa.table(dict(columns, **meta)), c.pane)
+    return call
+
+
+def _from_index(frames: List[Any], rows: int) -> Optional[Any]:
+    """The input rows pandas outputs came from, by their index (a filter or a reordering of
+    the input frame keeps it), or None when the index is not the input's positions."""
+    import numpy as np
+    import pyarrow as pa
+    indexes = [f.index.to_numpy() for f in frames]
+    if any(i.dtype.kind not in "iu" for i in indexes):
+        return None
+    taken = np.concatenate(indexes) if indexes else np.array([], np.int64)
+    if len(taken) and (taken.min() < 0 or taken.max() >= rows):
+        return None
+    return pa.array(taken, pa.int64())
+
+
+def _concat(batches: List[Any], kind: str) -> Optional[Any]:
+    """A batched DoFn's output batches as one Arrow table (an ndarray as one column)."""
+    import pyarrow as pa
+    try:
+        if kind == "numpy.ndarray":
+            import numpy as np
+            arrays = [b for b in batches if b.ndim == 1]
+            if len(arrays) != len(batches):
+                return None
+            return pa.table({VALUE: pa.array(np.concatenate(arrays) if arrays else [])})
+        if kind == "pandas.DataFrame":
+            batches = [pa.Table.from_pandas(b, preserve_index=False) for b in batches]
+        tables = [b if isinstance(b, pa.Table) else pa.Table.from_batches([b]) for b in batches]
+        return pa.concat_tables(tables) if tables else None
+    except (pa.ArrowException, TypeError, ValueError):
+        return None
+
+
+class _SymbolicRow:
+    """A row whose fields are column references: what a function that only picks fields
+    returns when called on it tells which."""
+
+    def __init__(self, names: List[str]) -> None:
+        self._names = names
+
+    def __getitem__(self, name: str) -> Expr:
+        if name not in self._names:
+            raise KeyError(name)
+        return col(name)
+
+    def __getattr__(self, name: str) -> Expr:
+        if name.startswith("_") or name not in self._names:
+            raise AttributeError(name)
+        return col(name)
+
+
+def picked_fields(t: ParDo, schema: Any) -> Optional[Tuple[Any, ...]]:
+    """For a plain `Map` over rows of `schema` whose function only picks fields or returns
+    constants (`lambda r: (r["key"], r["value"])`): what it returns, as one or two column
+    references or constants (`Col`, `Lit`); else None. The function is called once, on a
+    symbolic row; anything else it does (arithmetic, a branch, a call) makes it a Python step."""
+    if type(t) is not Map or schema is None or t.args or t.kwargs or t.side_inputs() \
+            or t.dead_letter_tag is not None or t.tags or context_params(t.fn):
+        return None
+    try:
+        out = t.fn(_SymbolicRow(schema.names))
+    except Exception:   # the function does more than pick fields
+        return None
+    parts = out if type(out) is tuple and len(out) == 2 else (out,)
+    if not all(isinstance(p, Col) or type(p) in (int, float, str) for p in parts):
+        return None
+    if all(not isinstance(p, Col) for p in parts):
+        return None
+    return tuple(p if isinstance(p, Col) else lit(p) for p in parts)
+
+
+def _picking(picked: Tuple[Expr, ...]) -> Callable[[Columns], Columns]:
+    def pick(c: Columns) -> Optional[Columns]:
+        if not c.rows:
+            return None
+        t = c.table
+        names = [VALUE] if len(picked) == 1 else [KEY, VALUE]
+        out = {name: _evaluate(e, t) for name, e in zip(names, picked)}
+        table = _with_meta(out, t)
+        if len(picked) == 1:
+            return Columns(table, c.pane, values=[VALUE])
+        return Columns(table, c.pane, [KEY], [VALUE], pairs=True)
+    return pick
+
+
+def partial_fields(fields: Dict[str, Expr], keep_input: bool) -> Step:
+    def project(c: Columns) -> Optional[Columns]:
+        if not c.rows:
+            return None
         t = c.table
         out = {n: t.column(n) for n in (c.fields() if keep_input else ())}
-        out.update((name, _full(e.to_arrow(t), t.num_rows)) for name, e in fields.items())
+        out.update((name, _evaluate(e, t)) for name, e in fields.items())
         return Columns(_with_meta(out, t), c.pane)
     return project
+
+
+def _evaluate(e: Expr, t: Any) -> Any:
+    """An expression over a bundle's table, one value per row. A column reference is the
+    column as it is (a string column may be dictionary-encoded, which grouping and filtering
+    take as it is); any other expression sees the plain values of the columns it reads."""
+    if isinstance(e, Col):
+        return t.column(e.name)
+    return _full(e.to_arrow(plain(t, e.columns())), t.num_rows)
+
+
+def plain(t: Any, names: Optional[Any] = None) -> Any:
+    """The table with its dictionary-encoded columns (of `names`, default all) decoded."""
+    import pyarrow as pa
+    for i, field in enumerate(t.schema):
+        if pa.types.is_dictionary(field.type) and (names is None or field.name in names):
+            t = t.set_column(i, field.name, t.column(i).cast(field.type.value_type))
+    return t
 
 
 def _full(array: Any, n: int) -> Any:
@@ -120,15 +328,16 @@ def _with_meta(columns: Dict[str, Any], t: Any) -> Any:
     return pa.table(out) if not isinstance(t, pa.RecordBatch) else pa.RecordBatch.from_pydict(out)
 
 
-def _keyed(t: KeyFields) -> Callable[[Columns], Columns]:
+def _keyed(t: KeyFields) -> Step:
     values = [f"__v{i}" for i in range(len(t.aggregations))]
 
-    def keyed(c: Columns) -> Columns:
+    def keyed(c: Columns) -> Optional[Columns]:
+        if not c.rows:
+            return None
         table = c.table
-        out = {name: _full(e.to_arrow(table), table.num_rows) for name, e in t.keys.items()}
+        out = {name: _evaluate(e, table) for name, e in t.keys.items()}
         if t.aggregations:
-            out.update((v, _full(a.values.to_arrow(table), table.num_rows))
-                       for v, a in zip(values, t.aggregations))
+            out.update((v, _evaluate(a.values, table)) for v, a in zip(values, t.aggregations))
         else:
             out.update((n, table.column(n)) for n in c.fields() if n not in out)
         return Columns(_with_meta(out, table), c.pane, list(t.keys),
@@ -136,8 +345,10 @@ def _keyed(t: KeyFields) -> Callable[[Columns], Columns]:
     return keyed
 
 
-def _unkeyed(c: Columns) -> Columns:
-    return Columns(c.table, c.pane)
+def _unkeyed(c: Columns) -> Optional[Columns]:
+    """FieldsToRow over a combine's columnar output, which is already rows of the key fields
+    and the aggregations' names."""
+    return c if c.rows else None
 
 
 def native_windows(t: WindowInto) -> Optional[Callable[[Columns], Columns]]:
@@ -146,8 +357,8 @@ def native_windows(t: WindowInto) -> Optional[Callable[[Columns], Columns]]:
     if fn is None:
         return lambda c: c
     if type(fn) is GlobalWindows:
-        return lambda c: Columns(c.table.drop_columns([n for n in (WS, WE)
-                                                       if n in c.table.column_names]), c.pane)
+        return lambda c: c.like(c.table.drop_columns([n for n in (WS, WE)
+                                                      if n in c.table.column_names]))
     geometry = window_geometry(fn)
     if geometry is None:
         return None
@@ -182,16 +393,17 @@ def _assign(c: Columns, size: int, period: int, offset: int) -> Columns:
         rows, starts = rows[keep], starts[keep]
         table = table.take(pa.array(rows))
     table = table.append_column(WS, pa.array(starts, pa.int64()))
-    return Columns(table.append_column(WE, pa.array(starts + size, pa.int64())), c.pane)
+    return c.like(table.append_column(WE, pa.array(starts + size, pa.int64())))
 
 
 def native_combine(t: GroupByKey, strategy: Any, may_retract: bool) -> bool:
-    """Whether a grouping can take keyed columns: a combine of built-in aggregations over
-    non-merging windows, whose trigger does not count elements (a partial accumulator then
-    stands for the elements it folded), on input without retractions."""
+    """Whether a grouping can take keyed columns: a combine of built-in aggregations (a
+    `GroupBy`'s, or one `Sum`, `Count`, `Mean`, `Min` or `Max`, `sum`/`min`/`max` included)
+    over non-merging windows, whose trigger does not count elements (a partial accumulator
+    then stands for the elements it folded), on input without retractions."""
     fn = t.combine_fn
-    return (isinstance(fn, FieldsCombineFn) and fn.native() and not may_retract
-            and not strategy.window_fn.is_merging()
+    builtin = type(fn) in NATIVE_COMBINERS or isinstance(fn, FieldsCombineFn) and fn.native()
+    return (builtin and not may_retract and not strategy.window_fn.is_merging()
             and not strategy.trigger.counts_elements())
 
 
@@ -213,12 +425,20 @@ _MERGE = {"sum": "sum", "count": "sum", "min": "min", "max": "max"}
 
 
 class Aggregator:
-    """The aggregations of one combine over keyed columns, folded as they come."""
+    """The aggregations of one combine over keyed columns, folded as they come: a `GroupBy`'s
+    (`FieldsCombineFn`: nulls skipped, as SQL does), or one built-in CombineFn over (key,
+    value) pairs (a bundle with null values is refused: the CombineFn itself decides what a
+    None means)."""
 
-    def __init__(self, fn: FieldsCombineFn, combiner: TimestampCombiner,
+    def __init__(self, fn: Any, combiner: TimestampCombiner,
                  compact_rows: int = 1 << 20) -> None:
-        self.fn, self.combiner, self.compact_rows = fn, combiner, compact_rows
+        self.fields = isinstance(fn, FieldsCombineFn)
+        self.fns = fn.fns if self.fields else [fn]
+        self.names = [a.name for a in fn.aggregations] if self.fields else [VALUE]
+        self.combiner, self.compact_rows = combiner, compact_rows
         self.parts: List[Any] = []
+        self.size: Optional[int] = None   # the windows' size (µs)
+        self._time_op = "max" if combiner is TimestampCombiner.OUTPUT_AT_LATEST else "min"
         self.keys: List[str] = []
         self.values: List[str] = []
         self.windowed = False
@@ -226,28 +446,45 @@ class Aggregator:
     def __bool__(self) -> bool:
         return bool(self.parts)
 
-    def add(self, c: Columns) -> None:
-        """Fold a keyed bundle in."""
+    def add(self, c: Columns) -> bool:
+        """Fold a keyed bundle in; False (and nothing folded) when it is not one this
+        combine takes."""
         import pyarrow.compute as pc
+        if c.keys is None or c.pairs == self.fields or len(c.values) != len(self.fns):
+            return False
+        if not self.fields and c.table.column(VALUE).null_count:
+            return False
         self.keys, self.values, self.windowed = c.keys, c.values, c.windowed
+        if c.windowed and len(c) and self.size is None:
+            # fixed and sliding windows have one size: grouping by their start suffices
+            self.size = c.table.column(WE)[0].as_py() - c.table.column(WS)[0].as_py()
         aggs: List[Tuple[str, str, Any]] = []
-        for v, f in zip(c.values, self.fn.fns):
+        for v, f in zip(c.values, self.fns):
             for op in _OPS[type(f)]:
                 aggs.append((v, op, pc.ScalarAggregateOptions(skip_nulls=True, min_count=0))
                             if op == "sum" else (v, op))
-        aggs += [(TS, "min"), (TS, "max")]
+        aggs.append((TS, self._time_op))
         self._add_part(c.table, aggs)
+        return True
 
     def _group(self) -> List[str]:
-        return self.keys + ([WS, WE] if self.windowed else [])
+        return self.keys + ([WS] if self.windowed else [])
 
     def _add_part(self, table: Any, aggs: List[Tuple[str, ...]]) -> None:
         import pyarrow as pa
         if isinstance(table, pa.RecordBatch):
             table = pa.Table.from_batches([table])
-        part = table.group_by(self._group(), use_threads=False).aggregate(aggs)
-        self.parts.append(part)
-        if sum(p.num_rows for p in self.parts) > self.compact_rows and len(self.parts) > 1:
+        if table.num_rows == 0:
+            return
+        if table.column(0).num_chunks > 1:
+            table = table.unify_dictionaries()
+        part = table.group_by(self._group(), use_threads=True).aggregate(aggs)
+        self.parts.append(plain(part))   # partial tables merge on plain values
+        # Merge once the parts since the last merge outgrow both the threshold and the merged
+        # table itself: each row is then re-aggregated a bounded number of times, however
+        # many groups there are.
+        pending = sum(p.num_rows for p in self.parts[1:])
+        if pending > max(self.compact_rows, self.parts[0].num_rows):
             self.parts = [self._merged()]
 
     def _merged(self) -> Any:
@@ -258,19 +495,22 @@ class Aggregator:
         table = pa.concat_tables(self.parts)
         group = self._group()
         aggs = [(n, _MERGE[n.rsplit("_", 1)[1]]) for n in table.column_names if n not in group]
-        merged = table.group_by(group, use_threads=False).aggregate(aggs)
+        merged = table.group_by(group, use_threads=True).aggregate(aggs)
         # aggregating `x_sum` with "sum" names it `x_sum_sum`: back to the partial's names
         return merged.rename_columns([n if n in group else n.rsplit("_", 1)[0]
                                       for n in merged.column_names])
 
     def take(self) -> Any:
-        """The merged partial table, emptying the aggregator."""
+        """The merged partial table (with its windows' ends), emptying the aggregator."""
+        import pyarrow.compute as pc
         merged = self._merged()
         self.parts = []
+        if self.windowed:
+            merged = merged.append_column(WE, pc.add(merged.column(WS), self.size))
         return merged
 
     def _columns(self) -> List[List[str]]:
-        return [[f"{v}_{op}" for op in _OPS[type(f)]] for v, f in zip(self.values, self.fn.fns)]
+        return [[f"{v}_{op}" for op in _OPS[type(f)]] for v, f in zip(self.values, self.fns)]
 
     def final(self) -> Columns:
         """The one ON_TIME pane per key and window of a combine that fires once, as columns:
@@ -281,13 +521,13 @@ class Aggregator:
         import pyarrow.compute as pc
         part = self.take()
         result: Dict[str, Any] = {k: part.column(k) for k in self.keys}
-        for a, f, cols in zip(self.fn.aggregations, self.fn.fns, self._columns()):
+        for name, f, cols in zip(self.names, self.fns, self._columns()):
             if isinstance(f, Mean):
                 total = pc.cast(part.column(cols[0]), pa.float64())
                 n = part.column(cols[1])
-                result[a.name] = pc.if_else(pc.equal(n, 0), float("nan"), pc.divide(total, n))
+                result[name] = pc.if_else(pc.equal(n, 0), float("nan"), pc.divide(total, n))
             else:
-                result[a.name] = part.column(cols[0])
+                result[name] = part.column(cols[0])
         if self.combiner is TimestampCombiner.OUTPUT_AT_EOW:
             result[TS] = (pc.subtract(part.column(WE), 1) if self.windowed else
                           pa.array(np.full(part.num_rows, GLOBAL_WINDOW.max_ts, np.int64)))
@@ -295,29 +535,32 @@ class Aggregator:
             result[TS] = part.column(self._time_column())
         if self.windowed:
             result[WS], result[WE] = part.column(WS), part.column(WE)
-        return Columns(pa.table(result), ON_TIME_ONCE)
+        if self.fields:
+            return Columns(pa.table(result), ON_TIME_ONCE)
+        result[KEY] = result.pop(self.keys[0])
+        return Columns(pa.table(result), ON_TIME_ONCE, [KEY], [VALUE], pairs=True)
 
     def _time_column(self) -> str:
-        return f"{TS}_max" if self.combiner is TimestampCombiner.OUTPUT_AT_LATEST else f"{TS}_min"
+        return f"{TS}_{self._time_op}"
 
     def partials(self) -> List[WindowedValue]:
         """One partial accumulator per key and window, in the CombineFn's own accumulator
-        format, as (key Row, accumulator) elements for the kernel to merge
+        format, as (key, accumulator) elements for the kernel to merge
         (`KernelHost.partials`)."""
         part = self.take()
-        key_rows = [Row(r) for r in part.select(self.keys).to_pylist()]
-        columns = [[part.column(c).to_pylist() for c in cols] for cols in self._columns()]
+        key_rows = (rows_of(part.select(self.keys)) if self.fields
+                    else pylist(part.column(self.keys[0])))
+        columns = [[pylist(part.column(c)) for c in cols] for cols in self._columns()]
         times = part.column(self._time_column()).to_pylist()
         if self.windowed:
-            windows = [IntervalWindow.from_micros(s, e) for s, e in
-                       zip(part.column(WS).to_pylist(), part.column(WE).to_pylist())]
+            windows = _windows(part.column(WS).to_pylist(), part.column(WE).to_pylist())
         else:
             windows = [GLOBAL_WINDOW] * len(times)
-        makers = [_ACCUMULATOR[type(f)] for f in self.fn.fns]
-        return [_raw((key, [make(*(col[i] for col in cols))
-                            for make, cols in zip(makers, columns)]),
-                     times[i], windows[i], NO_FIRING, 1)
-                for i, key in enumerate(key_rows)]
+        makers = [_ACCUMULATOR[type(f)] for f in self.fns]
+        accs = [[make(*(c[i] for c in cols)) for make, cols in zip(makers, columns)]
+                for i in range(len(key_rows))]
+        return [_raw((key, acc if self.fields else acc[0]), times[i], windows[i], NO_FIRING, 1)
+                for i, (key, acc) in enumerate(zip(key_rows, accs))]
 
 
 def _extremum(value: Any) -> Counter:
@@ -328,6 +571,39 @@ _ACCUMULATOR: Dict[type, Callable[..., Any]] = {
     Sum: lambda s: s, Count: lambda n: n, Mean: lambda s, n: [s, n],
     Min: _extremum, Max: _extremum,
 }
+
+
+# --- writing ------------------------------------------------------------------------------------
+
+def sink_table(c: Columns, annotate: bool) -> Optional[Any]:
+    """The rows a file sink writes for a bundle, as an Arrow table with the columns its
+    `RowMaker` gives elements (the fields, `key`/`value`, or `value`; then, `annotate`, the
+    window, time, pane and diff columns); None for keyed bundles (written as elements)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    t = plain(c.table)
+    if c.pairs:
+        out = {"key": t.column(KEY), "value": t.column(VALUE)}
+    elif c.rows:
+        out = {n: t.column(n) for n in c.fields()}
+    elif c.keys is None:
+        out = {"value": t.column(VALUE)}
+    else:
+        return None
+    if annotate and any(name in out for name in EXTRA_NAMES):
+        return None   # the elements' way names the clash
+    if annotate:
+        n = t.num_rows
+        if c.windowed:
+            out["window_start"] = pc.divide(pc.cast(t.column(WS), pa.float64()), 1e6)
+            out["window_end"] = pc.divide(pc.cast(t.column(WE), pa.float64()), 1e6)
+        else:
+            out["window_start"] = out["window_end"] = pa.nulls(n, pa.float64())
+        out["timestamp"] = pc.divide(pc.cast(t.column(TS), pa.float64()), 1e6)
+        out["pane_timing"] = pa.array([c.pane.timing.value] * n, pa.string())
+        out["pane_index"] = pa.array([c.pane.index] * n, pa.int64())
+        out["diff"] = pa.array([1] * n, pa.int64())
+    return pa.table(out)
 
 
 # --- reading ------------------------------------------------------------------------------------
@@ -362,7 +638,12 @@ def read_columns(source: Any, paths: Sequence[str], on_bad: Any,
     field, names = source.timestamp_field, source.schema().names
     for path in paths:
         try:
-            pf = pq.ParquetFile(path)
+            # strings as dictionaries: decoding them is most of a read, and grouping by
+            # dictionary indices is several times faster; they are decoded where a step
+            # needs their values (`plain`)
+            text = [f.name for f in source.schema() if pa.types.is_string(f.type)
+                    or pa.types.is_large_string(f.type)]
+            pf = pq.ParquetFile(path, read_dictionary=text)
         except (pa.ArrowException, OSError) as e:
             source.bad(on_bad, path, path, None, f"not a readable Parquet file: {e}")
             continue

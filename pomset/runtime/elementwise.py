@@ -11,26 +11,43 @@ from ..sdk.core import ParDo, WindowInto
 from ..sdk.dofn import DeadLetter, TaggedOutput, context_params, make_invoker
 from ..sdk.errors import UserCodeError
 from ..sdk.pvalue import SideInput
+from .batches import BatchCaller, metadata, split
 
 raw = WindowedValue.raw
 Outputs = Dict[Optional[str], list]
 SideArgs = Callable[[Any], Tuple[tuple, dict]]
 
 
-def user_code_error(label: str, element: Any, exc: BaseException) -> UserCodeError:
-    """The error a failing user function becomes: the transform, the element, the traceback."""
+def user_code_error(label: str, element: Any, exc: BaseException,
+                    subject: str = "element") -> UserCodeError:
+    """The error a failing user function becomes: the transform, the element (or what else
+    `subject` says it failed on), the traceback."""
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    return UserCodeError(f"transform {label!r} failed on element {element!r}: "
+    return UserCodeError(f"transform {label!r} failed on {subject} {element!r}: "
                          f"{type(exc).__name__}: {exc}\n\nOriginal traceback:\n{tb}")
+
+
+# how many of a failing batch's elements its error shows
+_SHOWN = 5
+
+
+def _batch_error(label: str, rows: List[WindowedValue], exc: BaseException) -> UserCodeError:
+    """The error a failing process_batch becomes: the transform and the batch."""
+    shown = ", the first" if len(rows) > _SHOWN else ":"
+    return user_code_error(label, [wv.value for wv in rows[:_SHOWN]], exc,
+                           f"a batch of {len(rows)} elements{shown}")
 
 
 class DoFnRunner:
     """Runs one ParDo (or Map, FlatMap, Filter) over bundles: the function called with its
     context parameters and side-input views, outputs by tag (a TimestampedValue sets the
     time, a TaggedOutput picks the output), the DoFn lifecycle, and failing elements sent to
-    the dead-letter output when there is one (`dead_count` counts them)."""
+    the dead-letter output when there is one (`dead_count` counts them). A batched DoFn's
+    `process_batch` is called on batches instead (`runtime/batches.py`); `input_schema`, the
+    input PCollection's schema, types the Arrow batches it gets."""
 
-    def __init__(self, transform: ParDo, tags: Iterable[Optional[str]], label: str) -> None:
+    def __init__(self, transform: ParDo, tags: Iterable[Optional[str]], label: str,
+                 input_schema: Optional[Any] = None) -> None:
         self.t = transform
         self.tags = list(tags)
         self.label = label
@@ -45,6 +62,9 @@ class DoFnRunner:
         self.lean_map = (self.call == "map" and self.dead_tag is None
                          and not transform.side_inputs())
         self.direct = fn if not (transform.args or transform.kwargs or context_params(fn)) else None
+        self.batch = (BatchCaller(transform.fn, transform.batch_types, input_schema,
+                                  bool(transform.args or transform.kwargs))
+                      if transform.batch_types is not None else None)
 
     def setup(self) -> None:
         if self.dofn is not None:
@@ -61,6 +81,8 @@ class DoFnRunner:
         with side-input views for elements in that window."""
         if self.lean_map:
             return self._map_bundle(bundle, owned)
+        if self.batch is not None:
+            return self._batch_bundle(bundle, side_args)
         outs: Outputs = {tag: [] for tag in self.tags}
         main = outs[None]
         invoke, call = self.invoke, self.call
@@ -100,13 +122,67 @@ class DoFnRunner:
                                     traceback.format_exc())
                 outs[dead_tag].append(raw(letter, wv.ts, wv.window, wv.pane, 1))
         if self.dofn is not None:
-            try:
-                finished = self.dofn.finish_bundle()
-                for item in finished or ():
-                    self._out(item, None, outs)
-            except Exception as e:
-                raise user_code_error(self.label, "<finish_bundle>", e) from e
+            self._finish_bundle(outs)
         return outs
+
+    def _finish_bundle(self, outs: Outputs) -> None:
+        try:
+            finished = self.dofn.finish_bundle()
+            for item in finished or ():
+                self._out(item, None, outs)
+        except Exception as e:
+            raise user_code_error(self.label, "<finish_bundle>", e) from e
+
+    def _batch_bundle(self, bundle: List[WindowedValue], side_args: Optional[SideArgs]
+                      ) -> Outputs:
+        """process for a batched DoFn: the bundle as one batch, split by window when side
+        inputs are read and into homogeneous batches when process_batch reads the timestamp,
+        window or pane."""
+        outs: Outputs = {tag: [] for tag in self.tags}
+        self.dofn.start_bundle()
+        if self.batch.homogeneous:
+            batches = split(bundle, metadata)
+        elif side_args is not None:
+            batches = split(bundle, lambda wv: wv.window)
+        else:
+            batches = [bundle] if bundle else []
+        args, kwargs = self.t.args, self.t.kwargs
+        for rows in batches:
+            if side_args is not None:
+                args, kwargs = side_args(rows[0].window)
+            self._run_batch(rows, args, kwargs, outs)
+        self._finish_bundle(outs)
+        return outs
+
+    def _run_batch(self, rows: List[WindowedValue], args: tuple, kwargs: dict,
+                   outs: Outputs) -> None:
+        """process_batch on `rows`, its outputs given the rows' metadata: row i's to output i
+        when there are as many; else the batch's when it is homogeneous; else process_batch
+        is called again per homogeneous group. A failure sends every row to the dead-letter
+        output when there is one."""
+        try:
+            values = self.batch(rows, args, kwargs)
+        except Exception as e:
+            if self.dead_tag is None:
+                raise _batch_error(self.label, rows, e) from e
+            self.dead_count += len(rows)
+            error, tb = f"{type(e).__name__}: {e}", traceback.format_exc()
+            outs[self.dead_tag].extend(
+                raw(DeadLetter(wv.value, self.label, error, tb), wv.ts, wv.window, wv.pane, 1)
+                for wv in rows)
+            return
+        main = outs[None]
+        if len(values) == len(rows):
+            main.extend(raw(v, wv.ts, wv.window, wv.pane, wv.diff)
+                        for v, wv in zip(values, rows))
+            return
+        groups = split(rows, metadata)
+        if len(groups) == 1:
+            wv = rows[0]
+            main.extend(raw(v, wv.ts, wv.window, wv.pane, wv.diff) for v in values)
+            return
+        for group in groups:
+            self._run_batch(group, args, kwargs, outs)
 
     def _map_bundle(self, bundle: List[WindowedValue], owned: bool) -> Outputs:
         """process for a Map without side inputs or dead letters: the same outputs."""

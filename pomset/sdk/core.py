@@ -13,7 +13,7 @@ from ..windowing import (GLOBAL_WINDOW, NO_FIRING, BoundedWindow, GlobalWindows,
                          duration_micros)
 from ..triggers.strategy import WindowingStrategy
 from .combinefn import CombineFn, Count, as_combine_fn
-from .dofn import DoFn
+from .dofn import BatchTypes, DoFn, batch_types
 from .errors import PipelineConstructionError
 from .kinds import KV, NOT_KV, UNKNOWN, element_kind, kind_of_return, kind_of_values
 from .ptransform import Primitive, PTransform
@@ -129,7 +129,8 @@ class Create(Source):
 
 class ParDo(Primitive):
     """Applies a DoFn to every element. Extra arguments that are side-input views
-    (`AsList`, `AsDict`, `AsSingleton`, `AsIter`) are filled in per window."""
+    (`AsList`, `AsDict`, `AsSingleton`, `AsIter`) are filled in per window. A DoFn with a
+    `process_batch` is batched: its batch types, from its type hints, are `batch_types`."""
 
     call = "dofn"
 
@@ -145,9 +146,12 @@ class ParDo(Primitive):
         self.tags: tuple = ()
         self.main_tag = "main"
         self.dead_letter_tag: Optional[str] = None
+        self.batch_types: Optional[BatchTypes] = batch_types(fn) if self.call == "dofn" else None
         self.output_kind = self._infer_kind()
 
     def _infer_kind(self) -> Optional[str]:
+        if self.batch_types is not None:   # rows or numbers, never (key, value) pairs
+            return NOT_KV
         if self.call == "map":
             return kind_of_return(self.fn)
         if self.call == "flat_map":

@@ -6,9 +6,12 @@ function asked for (its timestamp, window or pane).
 """
 from __future__ import annotations
 
+import collections.abc
 import inspect
+import sys
+import typing
 from operator import attrgetter
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, NamedTuple, Optional
 
 
 class _Param:
@@ -30,7 +33,14 @@ class DoFn:
     teardown. `process(self, element, ...)` returns or yields outputs: plain values (keeping
     the input's timestamp, window, pane and diff), `TimestampedValue`s, or `TaggedOutput`s.
     It may ask for `timestamp=DoFn.TimestampParam`, `window=DoFn.WindowParam`,
-    `pane=DoFn.PaneInfoParam`, and receives side inputs as the extra arguments of `ParDo`."""
+    `pane=DoFn.PaneInfoParam`, and receives side inputs as the extra arguments of `ParDo`.
+
+    A batched DoFn defines `process_batch(self, batch, ...)` (instead of, or as well as,
+    `process`, which it is then preferred to): called with many elements at once, as the
+    batch type its first parameter's type hint declares (see `BATCH_TYPES`), it returns or
+    yields batches of the type its return hint declares (the input's by default), which the
+    runner turns back into elements. See `pomset/runtime/batches.py` for how batches are
+    formed and which timestamp, window, pane and diff their outputs get."""
 
     TimestampParam = _Param("TimestampParam")
     WindowParam = _Param("WindowParam")
@@ -133,3 +143,75 @@ def make_invoker(fn: Callable, has_side: bool) -> Callable[[Any, Any, tuple, dic
             extra.update(kwargs)
         return fn(value, *args, **extra)
     return invoke
+
+
+#: The batch types a `process_batch` may declare (the type hint of its batch parameter, and
+#: of what it returns or yields): by name, (module, class). Rows (dicts) go in and out of
+#: Arrow record batches, tables and pandas DataFrames; numbers in and out of numpy arrays.
+BATCH_TYPES = {
+    "pyarrow.RecordBatch": ("pyarrow", "RecordBatch"),
+    "pyarrow.Table": ("pyarrow", "Table"),
+    "pandas.DataFrame": ("pandas", "DataFrame"),
+    "numpy.ndarray": ("numpy", "ndarray"),
+}
+
+# what a return hint may wrap its batch type in: the batches yielded, or returned as a list
+_BATCH_CONTAINERS = (collections.abc.Iterator, collections.abc.Iterable,
+                     collections.abc.Generator, list)
+
+
+class BatchTypes(NamedTuple):
+    """A batched DoFn's declared batch types, as names in `BATCH_TYPES`."""
+
+    input: str
+    output: str
+
+
+def _batch_type_name(hint: Any) -> Optional[str]:
+    """The name in BATCH_TYPES of a type hint (`numpy.typing.NDArray[...]` is an ndarray);
+    None when it is none of them. A hint naming a class has its module imported already."""
+    hint = typing.get_origin(hint) or hint
+    for name, (module, cls) in BATCH_TYPES.items():
+        mod = sys.modules.get(module)
+        if mod is not None and hint is getattr(mod, cls, None):
+            return name
+    return None
+
+
+def batch_types(fn: DoFn) -> Optional[BatchTypes]:
+    """The batch types of `fn.process_batch` from its type hints; None when `fn` has no
+    process_batch. Raises TypeError naming the DoFn and the accepted types when the batch
+    parameter's hint, or the return hint, is not one of them: the runner needs the batch
+    type to build batches, and cannot guess it from elements."""
+    method = getattr(fn, "process_batch", None)
+    if method is None:
+        return None
+    name = f"{type(fn).__name__}.process_batch"
+    accepted = ", ".join(BATCH_TYPES)
+    params = list(inspect.signature(method).parameters.values())
+    if not params or params[0].kind not in (inspect.Parameter.POSITIONAL_ONLY,
+                                            inspect.Parameter.POSITIONAL_OR_KEYWORD):
+        raise TypeError(f"{name} must take the batch as its first parameter")
+    try:
+        hints = typing.get_type_hints(method)
+    except Exception as e:
+        raise TypeError(f"{name}: its type hints cannot be resolved ({type(e).__name__}: "
+                        f"{e}); the batch type must be one of {accepted}") from None
+    batch_param = params[0].name
+    input_type = _batch_type_name(hints.get(batch_param))
+    if input_type is None:
+        got = hints.get(batch_param, "no type hint")
+        raise TypeError(f"{name} must declare the type of its batch parameter "
+                        f"{batch_param!r} with a type hint, one of {accepted} (got {got})")
+    if "return" not in hints:
+        return BatchTypes(input_type, input_type)
+    ret = hints["return"]
+    inner = typing.get_args(ret)
+    if typing.get_origin(ret) in _BATCH_CONTAINERS and inner:
+        ret = inner[0]
+    output_type = _batch_type_name(ret)
+    if output_type is None:
+        raise TypeError(f"{name} must return or yield batches of one of {accepted} (as its "
+                        f"return hint, e.g. Iterator[pandas.DataFrame]; none: the input's "
+                        f"type), got {hints['return']}")
+    return BatchTypes(input_type, output_type)

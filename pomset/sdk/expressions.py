@@ -20,8 +20,8 @@ The rules every evaluation follows:
   has to parse text or print a float (Python, Arrow and Spark write floats differently).
   float -> int truncates toward zero; NaN, infinity or a value outside int64 is an error;
 - strings are compared by code point; `length` counts characters (code points). `upper` and
-  `lower` agree on characters whose case mapping is one character (not on 'ß': Python and
-  Spark give 'SS', Arrow 'ẞ');
+  `lower` agree on characters whose case mapping is one character and context-free (not on
+  'ß': Python and Spark give 'SS', Arrow 'ẞ'; nor on a word-final 'Σ');
 - `year`, `month`, `day`, `hour` read timestamps in UTC; a naive datetime is taken as UTC;
 - a literal is never null: nulls come from the data (`col("v") == None` is refused; use
   `is_null()`).
@@ -157,11 +157,13 @@ class Expr:
     def cast(self, to: Any) -> "Expr":
         """This value as another type: "int64", "float64", "string" or "bool" (or that pyarrow
         type). Number -> number, int -> string and bool -> number are the casts there are."""
+        import pyarrow as pa
         try:
-            target = str(arrow_type(to))
+            target = {pa.int64(): "int64", pa.float64(): "float64", pa.string(): "string",
+                      pa.bool_(): "bool"}.get(arrow_type(to))
         except TypeError:
             target = None
-        if target not in CAST_TARGETS:
+        if target is None:
             raise TypeError(f"cannot cast to {to!r}: an expression casts to one of "
                             f"{', '.join(CAST_TARGETS)}")
         return Op("cast", (self,), (target,))
@@ -176,7 +178,8 @@ class Expr:
 
     def fill_null(self, value: Any) -> "Expr":
         """This value, or `value` (a literal or an expression of the same type; an int for a
-        float) where it is null. The type stays this expression's."""
+        float) where it is null. The type stays this expression's (in plain Python an int
+        filled into a float stays the equal int)."""
         return Op("fill_null", (self, _wrap(value, "fill")))
 
     def upper(self) -> "Expr":
@@ -326,20 +329,6 @@ class Lit(Expr):
     def eval(self, row: Mapping[str, Any]) -> Any:
         return self.value
 
-    def arrow_type(self) -> "pa.DataType":
-        """The Arrow type of this literal."""
-        import pyarrow as pa
-        value = self.value
-        if isinstance(value, bool):
-            return pa.bool_()
-        if isinstance(value, int):
-            return pa.int64()
-        if isinstance(value, float):
-            return pa.float64()
-        if isinstance(value, str):
-            return pa.string()
-        return pa.timestamp("us", tz="UTC")
-
     def _show(self, top: bool = False) -> str:
         return f"lit({self.value!r})"
 
@@ -413,6 +402,19 @@ def kind(t: "pa.DataType") -> str:
     return str(t)
 
 
+def _literal_type(value: Any) -> Any:
+    import pyarrow as pa
+    if isinstance(value, bool):
+        return pa.bool_()
+    if isinstance(value, int):
+        return pa.int64()
+    if isinstance(value, float):
+        return pa.float64()
+    if isinstance(value, str):
+        return pa.string()
+    return pa.timestamp("us", tz="UTC")
+
+
 NUMBERS = ("int", "float")
 CASTS = {"int64": ("int", "float", "bool"), "float64": ("int", "float", "bool"),
          "string": ("int", "string"), "bool": ("bool",)}
@@ -428,15 +430,15 @@ def _infer(e: Expr, schema: Any, types: Dict[int, Any], where: str, whole: Expr)
                 f"its fields are {fields}")
         result = schema.field(e.name).type
     elif isinstance(e, Lit):
-        result = e.arrow_type()
+        result = _literal_type(e.value)
     else:
         arg_types = [_infer(a, schema, types, where, whole) for a in e.args]
         kinds = [kind(t) for t in arg_types]
 
         def refuse(needs: str) -> PipelineConstructionError:
             got = " and ".join(f"{a!r} is {t}" for a, t in zip(e.args, arg_types))
-            return PipelineConstructionError(f"{where}: in {whole!r}, {e._show(True)} needs "
-                                             f"{needs}, but {got}")
+            within = "" if e is whole else f" (in {whole!r})"
+            return PipelineConstructionError(f"{where}: {e!r} needs {needs}, but {got}{within}")
 
         op = e.op
         if op in ("add", "sub", "mul", "neg", "truediv"):

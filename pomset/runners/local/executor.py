@@ -6,10 +6,15 @@ It is the small interface the ordered-parallel executors replace: `deliver`, `pr
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
+from ...runtime.columnar import Columns
 from .stages import Stage
 from ...runtime.watermarks import output_watermark
+
+
+#: elements per bundle when columns become elements
+ELEMENT_SLICE = 8192
 
 
 class SequentialExecutor:
@@ -48,18 +53,35 @@ class SequentialExecutor:
                 len(pc.consumers) == 1 and id(pc) not in self.record
                 and self.producer_of[id(pc)].makes_fresh(pc.tag) for pc in stage.node.inputs)
 
-    def deliver(self, stage: Stage, tag: Optional[str], bundle: list) -> None:
-        pc = stage.node.outputs[tag]
-        rec = self.record.get(id(pc))
-        if rec is not None:
-            times = self.times[id(pc)]
-            if not times or times[-1][1] != self.pt:
-                times.append((len(rec), self.pt))
-            rec.extend(bundle)
-        for consumer, index in self.consumers[id(stage)][tag]:
-            consumer.receive(index, bundle)
+    def deliver(self, stage: Stage, tag: Optional[str], bundle: Any) -> None:
+        """Hand a bundle to the consumers of `stage`'s output `tag`. `Columns` go as they are
+        to the stages that take them, and to the others (and the record) as elements,
+        converted a slice at a time so that a large columnar bundle never becomes one huge
+        list of elements."""
+        consumers = self.consumers[id(stage)][tag]
+        rec = self.record.get(id(stage.node.outputs[tag]))
+        if not isinstance(bundle, Columns):
+            self._hand(stage, tag, bundle, rec, consumers)
+        else:
+            for consumer, index in consumers:
+                if consumer.takes_columns(index):
+                    consumer.receive(index, bundle)
+            rest = [(c, i) for c, i in consumers if not c.takes_columns(i)]
+            if rest or rec is not None:
+                for part in bundle.slices(ELEMENT_SLICE):
+                    self._hand(stage, tag, part.elements(), rec, rest)
         if self.on_bundle is not None:
             self.on_bundle()
+
+    def _hand(self, stage: Stage, tag: Optional[str], elements: list, rec: Optional[list],
+              consumers: list) -> None:
+        if rec is not None:
+            times = self.times[id(stage.node.outputs[tag])]
+            if not times or times[-1][1] != self.pt:
+                times.append((len(rec), self.pt))
+            rec.extend(elements)
+        for consumer, index in consumers:
+            consumer.receive(index, elements)
 
     def propagate(self) -> None:
         """Recompute every stage's input and output watermarks, upstream first."""

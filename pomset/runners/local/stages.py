@@ -11,6 +11,8 @@ from ...runtime.side_inputs import SideInputBuffer
 from ...sdk.errors import UserCodeError
 from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
 from ...traces import TemplateStep, Typed
+from ...runtime import columnar
+from ...runtime.columnar import Columns
 from ...runtime.kernel_host import KernelHost
 from ...windowing import MAX_MICROS, MIN_MICROS
 
@@ -48,6 +50,10 @@ class Stage:
     def makes_fresh(self, tag: Optional[str]) -> bool:
         """Whether every element this stage emits on `tag` is referenced by nothing else."""
         return True
+
+    def takes_columns(self, index: int) -> bool:
+        """Whether input `index` may arrive as `Columns` (else the executor converts them)."""
+        return False
 
     def advance(self) -> None:
         """The input watermarks moved: fire what is due."""
@@ -95,6 +101,10 @@ class Stage:
         return user_code_error(self.label, element, exc)
 
 
+#: rows per columnar bundle read from a file
+COLUMN_ROWS = 1 << 20
+
+
 class SourceStage(Stage):
     """A bounded source or TestStream; the driver moves its watermark."""
 
@@ -110,6 +120,16 @@ class SourceStage(Stage):
         t = self.node.transform
         if isinstance(t, Create):
             yield from t.bundles(size)
+            return
+        if columnar.reads_columns(t):
+            dead: list = []
+            on_bad = t.dead_letters(self.label, dead)
+            for bundle in columnar.read_columns(t, t.files(), on_bad, COLUMN_ROWS):
+                if dead:
+                    self.emit_dead(t.dead_letter_tag, dead)
+                yield bundle
+            if dead:
+                self.emit_dead(t.dead_letter_tag, dead)
             return
         for tag, bundle in read_bundles(t, self.label, size):
             if tag is None:
@@ -136,10 +156,21 @@ class SourceStage(Stage):
 
 
 class AssignWindowsStage(Stage):
-    """WindowInto: re-assigns each element to its windows (or passes through, for a re-trigger)."""
+    """WindowInto: re-assigns each element to its windows (or passes through, for a re-trigger);
+    fixed, sliding and global windows by column arithmetic over `Columns`."""
 
-    def receive(self, index: int, bundle: list) -> None:
+    def __init__(self, node: Any, executor: Any) -> None:
+        super().__init__(node, executor)
+        self.native = columnar.native_windows(node.transform)
+
+    def takes_columns(self, index: int) -> bool:
+        return self.native is not None
+
+    def receive(self, index: int, bundle: Any) -> None:
         self.received += len(bundle)
+        if isinstance(bundle, Columns):
+            self.emit(None, self.native(bundle))
+            return
         self.emit(None, assign_windows(self.node.transform, bundle, self.owned, self.label))
 
     def makes_fresh(self, tag: Optional[str]) -> bool:
@@ -152,6 +183,9 @@ class FlattenStage(Stage):
     def receive(self, index: int, bundle: list) -> None:
         self.received += len(bundle)
         self.emit(None, bundle)
+
+    def takes_columns(self, index: int) -> bool:
+        return True
 
     def makes_fresh(self, tag: Optional[str]) -> bool:
         return self.owned
@@ -167,8 +201,13 @@ class ParDoStage(Stage):
         super().__init__(node, executor)
         t: ParDo = node.transform
         self.t = t
-        self.runner = DoFnRunner(t, node.outputs, self.label)
+        self.runner = DoFnRunner(t, node.outputs, self.label, node.inputs[0].schema)
         self.buffer = SideInputBuffer(t, node.side_inputs) if node.side_inputs else None
+        simple = not node.side_inputs and len(node.outputs) == 1
+        self.native = columnar.native_step(t, node.inputs[0].schema) if simple else None
+
+    def takes_columns(self, index: int) -> bool:
+        return self.native is not None
 
     @property
     def sides(self) -> Any:
@@ -188,7 +227,14 @@ class ParDoStage(Stage):
     def abort(self) -> None:
         self.finish()
 
-    def receive(self, index: int, bundle: list) -> None:
+    def receive(self, index: int, bundle: Any) -> None:
+        if isinstance(bundle, Columns):
+            out = self.native(bundle)
+            if out is not None:
+                self.received += len(bundle)
+                self.emit(None, out)
+                return
+            bundle = bundle.elements()
         if index == 0:
             self.received += len(bundle)
             if self.buffer is not None:
@@ -232,28 +278,63 @@ class ParDoStage(Stage):
 
 
 class GroupStage(Stage):
-    """GroupByKey/CombinePerKey: the runtime's kernel host, its states in memory."""
+    """GroupByKey/CombinePerKey: the runtime's kernel host, its states in memory. A combine of
+    built-in aggregations takes keyed `Columns` (`columnar.native_combine`) and folds them with
+    pyarrow: while its input watermark has not moved, and the trigger fires once, the whole
+    grouping is columnar (`Aggregator.final` when the watermark jumps to the end); otherwise
+    each step's partial accumulators go to the kernel (`KernelHost.partials`)."""
 
     def __init__(self, node: Any, executor: Any) -> None:
         super().__init__(node, executor)
         t: GroupByKey = node.transform
-        self.host = KernelHost(node.inputs[0].windowing, t.reducer(), self.label)
+        main = node.inputs[0]
+        self.host = KernelHost(main.windowing, t.reducer(), self.label)
+        self.aggregator = (columnar.Aggregator(t.combine_fn, main.windowing.timestamp_combiner)
+                           if columnar.native_combine(t, main.windowing, main.may_retract)
+                           else None)
+        # all of the grouping columnar, until an element or a watermark short of the end says
+        # the kernel must see it
+        self.final = self.aggregator is not None and columnar.fires_once(main.windowing)
 
-    def receive(self, index: int, bundle: list) -> None:
+    def takes_columns(self, index: int) -> bool:
+        return self.aggregator is not None
+
+    def receive(self, index: int, bundle: Any) -> None:
         self.received += len(bundle)
+        if isinstance(bundle, Columns):
+            if not self.aggregator.add(bundle):
+                bundle = bundle.elements()
+            elif not self.final or min(self.in_wms) == MIN_MICROS:
+                return
         out: list = []
+        self._to_kernel(out)
         self.host.processing_time(self.pt, out)
-        self.host.elements(bundle, out)
+        if not isinstance(bundle, Columns):
+            self.host.elements(bundle, out)
         self.emit(None, out)
 
+    def _to_kernel(self, out: list) -> None:
+        """Give the kernel the partial accumulators folded so far; from now on it has the
+        grouping."""
+        self.final = False
+        if self.aggregator:
+            self.host.partials(self.aggregator.partials(), out)
+
     def advance(self) -> None:
+        if self.final and min(self.in_wms) == MAX_MICROS:
+            if self.aggregator:
+                self.emit(None, self.aggregator.final())
+            return
         out: list = []
+        self._to_kernel(out)
         self.host.processing_time(self.pt, out)
         self.host.watermark(min(self.in_wms), out)
         self.emit(None, out)
 
     def on_processing_time(self) -> None:
         out: list = []
+        if not self.final:
+            self._to_kernel(out)
         self.host.processing_time(self.pt, out)
         self.emit(None, out)
 
@@ -264,9 +345,17 @@ class GroupStage(Stage):
         return self.host.hold()
 
     def end_step(self) -> None:
+        if not self.final and self.aggregator:
+            out: list = []
+            self._to_kernel(out)
+            self.emit(None, out)
         self.host.end_step()
 
     def snapshot(self) -> Dict[str, Any]:
+        if self.aggregator:   # what it folded goes into the saved state, as partials
+            out: list = []
+            self._to_kernel(out)
+            self.emit(None, out)
         host = self.host
         return dict(super().snapshot(), host=dict(states=host.store.states,
                                                   queues=host.save_queues(),
@@ -298,10 +387,19 @@ class SinkStage(Stage):
         self.part: Optional[int] = None
         self.writer = self.sink.writer(node.inputs[0])
 
-    def receive(self, index: int, bundle: list) -> None:
+    def takes_columns(self, index: int) -> bool:
+        return hasattr(self.sink.writer_class, "write_arrow")
+
+    def receive(self, index: int, bundle: Any) -> None:
         self.received += len(bundle)
         if self.writer is None:
             self.writer = self.sink.writer(self.node.inputs[0], self.sink.part_path(self.part))
+        if isinstance(bundle, Columns):
+            table = columnar.sink_table(bundle, self.writer.annotate)
+            if table is not None:
+                self.writer.write_arrow(table)
+                return
+            bundle = bundle.elements()
         self.writer.write(bundle)
 
     def start_part(self, part: int) -> None:

@@ -251,13 +251,13 @@ class BatchPlan:
 
     def _par_do(self, t: ParDo, node: Any) -> Dict[Optional[str], Any]:
         tags = list(node.outputs)
-        label = node.label
+        label, schema = node.label, node.inputs[0].schema
         sides = node.side_inputs
         side_data = self._side_data(node) if sides else None
         counter = self._counter(label, "dead_lettered") if t.dead_letter_tag is not None else None
 
         def start() -> Any:
-            runner = DoFnRunner(t, tags, label)
+            runner = DoFnRunner(t, tags, label, schema)
             side_args = (side_input_args(t, sides, lambda j, w: side_data[j].get(w, []))
                          if sides else None)
             runner.setup()

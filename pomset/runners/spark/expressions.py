@@ -1,69 +1,59 @@
-"""Expressions (`pomset.sdk.expressions`) compiled to Spark Columns, with the rules every
-evaluation follows (see that module): nulls propagate, `/` by zero is null, NaN compares as
-Python compares it (never equal, never ordered), integer arithmetic is int64, a literal int is
-an int64, time parts read timestamps in UTC. Written for the columnar batch plan
-(`columns.py`); `to_spark(expr, schema)` takes the Arrow schema of the rows it reads."""
+"""Expressions (`pomset.sdk.expressions`) compiled to Spark Columns, with the values plain
+Python and pyarrow give: `x / 0` is null and a bad float -> int cast an error whether or not
+ANSI mode is on, NaN compares as in Python (Spark orders it above every number), and a
+timestamp's year ... hour are read in UTC whatever the session's time zone."""
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any
 
-from ...sdk.expressions import COMPARISONS, TIME_PARTS, Col, Expr, Lit, kind
+from pyspark.sql import Column
+from pyspark.sql import functions as F
 
-_SPARK_TYPES = {"int64": "long", "float64": "double", "string": "string", "bool": "boolean"}
-_COMPARE = {"eq": "__eq__", "ne": "__ne__", "lt": "__lt__", "le": "__le__", "gt": "__gt__",
-            "ge": "__ge__"}
+from ...sdk.expressions import COMPARISONS, NUMBERS, Col, Expr, Lit, kind
+
+DAY_MICROS = 86_400_000_000
+HOUR_MICROS = 3_600_000_000
+TWO_TO_63 = 9.223372036854775808e18
+
+
+def to_spark(expr: Expr, schema: Any) -> Column:
+    """`expr` as a Spark Column over a DataFrame whose rows have the Arrow `schema` (the
+    PCollection's); checked against it first, as types decide how some operators compile."""
+    expr.check(schema, "to_spark")
+    return _compile(expr, schema)
 
 
 def spark_type(t: Any) -> str:
-    """The Spark SQL type name an expression of Arrow type `t` computes in."""
-    k = kind(t)
-    return {"int": "long", "float": "double", "bool": "boolean", "string": "string"}.get(
-        k, "timestamp" if k == "timestamp" else str(t))
+    """The Spark SQL type (DDL name) that holds values of the Arrow type `t`."""
+    import pyarrow as pa
+    names = {pa.int8(): "tinyint", pa.int16(): "smallint", pa.int32(): "int",
+             pa.int64(): "bigint", pa.float32(): "float", pa.float64(): "double",
+             pa.bool_(): "boolean", pa.string(): "string", pa.large_string(): "string"}
+    if t in names:
+        return names[t]
+    if pa.types.is_timestamp(t):
+        return "timestamp"
+    raise TypeError(f"no Spark type for the Arrow type {t} in an expression")
 
 
-def to_spark(expr: Expr, schema: Any) -> Any:
-    """`expr` as a Spark Column over rows of the Arrow `schema`."""
-    types = expr._types(schema, "to_spark")
-    return _compile(expr, types)
-
-
-def _compile(e: Expr, types: Dict[int, Any]) -> Any:
-    from pyspark.sql import functions as F
+def _compile(e: Expr, schema: Any) -> Column:
     if isinstance(e, Col):
-        return F.col(e.name)
+        return F.col("`" + e.name.replace("`", "``") + "`")
     if isinstance(e, Lit):
-        value = e.value
-        if isinstance(value, bool) or isinstance(value, str):
-            return F.lit(value)
-        if isinstance(value, int):
-            return F.lit(value).cast("long")
-        if isinstance(value, float):
-            return F.lit(value).cast("double")
-        return F.lit(value).cast("timestamp")
-    args = [_compile(a, types) for a in e.args]
-    kinds = [kind(types[id(a)]) for a in e.args]
-    out = types[id(e)]
+        return F.lit(e.value).cast(spark_type(e.output_type(schema)))
+    args = [_compile(a, schema) for a in e.args]
+    kinds = [kind(a.output_type(schema)) for a in e.args]
+    result = spark_type(e.output_type(schema))
     op = e.op
     if op in ("add", "sub", "mul"):
-        t = spark_type(out)
-        a, b = (x.cast(t) for x in args)
-        return {"add": a + b, "sub": a - b, "mul": a * b}[op]
+        a, b = (x.cast(result) for x in args)
+        return a + b if op == "add" else a - b if op == "sub" else a * b
     if op == "neg":
-        return -args[0].cast(spark_type(out))
-    if op == "truediv":
-        a, b = (x.cast("double") for x in args)
-        return F.when(b == 0.0, F.lit(None).cast("double")).otherwise(a / b)
+        return -args[0].cast(result)
+    if op == "truediv":   # null for a zero divisor, ANSI or not
+        return F.try_divide(args[0].cast("double"), args[1].cast("double"))
     if op in COMPARISONS:
-        a, b = args
-        if kinds[0] in ("int", "float") and kinds[1] in ("int", "float"):
-            common = "double" if "float" in kinds else "long"
-            a, b = a.cast(common), b.cast(common)
-        result = getattr(a, _COMPARE[op])(b)
-        if "float" in kinds:   # NaN is never equal nor ordered (Spark orders it above all)
-            nan = F.isnan(a) | F.isnan(b)
-            result = F.when(nan & a.isNotNull() & b.isNotNull(), F.lit(op == "ne")) \
-                .otherwise(result)
-        return result
+        return _compare(op, args, kinds)
     if op == "and":
         return args[0] & args[1]
     if op == "or":
@@ -71,34 +61,55 @@ def _compile(e: Expr, types: Dict[int, Any]) -> Any:
     if op == "not":
         return ~args[0]
     if op == "cast":
-        return args[0].cast(_SPARK_TYPES[e.params[0]])
+        x = args[0]
+        if kinds[0] == "float" and result == "bigint":
+            bad = F.isnan(x) | (x >= F.lit(TWO_TO_63)) | (x < F.lit(-TWO_TO_63))
+            return F.when(bad, F.raise_error(F.concat(F.lit("cannot cast to int64: "),
+                                                      x.cast("string")))) \
+                .otherwise(x.cast("bigint"))
+        return x.cast(result)
     if op == "is_null":
         return args[0].isNull()
     if op == "is_not_null":
         return args[0].isNotNull()
     if op == "fill_null":
-        return F.coalesce(args[0], args[1].cast(spark_type(out)))
+        return F.coalesce(args[0], args[1].cast(result))
     if op == "upper":
         return F.upper(args[0])
     if op == "lower":
         return F.lower(args[0])
     if op == "length":
-        return F.length(args[0]).cast("long")
+        return F.char_length(args[0]).cast("bigint")
     if op == "startswith":
-        return args[0].startswith(F.lit(e.params[0]))
+        return args[0].startswith(e.params[0])
     if op == "contains":
-        return args[0].contains(F.lit(e.params[0]))
-    if op in TIME_PARTS:
-        t = types[id(e.args[0])]
-        if getattr(t, "tz", None) is None:   # a naive time is UTC already (TIMESTAMP_NTZ)
-            x = args[0]
-            day = x
-        else:   # in UTC whatever the session's time zone: from the instant's µs
-            micros = F.unix_micros(args[0])
-            day = F.date_from_unix_date(F.floor(micros / 86_400_000_000).cast("int"))
-            if op == "hour":
-                return F.pmod(F.floor(micros / 3_600_000_000), F.lit(24)).cast("long")
-            x = day
-        fn = {"year": F.year, "month": F.month, "day": F.dayofmonth, "hour": F.hour}[op]
-        return fn(x if op == "hour" else day).cast("long")
-    raise ValueError(f"no Spark compilation for the operator {op!r}")
+        return args[0].contains(e.params[0])
+    return _time_part(op, args[0]).cast("bigint")   # year, month, day, hour
+
+
+def _compare(op: str, args: list, kinds: list) -> Column:
+    """A comparison; numbers as bigint or double, and with a float operand NaN is unequal
+    and unordered to everything (Spark would have NaN = NaN and NaN above every number)."""
+    a, b = args
+    if kinds[0] in NUMBERS and kinds[1] in NUMBERS:
+        common = "double" if "float" in kinds else "bigint"
+        a, b = a.cast(common), b.cast(common)
+    compared = {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b,
+                "ge": a >= b}[op]
+    if "float" not in kinds:
+        return compared
+    return (F.when(a.isNull() | b.isNull(), F.lit(None).cast("boolean"))
+            .when(F.isnan(a) | F.isnan(b), F.lit(op == "ne"))
+            .otherwise(compared))
+
+
+def _time_part(op: str, t: Column) -> Column:
+    """year, month, day or hour of a timestamp in UTC, from its microseconds since the epoch
+    (Spark's own functions read it in the session's time zone)."""
+    micros = F.unix_micros(t)
+    within_day = F.pmod(micros, F.lit(DAY_MICROS))
+    if op == "hour":
+        return F.floor(within_day / F.lit(HOUR_MICROS))
+    days = F.round((micros - within_day) / F.lit(DAY_MICROS)).cast("int")
+    date = F.date_from_unix_date(days)
+    return {"year": F.year, "month": F.month, "day": F.dayofmonth}[op](date)

@@ -76,6 +76,7 @@ def spark_session(options: Any) -> Tuple[Any, bool]:
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.shuffle.partitions", str(2 * cores))
+               .config("spark.sql.session.timeZone", "UTC")   # pomset's time is UTC
                .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
     for key, value in options.spark_conf:
         builder = builder.config(key, value)

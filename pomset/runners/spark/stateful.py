@@ -203,9 +203,9 @@ class SideInputProcessor(_Host):
 
     def __init__(self, label: str, transform: Any, sides: List[Any],
                  outs: Dict[Optional[str], str], ins: List[str], channels: List[List[str]],
-                 retained: List[str], out_channel: str) -> None:
+                 retained: List[str], out_channel: str, schema: Optional[Any]) -> None:
         super().__init__(label, ins, channels, outs, retained, out_channel)
-        self.transform, self.sides = transform, sides
+        self.transform, self.sides, self.schema = transform, sides, schema
 
     def routed(self, address: str) -> bool:
         return len(self.inputs[address]) == 1
@@ -213,7 +213,7 @@ class SideInputProcessor(_Host):
     def init(self, handle: StatefulProcessorHandle) -> None:
         super().init(handle)
         self.data = handle.getValueState("data", "b binary")
-        self.runner = DoFnRunner(self.transform, list(self.outs), self.label)
+        self.runner = DoFnRunner(self.transform, list(self.outs), self.label, self.schema)
         self.runner.setup()
 
     def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[Tuple[int, Marker]]

@@ -234,7 +234,8 @@ class StreamingPlan:
         # whether an output's elements are new objects (else the input's, shared), as the
         # local runner's stages say (`makes_fresh`)
         if isinstance(t, ParDo):
-            return _Op(ins, outs, lambda: _ParDoFn(t, list(outs), label),
+            schema = node.inputs[0].schema
+            return _Op(ins, outs, lambda: _ParDoFn(t, list(outs), label, schema),
                        lambda tag, owned: tag is not None or t.call != "filter" or owned)
         if isinstance(t, WindowInto):
             return _Op(ins, outs, lambda: _WindowFn(t, label),
@@ -264,7 +265,7 @@ class StreamingPlan:
             key = F.col("k")
         else:
             processor = SideInputProcessor(node.label, t, node.side_inputs, outs, ins, channels,
-                                           retained, f"g{i}")
+                                           retained, f"g{i}", node.inputs[0].schema)
             key = F.col("v")
         tcol, buckets = F.col("t"), self._buckets_of(node)
         own = ((tcol == ins[0]) & F.col("m").isNull() if ins[0] not in ins[1:]
@@ -296,8 +297,9 @@ class _Op:
 
 
 class _ParDoFn:
-    def __init__(self, t: ParDo, tags: List[Optional[str]], label: str) -> None:
-        self.runner = DoFnRunner(t, tags, label)
+    def __init__(self, t: ParDo, tags: List[Optional[str]], label: str,
+                 schema: Optional[Any]) -> None:
+        self.runner = DoFnRunner(t, tags, label, schema)
         self.runner.setup()
 
     def __call__(self, elements: list, owned: bool) -> Dict[Optional[str], list]:

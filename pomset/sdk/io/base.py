@@ -49,12 +49,22 @@ class NoMatchingFilesError(PipelineConstructionError, FileNotFoundError):
 
 # --- sources ------------------------------------------------------------------------------------
 
-def expand_pattern(pattern: PathLike) -> List[str]:
-    """The files a glob pattern matches (`**` spans directories), sorted by name."""
+def expand_pattern(pattern: Union[PathLike, Sequence[PathLike]]) -> List[str]:
+    """The files a glob pattern matches (`**` spans directories), sorted by name; a directory
+    stands for the files in it and below, except those whose name starts with `_` or `.`
+    (Hadoop's and Spark's markers such as `_SUCCESS`); a list of patterns for the union."""
+    if isinstance(pattern, (list, tuple)):
+        return sorted({f for p in pattern for f in expand_pattern(p)})
     text = os.fspath(pattern)
     if not isinstance(text, str):
         raise TypeError(f"a file pattern must be a str or path, got {pattern!r}")
     text = os.path.expanduser(text)
+    if os.path.isdir(text):
+        found = []
+        for folder, dirs, names in os.walk(text):
+            dirs[:] = [d for d in dirs if not d.startswith(("_", "."))]
+            found += [os.path.join(folder, n) for n in names if not n.startswith(("_", "."))]
+        return sorted(found)
     if glob.has_magic(text):
         matches = glob.glob(text, recursive=True)
     else:
@@ -166,18 +176,23 @@ class DeadLetterSource(Source):
 
 
 class FileSource(DeadLetterSource):
-    """A bounded source over the files a glob pattern matches. Subclasses implement
+    """A bounded source over the files a glob pattern, a directory or a list of them match
+    (`expand_pattern`). Subclasses implement
     `read_file(path, on_bad)`, yielding WindowedValues and reporting malformed records with
     `self.bad(...)`."""
 
     def __init__(self, pattern: PathLike, timestamp_field: Optional[str] = None,
                  label: Optional[str] = None, schema: Optional[SchemaLike] = None) -> None:
         super().__init__(label)
-        if not isinstance(pattern, (str, os.PathLike)):
-            raise TypeError(f"{type(self).__name__} takes a file pattern (str or path), got {pattern!r}")
+        patterns = list(pattern) if isinstance(pattern, (list, tuple)) else [pattern]
+        if not patterns or not all(isinstance(p, (str, os.PathLike)) for p in patterns):
+            raise TypeError(f"{type(self).__name__} takes a file pattern, a directory or a "
+                            f"list of them (strs or paths), got {pattern!r}")
         if timestamp_field is not None and not isinstance(timestamp_field, str):
             raise TypeError(f"timestamp_field must be a field name (str), got {timestamp_field!r}")
-        self.pattern = os.fspath(pattern)
+        self.pattern: Union[str, List[str]] = (
+            [os.fspath(p) for p in patterns] if isinstance(pattern, (list, tuple))
+            else os.fspath(pattern))
         self.timestamp_field = timestamp_field
         # a declared schema: each record becomes a Row of it, or a malformed record
         self.row_schema = as_schema(schema) if schema is not None else None
@@ -217,24 +232,23 @@ class FileSource(DeadLetterSource):
                 line: Any) -> Optional[WindowedValue]:
         """The element for a parsed record, timestamped from `timestamp_field` if set; None
         (after reporting it) when that field is missing or not a time."""
+        field = self.timestamp_field
+        ts = MIN_MICROS
+        if field is not None:
+            if not isinstance(record, dict) or field not in record:
+                self.bad(on_bad, record, path, line, f"missing timestamp field {field!r}")
+                return None
+            try:
+                ts = event_time_micros(record[field])
+            except ValueError as e:
+                self.bad(on_bad, record, path, line, f"timestamp field {field!r} {e}")
+                return None
         if self.row_schema is not None:
             try:
-                record = conform(record, self.row_schema) if isinstance(record, dict) else \
-                    conform({}, self.row_schema)
+                record = conform(record, self.row_schema)
             except ValueError as e:
                 self.bad(on_bad, record, path, line, f"does not fit the schema: {e}")
                 return None
-        field = self.timestamp_field
-        if field is None:
-            return _raw(record, MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1)
-        if not isinstance(record, dict) or field not in record:
-            self.bad(on_bad, record, path, line, f"missing timestamp field {field!r}")
-            return None
-        try:
-            ts = event_time_micros(record[field])
-        except ValueError as e:
-            self.bad(on_bad, record, path, line, f"timestamp field {field!r} {e}")
-            return None
         return _raw(record, ts, GLOBAL_WINDOW, NO_FIRING, 1)
 
 
@@ -513,14 +527,37 @@ class TableWriter:
         self.sink = sink
         self.make_row = RowMaker(annotate, sink_name)
         self.rows: List[Dict[str, Any]] = []
+        self.tables: List[Any] = []   # parts written as Arrow tables (`write_arrow`)
         self.closed = False
 
     def write(self, bundle: List[WindowedValue]) -> None:
         make_row = self.make_row
         self.rows.extend(make_row(wv) for wv in bundle)
 
-    def table(self) -> Any:
+    def write_arrow(self, table: Any) -> None:
+        """Rows already as an Arrow table with the sink's columns (a columnar runner's)."""
+        clash = [n for n in table.column_names[:-len(EXTRA_NAMES)] if n in EXTRA_NAMES] \
+            if self.annotate else []
+        if clash:
+            raise ValueError(f"{self.sink_name}: rows have field(s) {clash}, which clash with "
+                             f"the window/pane columns the sink adds for windowed or "
+                             f"retracting input ({', '.join(EXTRA_NAMES)}); rename them first")
+        self.tables.append(table)
+
+    def rows_table(self) -> Any:
+        """The rows written as elements, as a table."""
         return arrow_table(self.rows, self.annotate, self.sink_name)
+
+    def table(self) -> Any:
+        import pyarrow as pa
+        if not self.tables:
+            return self.rows_table()
+        parts = self.tables + ([self.rows_table()] if self.rows else [])
+        try:
+            return pa.concat_tables(parts, promote_options="permissive")
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+            raise ValueError(f"{self.sink_name}: rows of different types cannot be written to "
+                             f"one file: {e}") from None
 
     def write_table(self, table: Any, path: str) -> None:
         raise NotImplementedError
@@ -528,14 +565,14 @@ class TableWriter:
     def abort(self) -> None:
         """The run failed: write nothing."""
         self.closed = True
-        self.rows = []
+        self.rows, self.tables = [], []
 
     def close(self) -> None:
         if self.closed:
             return
         self.closed = True
         table = self.table()
-        self.rows = []
+        self.rows, self.tables = [], []
         target = AtomicFile(self.path)
         try:
             self.write_table(table, target.tmp)

@@ -122,9 +122,16 @@ def _as_strings(name: str, values: List[Any], error: Exception) -> Any:
 
 
 class _CsvWriter(TableWriter):
-    def table(self) -> Any:
+    def rows_table(self) -> Any:
         rows: List[Dict[str, Any]] = [{k: _csv_cell(v) for k, v in row.items()} for row in self.rows]
         return arrow_table(rows, self.annotate, self.sink_name, fallback=_as_strings)
+
+    def write_arrow(self, table: Any) -> None:
+        import pyarrow as pa
+        if any(pa.types.is_nested(f.type) for f in table.schema):   # written as JSON text
+            self.rows.extend(table.to_pylist())
+        else:
+            super().write_arrow(table)
 
     def write_table(self, table: Any, path: str) -> None:
         import pyarrow.csv as pacsv

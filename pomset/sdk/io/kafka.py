@@ -30,6 +30,7 @@ from ...windowing import GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, Globa
 from ..dofn import DeadLetter
 from ..errors import PipelineConstructionError, UserCodeError
 from ..kinds import NOT_KV
+from ..schema import SchemaLike, as_schema, conform
 from .base import DeadLetterSource, OnBad, Sink, annotates, event_time_micros, json_default
 
 FORMATS = ("json", "str", "bytes")
@@ -84,7 +85,11 @@ class ReadFromKafka(DeadLetterSource):
     silently: with `--on_data_loss=warn` (the default) reading goes on from the earliest
     offset left, the loss is counted in the source's metric `lost_to_retention` and a
     `DataLossWarning` names the topic, partition and offsets [from, to); with
-    `--on_data_loss=fail` the run fails with a `DataLossError` saying the same."""
+    `--on_data_loss=fail` the run fails with a `DataLossError` saying the same.
+
+    With `schema` (JSON values only: a pyarrow.Schema or a mapping of field name to type) each
+    record becomes a `pm.Row` of those fields, converted to their types; a record that does
+    not fit is a malformed record (a dead letter, or the run fails naming it)."""
 
     bounded = False
 
@@ -92,9 +97,13 @@ class ReadFromKafka(DeadLetterSource):
                  value_format: str = "json", timestamp: Optional[str] = None,
                  max_out_of_orderness: float = 0.0, idle_timeout: Optional[float] = None,
                  consumer_config: Optional[Dict[str, Any]] = None, until: Optional[str] = None,
-                 label: Optional[str] = None) -> None:
+                 label: Optional[str] = None, schema: Optional[SchemaLike] = None) -> None:
         super().__init__(label)
         who = label or "ReadFromKafka"
+        if schema is not None and value_format != "json":
+            raise ValueError(f"{who}: a schema describes JSON records, so it needs "
+                             f"value_format='json', not {value_format!r}")
+        self.row_schema = as_schema(schema) if schema is not None else None
         if not isinstance(bootstrap_servers, str) or not bootstrap_servers:
             raise TypeError(f"{who}: bootstrap_servers must be a 'host:port[,...]' str, "
                             f"got {bootstrap_servers!r}")
@@ -121,6 +130,9 @@ class ReadFromKafka(DeadLetterSource):
 
     def kind(self) -> Optional[str]:
         return NOT_KV
+
+    def schema(self) -> Any:
+        return self.row_schema
 
     @property
     def never_ends(self) -> bool:
@@ -195,6 +207,14 @@ class ReadFromKafka(DeadLetterSource):
                     except json.JSONDecodeError as e:
                         raise ValueError(f"is not valid JSON: {e.msg} at column {e.colno}") from None
             ts = self._event_time(msg, value, now_us)
+            if self.row_schema is not None:
+                if not isinstance(value, dict):
+                    raise ValueError(f"is a JSON {type(value).__name__}, not an object of "
+                                     f"the schema's fields")
+                try:
+                    value = conform(value, self.row_schema)
+                except ValueError as e:
+                    raise ValueError(f"does not fit the schema: {e}") from None
             diff = _diff(msg.headers())
         except ValueError as e:
             on_bad(DeadLetter(raw, self.name, f"topic {msg.topic()!r} partition {msg.partition()} "

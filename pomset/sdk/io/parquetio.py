@@ -1,17 +1,16 @@
 """Parquet files, read and written with pyarrow."""
 from __future__ import annotations
 
-import os
 from typing import Any, Iterator, List, Optional, Sequence
 
 from ...windowing import GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, WindowedValue
-from ..schema import Row
+from ..schema import rows_of
 from .base import FileSink, FileSource, OnBad, PathLike, TableWriter
 
 
 class ReadFromParquet(FileSource):
     """The rows (as `pm.Row`s of python values) of the Parquet files matching a glob pattern
-    (or a directory: its Parquet files), optionally only some `columns`. The PCollection's
+    (or a directory, or a list of them), optionally only some `columns`. The PCollection's
     schema is the files' (their columns, or the chosen ones). With `timestamp_field`, event
     time comes from that column (a timestamp column, seconds since the epoch, or ISO-8601
     strings; read even when not among `columns`). A row whose timestamp is null or not a time
@@ -29,12 +28,6 @@ class ReadFromParquet(FileSource):
             columns = list(columns)
         self.columns: Optional[List[str]] = columns
         self._file_schema: Any = False   # not read yet
-
-    def files(self) -> List[str]:
-        """A directory stands for the Parquet files in it (Spark's convention)."""
-        if os.path.isdir(os.path.expanduser(self.pattern)):
-            return FileSource(os.path.join(self.pattern, "*.parquet"), label=self.name).files()
-        return super().files()
 
     def schema(self) -> Any:
         """The first file's schema (the chosen columns), when every file has the same; None
@@ -67,7 +60,7 @@ class ReadFromParquet(FileSource):
         # batch at a time; other columns (and nulls) go through element() per row.
         vectorized = kind is not None and pa.types.is_timestamp(kind) and kind.unit != "ns"
         for batch in pf.iter_batches(batch_size=self.batch_size, columns=columns):
-            records = [Row(r) for r in batch.to_pylist()]
+            records = rows_of(batch)
             times = (batch.column(field).cast(pa.timestamp("us", kind.tz)).cast(pa.int64()).to_pylist()
                      if vectorized else [None] * len(records))
             for record, ts in zip(records, times):
