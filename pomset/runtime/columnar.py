@@ -671,10 +671,18 @@ def _micros(column: Any, pa: Any, pc: Any) -> Any:
     kind = column.type
     if pa.types.is_timestamp(kind):
         return pc.cast(pc.cast(column, pa.timestamp("us", kind.tz)), pa.int64())
+    # seconds outside event time's range (or not finite) are null, not an overflow
+    bound = MAX_MICROS // 1_000_000
     if pa.types.is_integer(kind):
-        return pc.multiply_checked(pc.cast(column, pa.int64()), 1_000_000)
+        x = pc.cast(column, pa.int64(), safe=False) if kind != pa.uint64() else pc.cast(
+            pc.if_else(pc.less(column, bound), column, pa.scalar(None, kind)), pa.int64())
+        ok = pc.and_(pc.greater(x, -bound), pc.less(x, bound))
+        return pc.multiply(pc.if_else(ok, x, pa.scalar(None, pa.int64())), 1_000_000)
     if pa.types.is_floating(kind):
-        return pc.cast(pc.round(pc.multiply(column, 1e6)), pa.int64())
+        x = pc.cast(column, pa.float64())
+        ok = pc.and_(pc.is_finite(x), pc.less(pc.abs(x), float(bound)))
+        x = pc.if_else(ok, x, pa.scalar(None, pa.float64()))
+        return pc.cast(pc.round(pc.multiply(x, 1e6)), pa.int64())
     return pa.nulls(len(column), pa.int64())
 
 
