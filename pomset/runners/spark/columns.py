@@ -25,7 +25,8 @@ from urllib.parse import unquote, urlparse
 import pyarrow as pa
 
 from ...runtime.columnar import (ON_TIME_ONCE, TS, WE, WS, Columns, bad_time, fires_once,
-                                 native_combine, reads_columns, window_geometry)
+                                 native_combine, native_step, reads_columns,
+                                 window_geometry)
 from ...sdk.combinefn import Count, Max, Mean, Min, Sum
 from ...sdk.core import Filter, GroupByKey, ParDo, WindowInto
 from ...sdk.expressions import Expr, kind
@@ -196,6 +197,10 @@ def par_do(c: Columnar, t: ParDo, node: Any) -> Optional[Columnar]:
     """The step on columns, or None when it calls Python per row (or has several outputs)."""
     if len(node.outputs) != 1 or t.dead_letter_tag is not None:
         return None
+    if native_step(t, node.inputs[0].schema) is None:   # the runtime's decision: Python per row
+        return None
+    # of the steps the runtime runs natively, Spark compiles these (a batched DoFn or a Map
+    # picking fields runs as elements here)
     df = c.df
     if isinstance(t, Filter) and t.expr is not None and c.keys is None:
         return c.with_df(df.filter(to_spark(t.expr, c.schema)))
