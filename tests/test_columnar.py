@@ -378,3 +378,15 @@ def test_a_directory_a_glob_and_a_list_of_paths_are_all_sources(tmp_path):
             rows = p | pm.ReadFromParquet(pattern, timestamp_field="ts")
         counts.append(len(p.result.collect(rows)))
     assert counts == [150, 150, 150]
+
+
+def test_about_as_many_groups_as_rows(tmp_path):
+    # every row its own key: bundles are kept as they come and aggregated together
+    path = _write(tmp_path / "distinct.parquet", n=3000, keys=3000)
+
+    def build(rows):
+        return (rows | pm.WindowInto(pm.SlidingWindows(2 * HOUR, HOUR))
+                | pm.GroupBy("key").aggregate_field("value", pm.Sum, "total")
+                .aggregate_field("price", pm.Mean, "mean"))
+    columns, elements = _both(build, path)
+    assert columns == elements and len(columns) == 6000

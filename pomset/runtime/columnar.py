@@ -420,6 +420,8 @@ def fires_once(strategy: Any) -> bool:
 # Partial tables merge into one of the same form, which gives the final rows or the CombineFn's
 # accumulators.
 
+RAW_RATIO = 0.25   # a bundle folding to more groups than this share of its rows is kept raw
+RAW_BUNDLES = 16   # raw rows kept, in units of `compact_rows`, before they are folded
 _OPS = {Sum: ("sum",), Count: ("count",), Mean: ("sum", "count"), Min: ("min",), Max: ("max",)}
 _MERGE = {"sum": "sum", "count": "sum", "min": "min", "max": "max"}
 
@@ -437,6 +439,12 @@ class Aggregator:
         self.names = [a.name for a in fn.aggregations] if self.fields else [VALUE]
         self.combiner, self.compact_rows = combiner, compact_rows
         self.parts: List[Any] = []
+        # Bundles with about as many keys and windows as rows gain little from folding each
+        # on its own: those are kept as they come and aggregated together (`_fold_raw`),
+        # one pass over them instead of a pass per bundle and the merges after.
+        self.raw: List[Any] = []
+        self.raw_rows: Optional[int] = None   # None until the first bundle has said
+        self.aggs: List[Tuple[str, ...]] = []
         self.size: Optional[int] = None   # the windows' size (µs)
         self._time_op = "max" if combiner is TimestampCombiner.OUTPUT_AT_LATEST else "min"
         self.keys: List[str] = []
@@ -444,7 +452,7 @@ class Aggregator:
         self.windowed = False
 
     def __bool__(self) -> bool:
-        return bool(self.parts)
+        return bool(self.parts or self.raw)
 
     def add(self, c: Columns) -> bool:
         """Fold a keyed bundle in; False (and nothing folded) when it is not one this
@@ -464,13 +472,31 @@ class Aggregator:
                 aggs.append((v, op, pc.ScalarAggregateOptions(skip_nulls=True, min_count=0))
                             if op == "sum" else (v, op))
         aggs.append((TS, self._time_op))
-        self._add_part(c.table, aggs)
+        self.aggs = aggs
+        table = c.table.select(self._group() + c.values + [TS])
+        if self.raw_rows is None:   # the first bundle: does folding it pay?
+            self._add_part(table)
+            if self.parts and self.parts[-1].num_rows > RAW_RATIO * table.num_rows:
+                self.raw_rows = 0
+        else:
+            self.raw.append(table)
+            self.raw_rows += table.num_rows
+            if self.raw_rows > self.compact_rows * RAW_BUNDLES:
+                self._fold_raw()
         return True
+
+    def _fold_raw(self) -> None:
+        """Aggregate the bundles kept as they came, all at once."""
+        import pyarrow as pa
+        if self.raw:
+            table = pa.concat_tables(self.raw).unify_dictionaries()
+            self.raw, self.raw_rows = [], 0
+            self._add_part(table)
 
     def _group(self) -> List[str]:
         return self.keys + ([WS] if self.windowed else [])
 
-    def _add_part(self, table: Any, aggs: List[Tuple[str, ...]]) -> None:
+    def _add_part(self, table: Any) -> None:
         import pyarrow as pa
         if isinstance(table, pa.RecordBatch):
             table = pa.Table.from_batches([table])
@@ -478,7 +504,7 @@ class Aggregator:
             return
         if table.column(0).num_chunks > 1:
             table = table.unify_dictionaries()
-        part = table.group_by(self._group(), use_threads=True).aggregate(aggs)
+        part = table.group_by(self._group(), use_threads=True).aggregate(self.aggs)
         self.parts.append(plain(part))   # partial tables merge on plain values
         # Merge once the parts since the last merge outgrow both the threshold and the merged
         # table itself: each row is then re-aggregated a bounded number of times, however
@@ -503,6 +529,7 @@ class Aggregator:
     def take(self) -> Any:
         """The merged partial table (with its windows' ends), emptying the aggregator."""
         import pyarrow.compute as pc
+        self._fold_raw()
         merged = self._merged()
         self.parts = []
         if self.windowed:
