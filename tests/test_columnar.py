@@ -292,8 +292,11 @@ def test_functions_that_compute_stay_python_functions():
     assert picked_fields(pm.Map(lambda r: r.value), schema) is not None
     for fn in (lambda r: (r["key"], r["value"] * 2), lambda r: r["key"].upper(),
                lambda r: (r["key"], r.get("value")), lambda r: r["value"] if r["value"] else 0,
-               lambda r: (r["nope"], 1), lambda r: {"k": r["key"]}, lambda r: 3):
-        assert picked_fields(pm.Map(fn), schema) is None
+               lambda r: (r["nope"], 1), lambda r: {"k": r["key"]}, lambda r: 3,
+               lambda r: (r["key"], str(r["value"])), lambda r: (r["key"], f"{r['value']}"),
+               lambda r: (r["key"], r["value"] if r["value"] is not None else 0),
+               lambda r: (r["key"], 1 if r["value"] is None else 2), abs):
+        assert picked_fields(pm.Map(fn), schema) is None, fn
 
 
 @pytest.mark.parametrize("sink", ["parquet", "csv"])

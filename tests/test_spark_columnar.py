@@ -134,8 +134,9 @@ def test_select_filter_with_columns_and_aggregates_with_nulls_match_the_element_
                  .aggregate_field("value", pm.Mean, "mean")
                  .aggregate_field("value", pm.Max, "high")
                  .aggregate_field("value", pm.Count, "n"))
-        # a Python step after the columns: they turn into elements there
-        mapped = picked | pm.Map(lambda r: (r["key"], r["double"]))
+        # a Python step after the columns: they turn into elements there (a Map that only
+        # picked fields would stay columns)
+        mapped = picked | pm.Map(lambda r: (r["key"], str(r["double"])))
         # a combiner that is not built in: the kernel combines the keyed columns' elements
         python_agg = (rows | pm.GroupBy("key").aggregate_field(
             "value", lambda vs: sorted(vs)[len(vs) // 2] if vs else None, "median"))
@@ -218,3 +219,26 @@ def test_a_large_file_is_read_in_several_partitions(spark_session, tmp_path):
     read = next(n for n in plan.pipeline.nodes if isinstance(n.transform, pm.ReadFromParquet))
     df = plan.dfs[id(read.outputs[None])].df
     assert df.rdd.getNumPartitions() > 1
+
+
+def test_a_map_that_picks_fields_and_a_builtin_combine_are_spark_columns(
+        events, spark_session, tmp_path):
+    def build(p):
+        rows = p | pm.ReadFromParquet(events, timestamp_field="ts")
+        windowed = rows | pm.WindowInto(pm.FixedWindows(HOUR))
+        return {"sums": windowed | pm.Map(lambda r: (r["name"], r["key"]))
+                | pm.CombinePerKey(sum),
+                "counts": windowed | "Ones" >> pm.Map(lambda r: (r.name, 1))
+                | "Count" >> pm.CombinePerKey(pm.Count())}
+    out = _both(build, spark_session)
+    assert out["spark"][1] == out["local"][1]
+    p, plan = _plan(build, spark_session)
+    assert all(type(plan.dfs[id(pc)]).__name__ == "Columnar"
+               for n in p.nodes for pc in n.outputs.values())
+
+    def written(p):
+        build(p)["sums"] | pm.WriteToParquet(str(tmp_path / "sums"))
+    _, plan = _plan(written, spark_session)
+    sink = next(n for n in plan.pipeline.nodes if isinstance(n.transform, pm.WriteToParquet))
+    executed = plan.parquet_output(sink)._jdf.queryExecution().executedPlan().toString()
+    assert not [name for name in PYTHON_IN_PLAN if name in executed], executed

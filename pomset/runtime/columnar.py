@@ -255,7 +255,7 @@ def picked_fields(t: ParDo, schema: Any) -> Optional[Tuple[Any, ...]]:
     references or constants (`Col`, `Lit`); else None. The function is called once, on a
     symbolic row; anything else it does (arithmetic, a branch, a call) makes it a Python step."""
     if type(t) is not Map or schema is None or t.args or t.kwargs or t.side_inputs() \
-            or t.dead_letter_tag is not None or t.tags or context_params(t.fn):
+            or t.dead_letter_tag is not None or t.tags or not _only_picks(t.fn):
         return None
     try:
         out = t.fn(_SymbolicRow(schema.names))
@@ -267,6 +267,26 @@ def picked_fields(t: ParDo, schema: Any) -> Optional[Tuple[Any, ...]]:
     if all(not isinstance(p, Col) for p in parts):
         return None
     return tuple(p if isinstance(p, Col) else lit(p) for p in parts)
+
+
+# What a function that only picks fields and builds a tuple of them and constants compiles
+# to: no calls, comparisons, branches, globals or closures, whose outcome the symbolic row
+# could not stand for (`r["v"] is None` is False on it, whatever the row holds).
+_PICKING_OPS = frozenset({"RESUME", "NOP", "CACHE", "LOAD_FAST", "LOAD_CONST",
+                          "BINARY_SUBSCR", "LOAD_ATTR", "BUILD_TUPLE", "RETURN_VALUE",
+                          "RETURN_CONST"})
+
+
+def _only_picks(fn: Any) -> bool:
+    """Whether `fn` is a plain one-argument function whose code does nothing but pick."""
+    import dis
+    import types
+    if not isinstance(fn, types.FunctionType) or fn.__closure__ or fn.__defaults__:
+        return False
+    code = fn.__code__
+    if code.co_argcount != 1 or code.co_kwonlyargcount or code.co_flags & 0x0C:  # *a, **k
+        return False
+    return all(i.opname in _PICKING_OPS for i in dis.get_instructions(code))
 
 
 def _picking(picked: Tuple[Expr, ...]) -> Callable[[Columns], Columns]:

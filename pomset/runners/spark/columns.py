@@ -24,15 +24,15 @@ from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
 
-from ...runtime.columnar import (ON_TIME_ONCE, TS, WE, WS, Columns, bad_time, fires_once,
-                                 native_combine, native_step, reads_columns,
-                                 window_geometry)
+from ...runtime.columnar import (KEY, ON_TIME_ONCE, TS, VALUE, WE, WS, Columns, bad_time,
+                                 fires_once, native_combine, native_step, picked_fields,
+                                 reads_columns, window_geometry)
 from ...sdk.combinefn import Count, Max, Mean, Min, Sum
 from ...sdk.core import Filter, GroupByKey, ParDo, WindowInto
 from ...sdk.expressions import Expr, kind
 from ...sdk.io.base import EXTRA_NAMES, annotates
 from ...sdk.io.parquetio import ReadFromParquet, WriteToParquet
-from ...sdk.relational import FieldsToRow, KeyFields, _FieldsMap
+from ...sdk.relational import FieldsCombineFn, FieldsToRow, KeyFields, _FieldsMap
 from ...windowing import (GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, PaneInfo,
                           TimestampCombiner, WindowedValue)
 from ...windowing.windowfns import GlobalWindows
@@ -54,9 +54,15 @@ class Columnar:
 
     def __init__(self, df: Any, schema: Any, windowed: bool, pane: PaneInfo = NO_FIRING,
                  keys: Optional[List[str]] = None, values: Optional[List[str]] = None,
-                 value_types: Optional[List[Any]] = None) -> None:
+                 value_types: Optional[List[Any]] = None, pairs: bool = False) -> None:
         self.df, self.schema, self.windowed, self.pane = df, schema, windowed, pane
         self.keys, self.values, self.value_types = keys, values, value_types
+        self.pairs = pairs   # (key, value) pairs of `__key` and `__value` (a picking Map's)
+
+    @property
+    def rows(self) -> bool:
+        """Whether the elements are rows of the fields (not keyed, pairs or plain values)."""
+        return self.keys is None and self.values is None
 
     def fields(self) -> List[str]:
         return [n for n in self.df.columns if n not in META]
@@ -67,7 +73,7 @@ class Columnar:
 
     def with_df(self, df: Any, **changes: Any) -> "Columnar":
         out = Columnar(self.df, self.schema, self.windowed, self.pane, self.keys, self.values,
-                       self.value_types)
+                       self.value_types, self.pairs)
         out.df = df
         for name, value in changes.items():
             setattr(out, name, value)
@@ -77,10 +83,11 @@ class Columnar:
         """A function of an Arrow batch of these columns giving its elements (one bundle),
         for `_Steps`: the one place columns become elements."""
         pane, keys, values, schema = self.pane, self.keys, self.values, self.schema
+        pairs = self.pairs
 
         def elements(b: pa.RecordBatch) -> Iterator[List[WindowedValue]]:
             table = _conform(pa.Table.from_batches([b]), schema)
-            yield Columns(table, pane, keys, values).elements()
+            yield Columns(table, pane, keys, values, pairs).elements()
         return elements
 
 
@@ -150,7 +157,8 @@ def read_parquet(plan: Any, t: ReadFromParquet, node: Any) -> Dict[Optional[str]
     kind_of = pq.read_schema(files[0]).field(field).type
     df = df.withColumn(TS, _event_micros(_c(field), kind_of, df.schema[field].dataType))
     bad = df.filter(F.col(TS).isNull())
-    n_bad = bad.count()   # the time column alone is read
+    # the time column alone is read, unless the files' statistics already say it is clean
+    n_bad = 0 if _times_clean(files, field) else bad.count()
     counts = plan.counts[node.label] = {"read": total - n_bad}
     outs: Dict[Optional[str], Any] = {}
     if t.dead_letter_tag is not None:
@@ -165,6 +173,38 @@ def read_parquet(plan: Any, t: ReadFromParquet, node: Any) -> Dict[Optional[str]
     main = df.filter(F.col(TS).isNotNull()) if n_bad else df
     outs[None] = Columnar(main.select(*[_c(n) for n in names], F.col(TS)), schema, False)
     return outs
+
+
+def _times_clean(files: List[str], field: str) -> bool:
+    """Whether the Parquet footers show every row's time usable: in every row group of every
+    file, the field's statistics count no nulls, and its minimum and maximum (a timestamp
+    in s, ms or µs, or integer seconds) lie within event time. False when they cannot tell
+    (no statistics, floats, anything else)."""
+    import pyarrow.parquet as pq
+    per_unit = {"s": 1_000_000, "ms": 1_000, "us": 1}
+    for path in files:
+        meta = pq.ParquetFile(path).metadata
+        kind_of = meta.schema.to_arrow_schema().field(field).type
+        if pa.types.is_timestamp(kind_of) and kind_of.unit in per_unit:
+            scale = per_unit[kind_of.unit]
+        elif pa.types.is_integer(kind_of):
+            scale = 1_000_000
+        else:
+            return False
+        leaves = [meta.schema.column(j).path for j in range(meta.num_columns)]
+        if field not in leaves:
+            return False
+        index = leaves.index(field)
+        for g in range(meta.num_row_groups):
+            stats = meta.row_group(g).column(index).statistics
+            if stats is None or not stats.has_null_count or stats.null_count \
+                    or not stats.has_min_max:
+                return False
+            low, high = stats.min_raw, stats.max_raw
+            if not (isinstance(low, int) and isinstance(high, int)
+                    and MIN_MICROS < low * scale and high * scale < MAX_MICROS):
+                return False
+    return True
 
 
 def _bad_letters(t: Any, label: str, files: List[str], bad: Any, names: List[str], field: str,
@@ -202,16 +242,16 @@ def par_do(c: Columnar, t: ParDo, node: Any) -> Optional[Columnar]:
     # of the steps the runtime runs natively, Spark compiles these (a batched DoFn or a Map
     # picking fields runs as elements here)
     df = c.df
-    if isinstance(t, Filter) and t.expr is not None and c.keys is None:
+    if isinstance(t, Filter) and t.expr is not None and c.rows:
         return c.with_df(df.filter(to_spark(t.expr, c.schema)))
-    if isinstance(t, _FieldsMap) and c.keys is None and _exprs(t.fields.values()):
+    if isinstance(t, _FieldsMap) and c.rows and _exprs(t.fields.values()):
         computed = {n: to_spark(e, c.schema).alias(n) for n, e in t.fields.items()}
         columns = []
         if t.keep_input:
             columns = [computed.pop(n) if n in computed else _c(n) for n in c.fields()]
         columns += list(computed.values())
         return c.with_df(df.select(*columns, *c.meta()), schema=node.outputs[None].schema)
-    if isinstance(t, KeyFields) and c.keys is None and _exprs(
+    if isinstance(t, KeyFields) and c.rows and _exprs(
             list(t.keys.values()) + [a.values for a in t.aggregations]):
         keys = [to_spark(e, c.schema).alias(n) for n, e in t.keys.items()]
         if t.aggregations:
@@ -224,6 +264,16 @@ def par_do(c: Columnar, t: ParDo, node: Any) -> Optional[Columnar]:
             value_columns = [_c(n) for n in c.fields() if n not in t.keys]
         return c.with_df(df.select(*keys, *value_columns, *c.meta()), schema=None,
                          keys=list(t.keys), values=values, value_types=types)
+    picked = picked_fields(t, c.schema) if c.rows else None
+    if picked is not None:
+        named = [VALUE] if len(picked) == 1 else [KEY, VALUE]
+        columns = [to_spark(e, c.schema).alias(n) for n, e in zip(named, picked)]
+        types = [picked[-1].output_type(c.schema)]
+        if len(picked) == 1:
+            return c.with_df(df.select(*columns, *c.meta()), schema=None, keys=None,
+                             values=[VALUE], value_types=types)
+        return c.with_df(df.select(*columns, *c.meta()), schema=None, keys=[KEY],
+                         values=[VALUE], value_types=types, pairs=True)
     if isinstance(t, FieldsToRow) and c.keys is not None and c.values == list(t.names):
         return c.with_df(df, schema=t.schema, keys=None, values=None, value_types=None)
     return None
@@ -238,8 +288,6 @@ def window_into(c: Columnar, t: WindowInto) -> Optional[Columnar]:
     fn = t.window_fn
     if fn is None:
         return c
-    if c.keys is not None:
-        return None
     df = c.df.drop(WS, WE) if c.windowed else c.df
     if type(fn) is GlobalWindows:
         return c.with_df(df, windowed=False)
@@ -282,6 +330,10 @@ def combine(c: Columnar, t: GroupByKey, node: Any) -> Optional[Columnar]:
             native_combine(t, strategy, bool(pcoll.may_retract)) and fires_once(strategy)):
         return None
     fn = t.combine_fn
+    if c.pairs:
+        return _combine_pairs(c, fn, strategy)
+    if not isinstance(fn, FieldsCombineFn):
+        return None
     aggs = []
     for v, a, f, kind_of in zip(c.values, fn.aggregations, fn.fns, c.value_types):
         x = F.col(v)
@@ -318,6 +370,42 @@ def combine(c: Columnar, t: GroupByKey, node: Any) -> Optional[Columnar]:
     return c.with_df(out, pane=ON_TIME_ONCE, values=names, value_types=None)
 
 
+def _combine_pairs(c: Columnar, fn: Any, strategy: Any) -> Optional[Columnar]:
+    """One built-in CombineFn over picked (key, value) pairs, as Spark's groupBy. The Python
+    CombineFn fails on a None value (but `Count` counts it): so does this, in the task that
+    meets one."""
+    from pyspark.sql import functions as F
+    x = F.col(VALUE)
+    kind_of = kind(c.value_types[0])
+    if isinstance(fn, Count):
+        agg = F.count(F.lit(1))
+    elif isinstance(fn, (Sum, Mean)) and kind_of in ("int", "float"):
+        agg = F.sum(x) if isinstance(fn, Sum) else F.avg(x)
+    elif isinstance(fn, (Min, Max)) and kind_of in ("int", "float", "string", "timestamp",
+                                                      "bool"):
+        agg = (F.min if isinstance(fn, Min) else F.max)(x)
+    else:
+        return None
+    if not isinstance(fn, Count):
+        guard = F.when(F.count(F.lit(1)) > F.count(x), F.raise_error(F.lit(
+            f"{type(fn).__name__} of a None value: the combine's input has a null")))
+        agg = F.coalesce(guard, agg)
+    aggs = [agg.alias(VALUE)]
+    combiner = strategy.timestamp_combiner
+    if combiner is TimestampCombiner.OUTPUT_AT_LATEST:
+        aggs.append(F.max(TS).alias(TS))
+    elif combiner is not TimestampCombiner.OUTPUT_AT_EOW:
+        aggs.append(F.min(TS).alias(TS))
+    window = [WS, WE] if c.windowed else []
+    grouped = c.df.groupBy(F.col(KEY), *[F.col(w) for w in window]).agg(*aggs)
+    if combiner is TimestampCombiner.OUTPUT_AT_EOW:
+        ts = (F.col(WE) - 1) if c.windowed else F.lit(GLOBAL_WINDOW.max_ts).cast("long")
+    else:
+        ts = F.col(TS)
+    out = grouped.select(F.col(KEY), F.col(VALUE), ts.alias(TS), *[F.col(w) for w in window])
+    return c.with_df(out, pane=ON_TIME_ONCE, value_types=None)
+
+
 # --- writing ------------------------------------------------------------------------------------
 
 def parquet_output(c: Columnar, sink: Any, pcoll: Any) -> Optional[Any]:
@@ -328,8 +416,13 @@ def parquet_output(c: Columnar, sink: Any, pcoll: Any) -> Optional[Any]:
     rows, a field clashing with those columns)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
-    if not isinstance(sink, WriteToParquet) or c.keys is not None:
+    if not isinstance(sink, WriteToParquet) or (c.keys is not None and not c.pairs):
         return None
+    if c.pairs:   # as the element path writes (key, value) pairs, and plain values
+        c = c.with_df(c.df.select(F.col(KEY).alias("key"), F.col(VALUE).alias("value"),
+                                  *c.meta()), keys=None, values=None, pairs=False)
+    elif c.keys is None and c.values is not None:
+        c = c.with_df(c.df.select(F.col(VALUE).alias("value"), *c.meta()), values=None)
     annotate = annotates(pcoll)
     fields = c.fields()
     if annotate and any(n in EXTRA_NAMES for n in fields):
