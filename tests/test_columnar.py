@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -337,7 +338,7 @@ class _Doubled(pm.DoFn):
 class _Big(pm.DoFn):
     seen = []
 
-    def process_batch(self, frame: "pd.DataFrame") -> "pd.DataFrame":
+    def process_batch(self, frame: pd.DataFrame) -> pd.DataFrame:
         _Big.seen.append(len(frame))
         return frame[frame["value"] > 50]
 
@@ -351,9 +352,6 @@ def test_a_batched_dofn_gets_the_columns_and_its_rows_keep_their_windows(parquet
 
 
 def test_a_filtering_batched_dofn_keeps_each_rows_time(parquet):
-    import pandas as pd  # noqa: F401  (the hint's module)
-    _Big.__dict__["process_batch"].__annotations__.update(
-        frame=pd.DataFrame, **{"return": pd.DataFrame})
     _Big.seen = []
 
     def build(rows):

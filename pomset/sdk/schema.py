@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
-from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-SchemaLike = Union["pa.Schema", Mapping[str, Any], Sequence[Tuple[str, Any]]]  # noqa: F821
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+SchemaLike = Union["pa.Schema", Mapping[str, Any], Sequence[Tuple[str, Any]]]
 
 
 class Row(dict):

@@ -353,21 +353,28 @@ def combine(c: Columnar, t: GroupByKey, node: Any) -> Optional[Columnar]:
         else:
             return None
         aggs.append(agg.alias(a.name))
-    combiner = strategy.timestamp_combiner
-    if combiner is TimestampCombiner.OUTPUT_AT_LATEST:
-        aggs.append(F.max(TS).alias(TS))
-    elif combiner is not TimestampCombiner.OUTPUT_AT_EOW:
-        aggs.append(F.min(TS).alias(TS))
-    window = [WS, WE] if c.windowed else []
-    grouped = c.df.groupBy(*[_c(k) for k in c.keys], *[F.col(w) for w in window]).agg(*aggs)
     names = [a.name for a in fn.aggregations]
+    out = _group_by(c, c.keys, aggs, names, strategy.timestamp_combiner)
+    return c.with_df(out, pane=ON_TIME_ONCE, values=names, value_types=None)
+
+
+def _group_by(c: Columnar, keys: List[str], aggs: List[Any], names: List[str],
+              combiner: TimestampCombiner) -> Any:
+    """The aggregations per key and window, as (keys, names, time, window) columns: one
+    ON_TIME pane each, at the time the timestamp combiner gives."""
+    from pyspark.sql import functions as F
+    if combiner is TimestampCombiner.OUTPUT_AT_LATEST:
+        aggs = aggs + [F.max(TS).alias(TS)]
+    elif combiner is not TimestampCombiner.OUTPUT_AT_EOW:
+        aggs = aggs + [F.min(TS).alias(TS)]
+    window = [F.col(WS), F.col(WE)] if c.windowed else []
+    grouped = c.df.groupBy(*[_c(k) for k in keys], *window).agg(*aggs)
     if combiner is TimestampCombiner.OUTPUT_AT_EOW:
         ts = (F.col(WE) - 1) if c.windowed else F.lit(GLOBAL_WINDOW.max_ts).cast("long")
     else:
         ts = F.col(TS)
-    out = grouped.select(*[_c(k) for k in c.keys], *[_c(n) for n in names], ts.alias(TS),
-                         *[F.col(w) for w in window])
-    return c.with_df(out, pane=ON_TIME_ONCE, values=names, value_types=None)
+    return grouped.select(*[_c(k) for k in keys], *[_c(n) for n in names], ts.alias(TS),
+                          *window)
 
 
 def _combine_pairs(c: Columnar, fn: Any, strategy: Any) -> Optional[Columnar]:
@@ -390,19 +397,7 @@ def _combine_pairs(c: Columnar, fn: Any, strategy: Any) -> Optional[Columnar]:
         guard = F.when(F.count(F.lit(1)) > F.count(x), F.raise_error(F.lit(
             f"{type(fn).__name__} of a None value: the combine's input has a null")))
         agg = F.coalesce(guard, agg)
-    aggs = [agg.alias(VALUE)]
-    combiner = strategy.timestamp_combiner
-    if combiner is TimestampCombiner.OUTPUT_AT_LATEST:
-        aggs.append(F.max(TS).alias(TS))
-    elif combiner is not TimestampCombiner.OUTPUT_AT_EOW:
-        aggs.append(F.min(TS).alias(TS))
-    window = [WS, WE] if c.windowed else []
-    grouped = c.df.groupBy(F.col(KEY), *[F.col(w) for w in window]).agg(*aggs)
-    if combiner is TimestampCombiner.OUTPUT_AT_EOW:
-        ts = (F.col(WE) - 1) if c.windowed else F.lit(GLOBAL_WINDOW.max_ts).cast("long")
-    else:
-        ts = F.col(TS)
-    out = grouped.select(F.col(KEY), F.col(VALUE), ts.alias(TS), *[F.col(w) for w in window])
+    out = _group_by(c, [KEY], [agg.alias(VALUE)], [VALUE], strategy.timestamp_combiner)
     return c.with_df(out, pane=ON_TIME_ONCE, value_types=None)
 
 
