@@ -666,3 +666,14 @@ class TestCombineGloballyDefaults:
         _, out = run(lambda p: p | pm.Create([]) | pm.WindowInto(pm.FixedWindows(10))
                      | pm.CombineGlobally(sum))
         assert out == []
+
+
+def test_builtin_combiners_per_key_and_globally_as_in_beam():
+    with pm.Pipeline() as p:
+        kvs = p | pm.Create([("a", 1), ("b", 4), ("a", 3)])
+        means = kvs | pm.Mean.PerKey()
+        counts = kvs | pm.Count.PerKey()
+        total = kvs | pm.Values() | pm.Sum.Globally()
+    assert sorted(w.value for w in p.result.collect(means)) == [("a", 2.0), ("b", 4.0)]
+    assert sorted(w.value for w in p.result.collect(counts)) == [("a", 2), ("b", 1)]
+    assert [w.value for w in p.result.collect(total)] == [8]

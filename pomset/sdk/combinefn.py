@@ -43,6 +43,18 @@ class CombineFn:
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
+    @classmethod
+    def PerKey(cls, *args: Any, **kwargs: Any) -> Any:
+        """Beam's shorthand: `pm.Mean.PerKey()` is `pm.CombinePerKey(pm.Mean())`."""
+        from .core import CombinePerKey
+        return CombinePerKey(cls(*args, **kwargs))
+
+    @classmethod
+    def Globally(cls, *args: Any, **kwargs: Any) -> Any:
+        """Beam's shorthand: `pm.Count.Globally()` is `pm.CombineGlobally(pm.Count())`."""
+        from .core import CombineGlobally
+        return CombineGlobally(cls(*args, **kwargs))
+
 
 class Sum(CombineFn):
     """The sum of the values (0 for none)."""
