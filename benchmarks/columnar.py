@@ -324,8 +324,8 @@ def main() -> None:
     ap.add_argument("--shape", default="a,b,c", help="comma-separated: a, b, c")
     ap.add_argument("--engines", default=",".join(ALL_ENGINES),
                     help="comma-separated, of: " + ", ".join(ALL_ENGINES))
-    ap.add_argument("--map-shapes", default="a",
-                    help="shapes the Map+CombinePerKey form runs on (it is the slow one)")
+    ap.add_argument("--map-shapes", default="a,b,c",
+                    help="shapes the Map+CombinePerKey form runs on (default: all)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--map-repeat", type=int, default=None,
                     help="runs of the Map+CombinePerKey engines (default: --repeat)")
