@@ -402,7 +402,10 @@ def _assign(c: Columns, size: int, period: int, offset: int) -> Columns:
     import pyarrow as pa
     table = c.table.drop_columns([n for n in (WS, WE) if n in c.table.column_names])
     ts = table.column(TS).to_numpy()
-    latest = ts - np.mod(ts - offset, period)
+    latest = ts - offset   # then, in place: the latest start at or before the time
+    latest //= period
+    latest *= period
+    latest += offset
     copies = -(-size // period)
     if copies == 1:
         starts = latest
