@@ -101,6 +101,7 @@ def test_every_builtin_aggregation_with_nulls(tmp_path):
                 .aggregate_field("price", pm.Mean, "mean")
                 .aggregate_field("value", pm.Min, "low")
                 .aggregate_field("price", pm.Max, "high")
+                .aggregate_field("value", pm.Min(default=-1), "low_or_none")
                 .aggregate_field("value", pm.Count, "n"))
     columns, elements = _both(build, path)
     assert columns == elements

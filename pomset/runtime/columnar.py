@@ -576,6 +576,8 @@ class Aggregator:
                 total = pc.cast(part.column(cols[0]), pa.float64())
                 n = part.column(cols[1])
                 result[name] = pc.if_else(pc.equal(n, 0), float("nan"), pc.divide(total, n))
+            elif isinstance(f, (Min, Max)) and f.default is not None:
+                result[name] = pc.fill_null(part.column(cols[0]), f.default)
             else:
                 result[name] = part.column(cols[0])
         if self.combiner is TimestampCombiner.OUTPUT_AT_EOW:
