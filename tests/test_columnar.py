@@ -392,3 +392,43 @@ def test_about_as_many_groups_as_rows(tmp_path):
                 .aggregate_field("price", pm.Mean, "mean"))
     columns, elements = _both(build, path)
     assert columns == elements and len(columns) == 6000
+
+
+class _SumOfSquares(pm.CombineFn):
+    """A CombineFn with a vectorized add_inputs: the columnar path calls it per group."""
+    groups = 0
+
+    def create_accumulator(self):
+        return 0
+
+    def add_input(self, acc, value):
+        if _SumOfSquares.columnar:
+            raise AssertionError("add_input called one element at a time")
+        return acc + value * value
+
+    def add_inputs(self, acc, values):
+        _SumOfSquares.groups += 1
+        return acc + int((values.astype("int64") ** 2).sum())
+
+    def merge_accumulators(self, accs):
+        return sum(accs)
+
+
+@pytest.mark.parametrize("trigger", [None, pm.AfterWatermark(early=pm.AfterProcessingTime(30))])
+def test_a_combinefn_with_a_vectorized_add_inputs_is_called_per_group(parquet, trigger):
+    out = []
+    for columnar in (True, False):
+        _SumOfSquares.columnar, _SumOfSquares.groups = columnar, 0
+        with pm.Pipeline() as p:
+            rows = p | pm.ReadFromParquet(parquet, timestamp_field="ts")
+            if not columnar:
+                rows = rows | pm.Map(lambda r: pm.Row(r))
+            windowed = rows | pm.WindowInto(pm.FixedWindows(HOUR), **(
+                {"trigger": trigger, "accumulation_mode": pm.AccumulationMode.DISCARDING}
+                if trigger else {}))
+            squares = (windowed | pm.Map(lambda r: (r["key"], r["value"]))
+                       | pm.CombinePerKey(_SumOfSquares())).keep()
+        out.append(_canon(p.result.collect(squares)))
+        if columnar:
+            assert 0 < _SumOfSquares.groups <= 3 * 42   # per group and bundle, not per row
+    assert out[0] == out[1] and len(out[0]) == 42

@@ -425,9 +425,21 @@ def native_combine(t: GroupByKey, strategy: Any, may_retract: bool) -> bool:
     over non-merging windows, whose trigger does not count elements (a partial accumulator
     then stands for the elements it folded), on input without retractions."""
     fn = t.combine_fn
-    builtin = type(fn) in NATIVE_COMBINERS or isinstance(fn, FieldsCombineFn) and fn.native()
+    builtin = (type(fn) in NATIVE_COMBINERS or isinstance(fn, FieldsCombineFn) and fn.native()
+               or _vectorized(fn))
     return (builtin and not may_retract and not strategy.window_fn.is_merging()
             and not strategy.trigger.counts_elements())
+
+
+def _vectorized(fn: Any) -> bool:
+    return (fn is not None and not isinstance(fn, FieldsCombineFn) and fn.vectorized()
+            and fn.can_merge())
+
+
+def aggregator(fn: Any, combiner: TimestampCombiner) -> Any:
+    """What folds a native combine's bundles: Arrow's aggregations for the built-ins
+    (`Aggregator`), the CombineFn's own `add_inputs` per group otherwise."""
+    return VectorAggregator(fn, combiner) if _vectorized(fn) else Aggregator(fn, combiner)
 
 
 def fires_once(strategy: Any) -> bool:
@@ -613,6 +625,67 @@ class Aggregator:
                 for i in range(len(key_rows))]
         return [_raw((key, acc if self.fields else acc[0]), times[i], windows[i], NO_FIRING, 1)
                 for i, (key, acc) in enumerate(zip(key_rows, accs))]
+
+
+class VectorAggregator:
+    """One CombineFn with a vectorized `add_inputs` over (key, value) pairs: per bundle, Arrow
+    lists each key and window's values and the CombineFn adds each list at once (a Python
+    call per group, not per element); a group's accumulators from several bundles merge with
+    `merge_accumulators`. Bundles with null values go to the CombineFn one element at a
+    time, which decides what a None means."""
+
+    def __init__(self, fn: Any, combiner: TimestampCombiner) -> None:
+        self.fn, self.combiner = fn, combiner
+        self._time_op = "max" if combiner is TimestampCombiner.OUTPUT_AT_LATEST else "min"
+        self.accs: Dict[Tuple[Any, Any], List[Any]] = {}   # (key, window) -> [acc, time]
+
+    def __bool__(self) -> bool:
+        return bool(self.accs)
+
+    def add(self, c: Columns) -> bool:
+        """Fold a bundle of pairs in; False (nothing folded) for any other bundle."""
+        import pyarrow as pa
+        if not c.pairs or c.table.column(VALUE).null_count:
+            return False
+        table = c.table if c.table.column(0).num_chunks <= 1 else c.table.unify_dictionaries()
+        group = [KEY] + ([WS, WE] if c.windowed else [])
+        out = table.group_by(group, use_threads=True).aggregate(
+            [(VALUE, "list"), (TS, self._time_op)])
+        keys = pylist(out.column(KEY))
+        windows = (_windows(out.column(WS).to_pylist(), out.column(WE).to_pylist())
+                   if c.windowed else [GLOBAL_WINDOW] * len(keys))
+        times = out.column(f"{TS}_{self._time_op}").to_pylist()
+        lists = out.column(f"{VALUE}_list").combine_chunks()
+        flat, offsets = lists.flatten(), lists.offsets.to_numpy()
+        kind = flat.type
+        numbers = pa.types.is_integer(kind) or pa.types.is_floating(kind)
+        flat = flat.to_numpy(zero_copy_only=False) if numbers else pylist(flat)
+        fn, accs, pick = self.fn, self.accs, max if self._time_op == "max" else min
+        for i, (key, window) in enumerate(zip(keys, windows)):
+            acc = fn.add_inputs(fn.create_accumulator(), flat[offsets[i]:offsets[i + 1]])
+            held = accs.get((key, window))
+            if held is None:
+                accs[(key, window)] = [acc, times[i]]
+            else:
+                held[0] = fn.merge_accumulators([held[0], acc])
+                held[1] = pick(held[1], times[i])
+        return True
+
+    def partials(self) -> List[WindowedValue]:
+        """The accumulators as (key, accumulator) elements for the kernel to merge."""
+        out = [_raw((key, acc), ts, window, NO_FIRING, 1)
+               for (key, window), (acc, ts) in self.accs.items()]
+        self.accs = {}
+        return out
+
+    def final(self) -> List[WindowedValue]:
+        """The one ON_TIME pane per key and window of a combine that fires once."""
+        eow = self.combiner is TimestampCombiner.OUTPUT_AT_EOW
+        out = [_raw((key, self.fn.extract_output(acc)), window.max_ts if eow else ts, window,
+                    ON_TIME_ONCE, 1)
+               for (key, window), (acc, ts) in self.accs.items()]
+        self.accs = {}
+        return out
 
 
 def _extremum(value: Any) -> Counter:

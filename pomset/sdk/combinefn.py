@@ -31,6 +31,18 @@ class CombineFn:
         """Undo `add_input(accumulator, value)`; needed when retractions reach the combine."""
         raise NotImplementedError(f"{type(self).__name__} does not implement retract_input")
 
+    def add_inputs(self, accumulator: Any, values: Any) -> Any:
+        """Add many values at once (Beam's `add_inputs`). A columnar runner calls it with one
+        key and window's values, a numpy array for numbers (else a list); override it with a
+        vectorized version and the combine runs without a Python call per element."""
+        for value in values:
+            accumulator = self.add_input(accumulator, value)
+        return accumulator
+
+    def vectorized(self) -> bool:
+        """Whether `add_inputs` is overridden (a columnar runner then calls it per group)."""
+        return type(self).add_inputs is not CombineFn.add_inputs
+
     def can_retract(self) -> bool:
         return type(self).retract_input is not CombineFn.retract_input
 

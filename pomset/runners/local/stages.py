@@ -289,7 +289,7 @@ class GroupStage(Stage):
         t: GroupByKey = node.transform
         main = node.inputs[0]
         self.host = KernelHost(main.windowing, t.reducer(), self.label)
-        self.aggregator = (columnar.Aggregator(t.combine_fn, main.windowing.timestamp_combiner)
+        self.aggregator = (columnar.aggregator(t.combine_fn, main.windowing.timestamp_combiner)
                            if columnar.native_combine(t, main.windowing, main.may_retract)
                            else None)
         # all of the grouping columnar, until an element or a watermark short of the end says
