@@ -43,15 +43,19 @@ def _both(build, path):
     out = {}
     for form in ("columns", "elements"):
         with pm.Pipeline() as p:
-            rows = p | pm.ReadFromParquet(path, timestamp_field="ts")
-            if form == "elements":
-                rows = rows | pm.Map(lambda r: pm.Row(r))
-            result = build(rows).keep()
+            result = build(_rows(p, path, form)).keep()
             if form == "columns":
                 with _no_row_at_a_time():
                     p.run()
         out[form] = _canon(p.result.collect(result))
     return out["columns"], out["elements"]
+
+
+def _rows(p, path, form):
+    """The Parquet file's rows: as the source gives them ("columns"), or through a Python
+    Map, which the columnar path cannot take ("elements")."""
+    rows = p | pm.ReadFromParquet(path, timestamp_field="ts")
+    return rows | pm.Map(lambda r: pm.Row(r)) if form == "elements" else rows
 
 
 @contextlib.contextmanager
@@ -307,9 +311,7 @@ def test_sinks_write_columns_as_they_write_elements(parquet, tmp_path, sink):
     paths = {}
     for form in ("columns", "elements"):
         with pm.Pipeline() as p:
-            rows = p | pm.ReadFromParquet(parquet, timestamp_field="ts")
-            if form == "elements":
-                rows = rows | pm.Map(lambda r: pm.Row(r))
+            rows = _rows(p, parquet, form)
             sums = (rows | pm.WindowInto(pm.FixedWindows(HOUR))
                     | pm.GroupBy("key").aggregate_field("price", pm.Sum, "total"))
             pairs = rows | "Pairs" >> pm.Map(lambda r: (r["key"], r["value"]))

@@ -481,7 +481,7 @@ class Aggregator:
         self.raw_rows: Optional[int] = None   # None until the first bundle has said
         self.aggs: List[Tuple[str, ...]] = []
         self.size: Optional[int] = None   # the windows' size (µs)
-        self._time_op = "max" if combiner is TimestampCombiner.OUTPUT_AT_LATEST else "min"
+        self._time_op = time_op(combiner)
         self.keys: List[str] = []
         self.values: List[str] = []
         self.windowed = False
@@ -636,7 +636,7 @@ class VectorAggregator:
 
     def __init__(self, fn: Any, combiner: TimestampCombiner) -> None:
         self.fn, self.combiner = fn, combiner
-        self._time_op = "max" if combiner is TimestampCombiner.OUTPUT_AT_LATEST else "min"
+        self._time_op = time_op(combiner)
         self.accs: Dict[Tuple[Any, Any], List[Any]] = {}   # (key, window) -> [acc, time]
 
     def __bool__(self) -> bool:
@@ -686,6 +686,12 @@ class VectorAggregator:
                for (key, window), (acc, ts) in self.accs.items()]
         self.accs = {}
         return out
+
+
+def time_op(combiner: TimestampCombiner) -> str:
+    """The aggregation of the rows' times a pane's time needs: the latest for
+    OUTPUT_AT_LATEST, else the earliest (any time in the window serves the end of window)."""
+    return "max" if combiner is TimestampCombiner.OUTPUT_AT_LATEST else "min"
 
 
 def _extremum(value: Any) -> Counter:

@@ -149,7 +149,8 @@ def read_parquet(plan: Any, t: ReadFromParquet, node: Any) -> Dict[Optional[str]
     files, schema, field = t.files(), t.schema(), t.timestamp_field
     names = list(schema.names)
     df = plan.spark.read.parquet(*files)
-    total = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+    footers = [pq.ParquetFile(f).metadata for f in files]   # read once, used twice
+    total = sum(m.num_rows for m in footers)
     if field is None:
         plan.counts[node.label] = {"read": total}
         out = df.select(*[_c(n) for n in names], F.lit(MIN_MICROS).cast("long").alias(TS))
@@ -158,7 +159,7 @@ def read_parquet(plan: Any, t: ReadFromParquet, node: Any) -> Dict[Optional[str]
     df = df.withColumn(TS, _event_micros(_c(field), kind_of, df.schema[field].dataType))
     bad = df.filter(F.col(TS).isNull())
     # the time column alone is read, unless the files' statistics already say it is clean
-    n_bad = 0 if _times_clean(files, field) else bad.count()
+    n_bad = 0 if _times_clean(footers, field) else bad.count()
     counts = plan.counts[node.label] = {"read": total - n_bad}
     outs: Dict[Optional[str], Any] = {}
     if t.dead_letter_tag is not None:
@@ -175,15 +176,13 @@ def read_parquet(plan: Any, t: ReadFromParquet, node: Any) -> Dict[Optional[str]
     return outs
 
 
-def _times_clean(files: List[str], field: str) -> bool:
+def _times_clean(footers: List[Any], field: str) -> bool:
     """Whether the Parquet footers show every row's time usable: in every row group of every
     file, the field's statistics count no nulls, and its minimum and maximum (a timestamp
     in s, ms or µs, or integer seconds) lie within event time. False when they cannot tell
     (no statistics, floats, anything else)."""
-    import pyarrow.parquet as pq
     per_unit = {"s": 1_000_000, "ms": 1_000, "us": 1}
-    for path in files:
-        meta = pq.ParquetFile(path).metadata
+    for meta in footers:
         kind_of = meta.schema.to_arrow_schema().field(field).type
         if pa.types.is_timestamp(kind_of) and kind_of.unit in per_unit:
             scale = per_unit[kind_of.unit]
