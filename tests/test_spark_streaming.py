@@ -153,17 +153,37 @@ def test_a_test_streams_steps_become_micro_batches_with_its_clocks():
         (0, 20_000_000, 10_000_000), (0, pm.MAX_TIMESTAMP.micros, 10_000_000)]
 
 
-def test_bus_rows_keep_elements_and_markers_apart():
-    from pomset.runners.spark import codec
+def test_bus_packs_keep_elements_and_markers_apart():
+    from pomset.runners.spark import packs
     from pomset.runtime.markers import ChannelMarker, MarkerRange
     wvs = [pm.WindowedValue(("k", 1), 3.0, pm.IntervalWindow(0, 10)),
-           pm.WindowedValue("g", 4.0, pm.GlobalWindow())]
+           pm.WindowedValue("g", 4.0, pm.GlobalWindow(), diff=-1),
+           pm.WindowedValue(("j", 2), 5.0, pm.IntervalWindow(0, 10))]
     marks = [ChannelMarker("s0", 7), MarkerRange(1, 5)]
-    batch = codec.encode_bus(wvs, marks, "5", keys=[b"k", None])
-    assert batch.column("t").to_pylist() == ["5"] * 4
-    assert batch.column("k").to_pylist() == [b"k", None, None, None]
-    elements, markers = codec.split_stream(batch)
-    assert elements == wvs and markers == marks
+    keys = [b"k", b"g", b"j"]
+    batch = packs.element_rows(wvs, marks, "5", keys=keys, buckets=3)
+    assert set(batch.column("t").to_pylist()) == {"5"}
+    buckets = batch.column("n").to_pylist()
+    bus = packs.read_bus(batch)
+    assert sorted(bus.elements, key=repr) == sorted(wvs, key=repr) and bus.markers == marks
+    assert sorted(zip(map(repr, bus.elements), bus.keys)) == sorted(zip(map(repr, wvs), keys))
+    for payload, bucket in zip(batch.column("b").to_pylist(), buckets):
+        if payload is not None:   # a pack holds the keys of its bucket only
+            assert {packs.bucket_of(k, 3) for k in packs.unpack_elements(payload)[1]} == {bucket}
+
+
+def test_bus_packs_carry_columns_and_partials():
+    import pyarrow as pa
+    from pomset.runners.spark import packs
+    from pomset.runtime.columnar import Columns
+    c = Columns(pa.table({"city": pa.array(["a", "b"]).dictionary_encode(), "__ts": [1, 2]}))
+    partial = [pm.WindowedValue(("a", 3), 1.0, pm.IntervalWindow(0, 10))]
+    batch = packs.rows([packs.pack_columns(c), packs.pack_elements(partial, [b"a"],
+                                                                   packs.PARTIALS)], [], "2")
+    bus = packs.read_bus(batch)
+    assert bus.columns[0].table.equals(c.table) and bus.elements == []
+    assert bus.partials == partial and bus.partial_keys == [b"a"]
+    assert [wv.value for wv in bus.all_elements()] == [pm.Row(city="a"), pm.Row(city="b")]
 
 
 def test_rows_passed_through_a_stateful_step_get_their_nulls_back():
@@ -171,7 +191,8 @@ def test_rows_passed_through_a_stateful_step_get_their_nulls_back():
     from pomset.runners.spark.stateful import _with_nulls
     frame = pd.DataFrame({"k": [None, None], "v": [b"x", None], "ts": [5, 0], "ws": [0, 0],
                           "we": [10, 0], "wx": [None, None], "p": [None, None], "d": [1, 0],
-                          "t": ["1", "1"], "m": [None, b"marker"]})
+                          "t": ["1", "1"], "m": [None, b"marker"], "b": [None, None],
+                          "n": [0, 0]})
     out = _with_nulls(frame)
     assert out["ws"].tolist() == [0, pd.NA] and out["we"].tolist() == [10, pd.NA]
     assert out["ts"].tolist() == [5, pd.NA] and out["d"].tolist() == [1, pd.NA]

@@ -4,9 +4,10 @@ an interval window, so Spark can compute fixed and sliding windows itself) or `w
 window, pickled; all three null for the global window), `p` (the pane: null for none, else 19
 bytes), `d` (the diff); a keyed form adds `k`, the pickled key Spark groups by, and a tagged
 form `t`, the output tag of a multi-output step. A streaming query's rows (`STREAM`) carry
-`t` and `m` on every row: `m` is null on an element and, on a marker row (all element columns
-null), a pickled `pomset.runtime.markers.Marker`: a channel's watermark and clock, or a typed
-edge's marker range, carried downstream.
+`t`, `m`, `b` and `n` on every row: a marker row has `m`, a pickled
+`pomset.runtime.markers.Marker` (a channel's watermark and clock, or a typed edge's marker
+range, carried downstream); a pack row has `b`, a bundle of elements, and `n`, its bucket
+(`packs`); every other column of theirs is null.
 
 Values pickle with the standard pickler; what refers to `__main__` (classes defined in the
 pipeline's script) or cannot be pickled by reference (lambdas) is pickled by value with
@@ -15,12 +16,12 @@ from __future__ import annotations
 
 import pickle
 import struct
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 import pyarrow as pa
 from pyspark import cloudpickle
 
-from ...runtime.markers import Marker, MarkerRange
+from ...runtime.markers import MarkerRange
 from ...windowing import (GLOBAL_WINDOW, NO_FIRING, IntervalWindow, PaneInfo, PaneTiming,
                           WindowedValue)
 
@@ -34,9 +35,10 @@ _ARROW = [pa.field("v", pa.binary()), pa.field("ts", pa.int64()), pa.field("ws",
 ELEMENT_ARROW = pa.schema(_ARROW)
 KEYED_ARROW = pa.schema([pa.field("k", pa.binary())] + _ARROW)
 TAGGED_ARROW = pa.schema(_ARROW + [pa.field("t", pa.string())])
-STREAM = TAGGED + ", m binary"
+STREAM = TAGGED + ", m binary, b binary, n int"
 KEYED_STREAM = "k binary, " + STREAM
-STREAM_ARROW = pa.schema(_ARROW + [pa.field("t", pa.string()), pa.field("m", pa.binary())])
+STREAM_ARROW = pa.schema(_ARROW + [pa.field("t", pa.string()), pa.field("m", pa.binary()),
+                                   pa.field("b", pa.binary()), pa.field("n", pa.int32())])
 KEYED_STREAM_ARROW = pa.schema([pa.field("k", pa.binary())] + list(STREAM_ARROW))
 ARROW = {ELEMENT: ELEMENT_ARROW, KEYED: KEYED_ARROW, TAGGED: TAGGED_ARROW}
 
@@ -86,11 +88,8 @@ class _Memo(dict):
 
 
 def encode(elements: Sequence[WindowedValue], keys: Optional[Sequence[bytes]] = None,
-           tags: Optional[Sequence[Optional[str]]] = None,
-           markers: Optional[Sequence[Any]] = None) -> pa.RecordBatch:
-    """Elements as a record batch (with their pickled keys, or their output tags); given
-    `markers` (possibly none), as streaming rows followed by one marker row per marker (its
-    `m` the marker pickled)."""
+           tags: Optional[Sequence[Optional[str]]] = None) -> pa.RecordBatch:
+    """Elements as a record batch (with their pickled keys, or their output tags)."""
     p_of, x_of = _Memo(pane_bytes).bytes_of, _Memo(dumps).bytes_of
     vs, tss, wss, wes, wxs, ps, ds = [], [], [], [], [], [], []
     for wv in elements:
@@ -108,21 +107,7 @@ def encode(elements: Sequence[WindowedValue], keys: Optional[Sequence[bytes]] = 
         ps.append(None if wv.pane is NO_FIRING else p_of(wv.pane))
         ds.append(wv.diff)
     columns = [vs, tss, wss, wes, wxs, ps, ds]
-    if markers is not None:
-        n = len(vs)
-        tags = list(tags) if tags is not None else [None] * n
-        for column in columns + [tags]:
-            column.extend([None] * len(markers))
-        ms = [None] * n + [pickle.dumps(m, protocol=5) for m in markers]
-        if keys is not None:
-            keys = list(keys) + [None] * len(markers)
     arrays = [pa.array(c, f.type) for c, f in zip(columns, _ARROW)]
-    if markers is not None:
-        arrays += [pa.array(tags, pa.string()), pa.array(ms, pa.binary())]
-        if keys is not None:
-            return pa.RecordBatch.from_arrays([pa.array(keys, pa.binary())] + arrays,
-                                              schema=KEYED_STREAM_ARROW)
-        return pa.RecordBatch.from_arrays(arrays, schema=STREAM_ARROW)
     if keys is not None:
         return pa.RecordBatch.from_arrays([pa.array(keys, pa.binary())] + arrays, schema=KEYED_ARROW)
     if tags is not None:
@@ -181,45 +166,9 @@ def batches(elements: Iterable[WindowedValue], size: int) -> Iterable[pa.RecordB
         yield encode(chunk)
 
 
-def encode_bus(elements: Sequence[WindowedValue], markers: Sequence[Any], address: str,
-               keys: Optional[Sequence[Optional[bytes]]] = None) -> pa.RecordBatch:
-    """Rows of a streaming query's bus (`KEYED_STREAM`): elements and then markers, all of the
-    PCollection at `address` (in `t`), with their pickled keys if given."""
-    n = len(elements)
-    batch = encode(elements, keys=keys if keys is not None else [None] * n, markers=markers)
-    columns = batch.columns
-    t = KEYED_STREAM_ARROW.names.index("t")
-    columns[t] = pa.array([address] * (n + len(markers)), pa.string())
-    return pa.RecordBatch.from_arrays(columns, schema=KEYED_STREAM_ARROW)
-
-
 COUNTS = "#counts"   # the bus address of rows carrying a stateful step's counts to the driver
-
-
-def counts_row(label: str, counts: Union[Dict[str, int], Warning],
-               on_bus: bool = True) -> pa.RecordBatch:
-    """A row telling the driver that step `label` counted `counts` in a micro-batch (or a
-    warning for the driver to issue, where the user sees it): a bus row, or (`on_bus=False`)
-    a source's row (`STREAM`)."""
-    payload = [(label, counts)]
-    if on_bus:
-        return encode_bus([], payload, COUNTS)
-    columns = encode([], tags=[], markers=payload).columns
-    columns[STREAM_ARROW.names.index("t")] = pa.array([COUNTS], pa.string())
-    return pa.RecordBatch.from_arrays(columns, schema=STREAM_ARROW)
 
 
 def range_markers(r: MarkerRange) -> List[MarkerRange]:
     """The marker rows that carry a typed edge's marker range on: none when it is empty."""
     return [] if r.empty else [r]
-
-
-def split_stream(batch: Any) -> Tuple[List[WindowedValue], List[Marker]]:
-    """A streaming batch's elements and markers."""
-    import pyarrow.compute as pc
-    m = batch.column("m")
-    if m.null_count == len(m):
-        return decode(batch), []
-    is_element = pc.is_null(m)
-    markers = batch.filter(pc.invert(is_element)).column("m").to_pylist()
-    return decode(batch.filter(is_element)), [loads(b) for b in markers]

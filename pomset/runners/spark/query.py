@@ -29,7 +29,7 @@ from .batch import BATCH_ROWS
 from .checkpoint_log import check_checkpoint
 from .failures import user_errors
 from .streaming import StreamingPlan, is_sink
-from . import codec, stream_sources
+from . import codec, packs, stream_sources
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
@@ -100,7 +100,7 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
                            default=now_micros())
             for target, nodes in zip(targets, writes):
                 rows = table.filter(pc.equal(table.column("t"), plan.address[id(target)]))
-                elements, _ = codec.split_stream(rows)
+                elements, _ = packs.split_stream(rows)
                 if id(target) in dead:
                     dead_counts[dead[id(target)]] += len(elements)
                 if id(target) in record and elements:

@@ -37,21 +37,19 @@ from ...runtime.markers import ChannelMarker, Channels, Marker, MarkerRange
 from ...runtime.side_inputs import SideInputBuffer
 from ...runtime.watermarks import output_watermark
 from ...windowing import MAX_MICROS, MIN_MICROS
-from . import codec
+from . import codec, packs
 
 # int columns with nulls stay exact integers in pandas (not floats)
 _NULLABLE = {pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int32Dtype()}
 # Spark hands pandas frames over with nullable int columns as floats, which cannot hold every
 # µs time exactly: the plan fills those nulls with 0 before the stateful step (no element has a
 # null time or diff; a window start equal to its end stands for "no interval window").
-FILLED = ("ts", "ws", "we", "d")
-# the columns of an input's element rows a host takes: the pickled key and the element columns
-_TAKEN = ("k",) + tuple(codec.ELEMENT_ARROW.names)
+FILLED = ("ts", "ws", "we", "d", "n")
 
 
 def _with_nulls(frame: Any) -> Any:
     """Bus rows passed through as they came: their nulls back in place of the filled zeros."""
-    frame = frame.astype({c: "Int64" if c != "d" else "Int32" for c in FILLED})
+    frame = frame.astype({c: "Int32" if c in ("d", "n") else "Int64" for c in FILLED})
     no_interval = frame["ws"] == frame["we"]
     frame.loc[no_interval, ["ws", "we"]] = pd.NA
     marker = frame["m"].notna()
@@ -91,17 +89,13 @@ class _Host(StatefulProcessor):
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
         """`rows`: pandas frames of the bucket's bus rows; yields frames of bus rows."""
         bucket = int(key[0])
-        inputs: Dict[int, List[list]] = {}
+        inputs: Dict[int, packs.Bus] = {}
         markers: List[Tuple[int, Marker]] = []
         names = codec.KEYED_STREAM_ARROW.names
         for frame in rows:
-            no_interval = frame["ws"] == frame["we"]
-            columns = {name: frame[name].tolist() for name in names}
-            for name in ("ws", "we"):
-                columns[name] = [None if n else x for x, n in zip(columns[name], no_interval)]
-            taken = [columns[name] for name in _TAKEN]
             kept = []
-            for i, (t, m) in enumerate(zip(columns["t"], columns["m"])):
+            for i, (t, m, b) in enumerate(zip(frame["t"].tolist(), frame["m"].tolist(),
+                                              frame["b"].tolist())):
                 indices = self.inputs.get(t)
                 own = indices is not None and indices[0] == 0 and m is None and self.routed(t)
                 if indices is None or (t in self.retained and (own or bucket == 0)):
@@ -117,23 +111,20 @@ class _Host(StatefulProcessor):
                         continue   # a main element sent to every bucket (also a side input)
                     into = inputs.get(index)
                     if into is None:
-                        into = inputs[index] = [[] for _ in _TAKEN]
-                    for column, values in zip(into, taken):
-                        column.append(values[i])
+                        into = inputs[index] = packs.Bus()
+                    into.add_pack(b)
             if kept:
                 yield _with_nulls(frame.iloc[kept][names])
         meta = pickle.loads(self.meta.get()[0]) if self.meta.exists() else _Meta()
-        elements = {index: (keys, codec.decode_columns(*element_columns))
-                    for index, (keys, *element_columns) in inputs.items()}
-        outputs = self.step(meta, elements, markers)
+        outputs = self.step(meta, inputs, markers)
         self.meta.update((pickle.dumps(meta, protocol=5),))
         progress = ChannelMarker(f"{self.out_channel}#{bucket}", meta.out_wm, meta.clock)
         mark = [progress, *codec.range_markers(self.marker_range(meta))]
-        batches = [codec.encode_bus(outputs.get(tag, []), mark, address)
+        batches = [packs.element_rows(outputs.get(tag, []), mark, address)
                    for tag, address in self.outs.items()]
         counts = self.counts()
         if any(counts.values()):
-            batches.append(codec.counts_row(self.label, counts))
+            batches.append(packs.counts_row(self.label, counts))
         for batch in batches:
             yield batch.to_pandas(types_mapper=_NULLABLE.get)
 
@@ -149,9 +140,9 @@ class _Host(StatefulProcessor):
         """Whether the main input's elements at `address` are sent to one bucket (by key)."""
         return True
 
-    def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[Tuple[int, Marker]]
-             ) -> Dict[Optional[str], list]:
-        """The outputs by tag of one micro-batch, updating `meta`."""
+    def step(self, meta: _Meta, inputs: Dict[int, packs.Bus],
+             markers: List[Tuple[int, Marker]]) -> Dict[Optional[str], list]:
+        """The outputs by tag of one micro-batch (its inputs by index), updating `meta`."""
         raise NotImplementedError
 
     def close(self) -> None:
@@ -171,20 +162,24 @@ class KernelProcessor(_Host):
         super().init(handle)
         self.keys = handle.getMapState("keys", "shard int", "states binary")
 
-    def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[Tuple[int, Marker]]
-             ) -> Dict[Optional[str], list]:
+    def step(self, meta: _Meta, inputs: Dict[int, packs.Bus],
+             markers: List[Tuple[int, Marker]]) -> Dict[Optional[str], list]:
         """One micro-batch as one step of the runtime's kernel host, its keys' states loaded
-        from and saved to this bucket's state shards."""
+        from and saved to this bucket's state shards: partial accumulators folded upstream
+        (`packs.PARTIALS`) merge as combiner lifting does, elements add one by one."""
         states = _ShardedStates(self.keys)
         host = self.host = KernelHost(self.strategy, self.reducer(), self.label, states)
         if meta.kernel is not None:
             host.restore_queues(meta.kernel, key_of=states.key)
         meta.observe(markers)
-        kbs, values = elements.get(0, ((), []))
+        main = inputs.get(0) or packs.Bus()
         out: list = []
         host.processing_time(meta.clock, out)
-        if values:
-            host.elements(values, out, keys=[states.key(kb) for kb in set(kbs)])
+        if main.partials:
+            host.partials(main.partials, out,
+                          keys=[states.key(kb) for kb in set(main.partial_keys)])
+        if main.elements:
+            host.elements(main.elements, out, keys=[states.key(kb) for kb in set(main.keys)])
         host.watermark(meta.input_watermark(0, self.channels[0]), out)
         meta.wm, meta.out_wm = host.input_watermark, host.output_watermark()
         host.end_step()
@@ -216,17 +211,17 @@ class SideInputProcessor(_Host):
         self.runner = DoFnRunner(self.transform, list(self.outs), self.label, self.schema)
         self.runner.setup()
 
-    def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[Tuple[int, Marker]]
-             ) -> Dict[Optional[str], list]:
+    def step(self, meta: _Meta, inputs: Dict[int, packs.Bus],
+             markers: List[Tuple[int, Marker]]) -> Dict[Optional[str], list]:
         buffer = SideInputBuffer(self.transform, self.sides)
         if self.data.exists():
             buffer.restore(pickle.loads(self.data.get()[0]))
         for j in range(len(self.sides)):
-            buffer.add_side(j, elements.get(j + 1, ((), []))[1])
+            buffer.add_side(j, _elements(inputs, j + 1))
         meta.observe(markers)
         side_wms = [meta.input_watermark(j + 1, self.channels[j + 1]) for j in range(len(self.sides))]
         meta.wm = max(meta.wm, meta.input_watermark(0, self.channels[0]))
-        ready = buffer.ready(elements.get(0, ((), []))[1], side_wms)
+        ready = buffer.ready(_elements(inputs, 0), side_wms)
         outputs: Dict[Optional[str], list] = {}
         if ready:
             outputs = self.runner.process(ready, True, buffer.args)
@@ -237,6 +232,12 @@ class SideInputProcessor(_Host):
 
     def close(self) -> None:
         self.runner.teardown()
+
+
+def _elements(inputs: Dict[int, packs.Bus], index: int) -> list:
+    """The elements of input `index` in a micro-batch."""
+    bus = inputs.get(index)
+    return bus.all_elements() if bus is not None else []
 
 
 class _ShardedStates:
@@ -313,8 +314,8 @@ class TemplateProcessor(_Host):
         super().init(handle)
         self.state = handle.getValueState("deployment", "b binary")
 
-    def step(self, meta: _Meta, elements: Dict[int, tuple], markers: List[Tuple[int, Marker]]
-             ) -> Dict[Optional[str], list]:
+    def step(self, meta: _Meta, inputs: Dict[int, packs.Bus],
+             markers: List[Tuple[int, Marker]]) -> Dict[Optional[str], list]:
         from ...runtime.deployment import Deployment, as_elements, as_items
         d = Deployment(self.template_step, self.label, parallelism=1, sort=self.sort)
         finished = False
@@ -325,7 +326,7 @@ class TemplateProcessor(_Host):
         meta.observe(markers)
         d.hint([meta.range])
         meta.wm = max(meta.wm, meta.input_watermark(0, self.channels[0]))
-        out = d.receive(as_items(elements.get(0, ((), []))[1]))
+        out = d.receive(as_items(_elements(inputs, 0)))
         if meta.wm >= MAX_MICROS and not finished:
             out += d.finish()
             finished = True

@@ -23,16 +23,20 @@ import time
 from typing import Any, Dict, Iterator, List, Optional
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
+from ...runtime.columnar import TS, Columns, read_columns, reads_columns
 from ...runtime.reads import read_bundles
 from ...sdk.io.base import expand_pattern
 from ...runtime.markers import ChannelMarker
 from ...sdk.io.kafka_clients import read_range
 from ...windowing import MAX_MICROS, MIN_MICROS, now_micros
-from . import codec
+from . import codec, packs
 from .batch import BATCH_ROWS
+
+COLUMN_ROWS = 1 << 18   # rows of a columnar pack: one Arrow batch of a file read as columns
 
 STEPS, FILES, KAFKA = "pomset_steps", "pomset_files", "pomset_kafka"
 
@@ -56,7 +60,7 @@ def _ipc(batch: pa.RecordBatch) -> bytes:
 def script(channel: str, steps: List[tuple]) -> List[bytes]:
     """Micro-batches for `pomset_steps`: each step (elements, watermark, processing time or
     None) as its encoded rows, the elements and then the marker."""
-    return [_ipc(codec.encode(elements, markers=[ChannelMarker(channel, wm, pt)]))
+    return [_ipc(packs.element_rows(elements, [ChannelMarker(channel, wm, pt)], None, keyed=False))
             for elements, wm, pt in steps]
 
 
@@ -170,22 +174,46 @@ class FilesReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         kind, arg = partition.value
         if kind == "clock":
             clock = now_micros() if self.real_clock else None
-            yield codec.encode([], markers=[ChannelMarker(self.channel, arg, clock)])
+            yield packs.rows([], [ChannelMarker(self.channel, arg, clock)], None, keyed=False)
             return
         yield from self._read_file(arg)
 
     def _read_file(self, path: str) -> Iterator[pa.RecordBatch]:
         latest = MIN_MICROS
         read = 0
-        for tag, bundle in read_bundles(self.source, self.label, BATCH_ROWS, [path]):
+        for tag, bundle in self._bundles(path):
+            if isinstance(bundle, Columns):
+                if not len(bundle):
+                    continue
+                read += len(bundle)
+                latest = max(latest, pc.max(bundle.table.column(TS)).as_py())
+                yield packs.rows([packs.pack_columns(bundle)], [], None, keyed=False)
+                continue
             if tag is None:
                 read += len(bundle)
                 latest = max(latest, max(wv.ts for wv in bundle))
-            yield codec.encode(bundle, tags=[tag] * len(bundle), markers=[])
+            yield packs.element_rows(bundle, [], tag, keyed=False)
         ooo = self.out_of_orderness_us
         wm = MIN_MICROS if ooo is None or latest == MIN_MICROS else latest - ooo
-        yield codec.encode([], markers=[ChannelMarker(self.channel, wm)])
-        yield codec.counts_row(self.label, {"read": read}, on_bus=False)
+        yield packs.rows([], [ChannelMarker(self.channel, wm)], None, keyed=False)
+        yield packs.counts_row(self.label, {"read": read}, on_bus=False)
+
+    def _bundles(self, path: str) -> Iterator[tuple]:
+        """(tag, bundle) as the file at `path` reads: columns where the runtime reads the
+        source so (`reads_columns`), else elements; dead letters as elements."""
+        source = self.source
+        if not reads_columns(source):
+            yield from read_bundles(source, self.label, BATCH_ROWS, [path])
+            return
+        dead: list = []
+        for bundle in read_columns(source, [path], source.dead_letters(self.label, dead),
+                                   COLUMN_ROWS):
+            yield None, bundle
+            if dead:
+                yield source.dead_letter_tag, list(dead)
+                dead.clear()
+        if dead:
+            yield source.dead_letter_tag, dead
 
     def commit(self, end: dict) -> None:
         pass
@@ -304,7 +332,7 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             markers = ([ChannelMarker(first, processing_time=clock)]
                        + [ChannelMarker(self.channels[p], idle=True) for p in idle]
                        + [ChannelMarker(self.channels[p], MAX_MICROS) for p in finished])
-            yield codec.encode([], markers=markers)
+            yield packs.rows([], markers, None, keyed=False)
             return
         _, name, first, stop = partition.value
         source, dead = self.source, []
@@ -316,12 +344,13 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         finally:
             consumer.close()
         wm = MIN_MICROS if latest == MIN_MICROS else latest - source.out_of_orderness_us
-        yield codec.encode(out + dead, tags=[None] * len(out) + [source.dead_letter_tag] * len(dead),
-                           markers=[ChannelMarker(self.channels[name], wm)])
-        yield codec.counts_row(self.label, {"read": len(out), "lost_to_retention":
+        if dead:
+            yield packs.element_rows(dead, [], source.dead_letter_tag, keyed=False)
+        yield packs.element_rows(out, [ChannelMarker(self.channels[name], wm)], None, keyed=False)
+        yield packs.counts_row(self.label, {"read": len(out), "lost_to_retention":
                                             sum(x.count for x in lost)}, on_bus=False)
         for x in lost:   # a task's warnings would stay in the executor's log
-            yield codec.counts_row(self.label, x.warning(), on_bus=False)
+            yield packs.counts_row(self.label, x.warning(), on_bus=False)
 
     def commit(self, end: dict) -> None:
         """Tell the consumer group how far the query has read (Spark's checkpoint, not the

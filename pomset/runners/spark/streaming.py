@@ -30,13 +30,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...sdk.core import Create, Flatten, GroupByKey, ParDo, WindowInto
+from ...runtime import columnar
 from ...runtime.elementwise import DoFnRunner, assign_windows
 from ...runtime.test_stream import stream_steps
 from ...sdk.io.base import FileSource, Sink
 from ...sdk.io.kafka import ReadFromKafka
 from ...sdk.test_stream import TestStream
 from ...windowing import MAX_MICROS, now_micros
-from . import codec, stream_sources
+from . import codec, packs, stream_sources
 from ...traces import TemplateStep, Typed
 from ...runtime.fusion import Fusion
 from ...runtime.deployment import Deployment, as_elements, as_items, time_range
@@ -104,11 +105,16 @@ class StreamingPlan:
             if self._is_stateful(stage[0]):
                 unkeyed = s == 0 or self._is_stateful(stages[s - 1][0])
                 if self._keyed(stage[0]) and unkeyed:
-                    bus = self._elementwise(bus, [], needed, stage[0])   # only keys its input
+                    # only keys its input
+                    bus = self._elementwise(bus, [], needed, stage[0], needed)
                 bus = self._stateful(bus, stage[0], needed)
             else:
                 follower = stages[s + 1][0] if s + 1 < len(stages) else None
-                bus = self._elementwise(bus, stage, needed, follower)
+                beyond = self.targets | {self.address[id(x)] for later in stages[s + 2:]
+                                         for n in later for x in _reads(n)}
+                if follower is not None:
+                    beyond |= {self.address[id(x.pcoll)] for x in follower.side_inputs}
+                bus = self._elementwise(bus, stage, needed, follower, beyond)
         return bus
 
     def _channels(self, node: Any) -> None:
@@ -151,7 +157,7 @@ class StreamingPlan:
         # a reader's counts (rows addressed to the driver) stay as they are
         address = F.explode(F.when(F.col("t") == codec.COUNTS, F.array(F.col("t"))).otherwise(main))
         return df.select(F.lit(None).cast("binary").alias("k"), *codec.ELEMENT_ARROW.names,
-                         address.alias("t"), "m")
+                         address.alias("t"), "m", "b", "n")
 
     def _script(self, node: Any, steps: List[tuple]) -> Any:
         self.counts[node.label] = {"read": sum(len(elements) for elements, _, _ in steps)}
@@ -196,15 +202,24 @@ class StreamingPlan:
 
     # --- stages -----------------------------------------------------------------------------
     def _elementwise(self, bus: Any, nodes: List[Any], needed: Set[str],
-                     follower: Optional[Any]) -> Any:
+                     follower: Optional[Any], beyond: Set[str]) -> Any:
         """Element-wise nodes in one Arrow task; the rows of a grouping that follows get their
-        keys here."""
+        keys here (`beyond`: the addresses read after that grouping)."""
         ops = [self._op(n) for n in nodes]
         groups = follower is not None and self._keyed(follower)
-        key_address = self.address[id(follower.inputs[0])] if groups else None
-        key_of = _key_of(follower) if groups else None
+        key = None
+        if groups:
+            t, main = follower.transform, follower.inputs[0]
+            combine = None
+            # partials stand for the rows they fold only where nothing else reads those rows
+            if (isinstance(t, GroupByKey) and self.address[id(main)] not in beyond
+                    and columnar.native_combine(t, main.windowing, main.may_retract)):
+                fn, combiner = t.combine_fn, main.windowing.timestamp_combiner
+                combine = lambda: columnar.aggregator(fn, combiner)   # noqa: E731
+            key = _Keying(self.address[id(main)], _key_of(follower), self._buckets_of(follower),
+                          combine)
         spans = groups and isinstance(follower.transform, TemplateStep)
-        return bus.mapInArrow(_task(ops, needed, key_address, key_of, spans), codec.KEYED_STREAM)
+        return bus.mapInArrow(_task(ops, needed, key, spans), codec.KEYED_STREAM)
 
     def _is_stateful(self, node: Any) -> bool:
         """Whether a node runs per bucket in `transformWithState` (else in an Arrow task)."""
@@ -235,13 +250,17 @@ class StreamingPlan:
         # local runner's stages say (`makes_fresh`)
         if isinstance(t, ParDo):
             schema = node.inputs[0].schema
+            native = columnar.native_step(t, schema) if len(outs) == 1 else None
             return _Op(ins, outs, lambda: _ParDoFn(t, list(outs), label, schema),
-                       lambda tag, owned: tag is not None or t.call != "filter" or owned)
+                       lambda tag, owned: tag is not None or t.call != "filter" or owned,
+                       native=native)
         if isinstance(t, WindowInto):
             return _Op(ins, outs, lambda: _WindowFn(t, label),
-                       lambda tag, owned: t.window_fn is not None or owned)
+                       lambda tag, owned: t.window_fn is not None or owned,
+                       native=columnar.native_windows(t))
         if isinstance(t, (Flatten, Typed)) or self.fusion.passes_through(node):
-            return _Op(ins, outs, None, lambda tag, owned: owned, ranges=isinstance(t, Typed))
+            return _Op(ins, outs, None, lambda tag, owned: owned, ranges=isinstance(t, Typed),
+                       native=_same if isinstance(t, Flatten) else None)
         if isinstance(t, TemplateStep):
             return _Op(ins, outs, lambda: _TemplateMapFn(t, label), lambda tag, owned: True)
         raise TypeError(f"{label}: {type(t).__name__} has no streaming translation")
@@ -271,10 +290,12 @@ class StreamingPlan:
         own = ((tcol == ins[0]) & F.col("m").isNull() if ins[0] not in ins[1:]
                else F.lit(False))   # a main input also read as a side input: every bucket
         every = F.sequence(F.lit(0), F.lit(buckets - 1))
+        # a keyed input's packs name their bucket (`packs.bucket_of`); others are spread
         bucket = F.explode(
-            F.when(own, F.array(F.pmod(F.xxhash64(key), F.lit(buckets))))
+            F.when(own, F.array(F.coalesce(F.col("n"), F.pmod(F.xxhash64(key, "b"),
+                                                              F.lit(buckets)))))
             .when(tcol.isin(*ins), every)
-            .otherwise(F.array(F.pmod(F.xxhash64("v", "m", "t"), F.lit(buckets)))))
+            .otherwise(F.array(F.pmod(F.xxhash64("b", "m", "t"), F.lit(buckets)))))
         return (bus.fillna(0, subset=list(FILLED)).withColumn("bucket", bucket).groupBy("bucket")
                 .transformWithStateInPandas(processor, codec.KEYED_STREAM, "Append", "None"))
 
@@ -287,13 +308,14 @@ def _reads(node: Any) -> List[Any]:
 class _Op:
     """An element-wise node on the bus: input addresses, output addresses by tag, what makes
     its function (started once per task; None: Flatten, elements passed on as they are),
-    `fresh(tag, owned)`: whether the elements it outputs on `tag` are its own new objects, and
-    `ranges`: whether it sends its elements' marker range on (a typed declaration)."""
+    `fresh(tag, owned)`: whether the elements it outputs on `tag` are its own new objects,
+    `ranges`: whether it sends its elements' marker range on (a typed declaration), and
+    `native`: its columnar form (`runtime.columnar`; None: columns become elements for it)."""
 
     def __init__(self, ins: List[str], outs: Dict[Optional[str], str], start: Any,
-                 fresh: Any, ranges: bool = False) -> None:
+                 fresh: Any, ranges: bool = False, native: Any = None) -> None:
         self.ins, self.outs, self.start, self.fresh = ins, outs, start, fresh
-        self.ranges = ranges
+        self.ranges, self.native = ranges, native
 
 
 class _ParDoFn:
@@ -318,6 +340,10 @@ class _WindowFn:
 
     def finish(self) -> None:
         pass
+
+
+def _same(c: Any) -> Any:
+    return c
 
 
 def _key_of(node: Any) -> Any:
@@ -352,14 +378,14 @@ class _TemplateMapFn:
         pass
 
 
-def _task(ops: List[_Op], needed: Set[str], key_address: Optional[str], key_of: Any,
-          spans: bool) -> Any:
+def _task(ops: List[_Op], needed: Set[str], key: Optional[_Keying], spans: bool) -> Any:
     """The Arrow task of a run of element-wise nodes: for each batch of bus rows, the rows of
-    the nodes' inputs decoded and run through them in order, their outputs (and inputs still
-    needed later) encoded back, every other row passed through as it is. The elements at
-    `key_address` get their keys (`key_of`), and with `spans` the marker rows of their range
+    the nodes' inputs decoded and run through them in order (columnar bundles natively where
+    the runtime can, `_Op.native`), their outputs (and inputs still needed later) packed back,
+    every other row passed through as it is. The input of a keyed stateful step that follows
+    is keyed (`_Keying`), and with `spans` gets the marker rows of its range
     (`codec.range_markers`)."""
-    consumed = {a for op in ops for a in op.ins} | ({key_address} if key_address else set())
+    consumed = {a for op in ops for a in op.ins} | ({key.address} if key else set())
     readers: Dict[str, int] = {}
     for op in ops:
         for a in op.ins:
@@ -367,10 +393,13 @@ def _task(ops: List[_Op], needed: Set[str], key_address: Optional[str], key_of: 
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         fns = [op.start() if op.start is not None else None for op in ops]
+        if key is not None:
+            key.start()
         try:
             for b in batches:
-                yield from _run_ops(b, ops, fns, consumed, readers, needed, key_address,
-                                    key_of, spans)
+                yield from _run_ops(b, ops, fns, consumed, readers, needed, key, spans)
+            if key is not None:
+                yield from key.finish()
         finally:
             for fn in fns:
                 if fn is not None:
@@ -379,24 +408,31 @@ def _task(ops: List[_Op], needed: Set[str], key_address: Optional[str], key_of: 
 
 
 def _run_ops(b: pa.RecordBatch, ops: List[_Op], fns: list, consumed: Set[str],
-             readers: Dict[str, int], needed: Set[str], key_address: Optional[str],
-             key_of: Any, spans: bool) -> Iterator[pa.RecordBatch]:
+             readers: Dict[str, int], needed: Set[str], key: Optional["_Keying"],
+             spans: bool) -> Iterator[pa.RecordBatch]:
     t = b.column("t")
     present = set(pc.unique(t).to_pylist())
     passing = pc.invert(pc.is_in(t, value_set=pa.array(sorted(consumed), pa.string())))
     rest = b.filter(passing)
     if rest.num_rows:   # Spark may hand over large binary and string columns
         yield rest.cast(codec.KEYED_STREAM_ARROW)
-    pending: Dict[str, list] = {}
+    key_address = key.address if key is not None else None
+    pending: Dict[str, packs.Bus] = {}
     fresh: Dict[str, bool] = {}   # whether an address's elements are referenced nowhere else
     for a in consumed & present:
-        elements, markers = codec.split_stream(b.filter(pc.equal(t, a)))
-        pending[a] = [elements, markers]
+        pending[a] = packs.read_bus(b.filter(pc.equal(t, a)))
         fresh[a] = True
     for op, fn in zip(ops, fns):
-        ins = [pending.get(a) for a in op.ins]
-        markers = [m for x in ins if x for m in x[1]]
-        elements = [wv for x in ins if x for wv in x[0]]
+        ins = [pending[a] for a in op.ins if a in pending]
+        markers = [m for x in ins for m in x.markers]
+        columns = [c for x in ins for c in x.columns]
+        elements = [wv for x in ins for wv in x.elements]
+        if columns and op.native is None:
+            elements += [wv for c in columns for wv in c.elements()]
+            columns = []
+        made = [op.native(c) for c in columns]
+        # a bundle the native step cannot take (None) goes through the step's own function
+        elements += [wv for c, m in zip(columns, made) if m is None for wv in c.elements()]
         # the node may update its input in place only if nothing else reads or emits it
         owned = all(fresh.get(a, True) and readers[a] == 1 and a not in needed
                     and a != key_address for a in op.ins)
@@ -405,21 +441,51 @@ def _run_ops(b: pa.RecordBatch, ops: List[_Op], fns: list, consumed: Set[str],
         else:
             results = fn(elements, owned) if elements else {}
         for tag, out in op.outs.items():
-            entry = pending.setdefault(out, [[], []])
-            entry[0].extend(results.get(tag, ()))
-            entry[1].extend(markers)
+            entry = pending.setdefault(out, packs.Bus())
+            entry.elements.extend(results.get(tag, ()))
+            entry.columns.extend(m for m in made if m is not None and tag is None)
+            entry.markers.extend(markers)
             if op.ranges:
-                entry[1].extend(codec.range_markers(time_range(elements)))
+                entry.markers.extend(codec.range_markers(time_range(elements)))
             fresh[out] = op.fresh(tag, owned)
-    for a, (elements, markers) in pending.items():
-        if a not in needed and a != key_address:
-            continue
-        if spans and a == key_address:
+    for a, bus in pending.items():
+        if a == key_address:
+            yield key.rows(bus, spans)
+        elif a in needed:
+            yield packs.rows([packs.pack_columns(c) for c in bus.columns]
+                             + ([packs.pack_elements(bus.elements)] if bus.elements else []),
+                             bus.markers, a)
+
+
+class _Keying:
+    """The input of a keyed stateful step, as its keying task sends it: elements packed per
+    bucket of their keys, with the markers; and with `combine` (a grouping the runtime folds
+    natively, `columnar.native_combine`), its columnar bundles folded into partial
+    accumulators per key and window over the task's whole input, sent at its end."""
+
+    def __init__(self, address: str, key_of: Any, buckets: int, combine: Any) -> None:
+        self.address, self.key_of, self.buckets = address, key_of, buckets
+        self.combine = combine
+        self.aggregator: Any = None
+
+    def start(self) -> None:
+        self.aggregator = self.combine() if self.combine is not None else None
+
+    def rows(self, bus: packs.Bus, spans: bool) -> pa.RecordBatch:
+        elements = bus.elements
+        for c in bus.columns:
+            if self.aggregator is None or not self.aggregator.add(c):
+                elements = elements + c.elements()
+        markers = bus.markers
+        if spans:
             markers = markers + codec.range_markers(time_range(elements))
-        for i in range(0, max(len(elements), 1), BATCH_ROWS):
-            chunk = elements[i:i + BATCH_ROWS]
-            last = i + BATCH_ROWS >= len(elements)
-            keys = ([codec.dumps(key_of(wv.value)) for wv in chunk]
-                    if a == key_address else None)
-            if chunk or (last and markers):
-                yield codec.encode_bus(chunk, markers if last else [], a, keys)
+        keys = [codec.dumps(self.key_of(wv.value)) for wv in elements]
+        return packs.element_rows(elements, markers, self.address, keys, self.buckets)
+
+    def finish(self) -> Iterator[pa.RecordBatch]:
+        """The partial accumulators folded over the task's input."""
+        if self.aggregator:
+            partials = self.aggregator.partials()
+            keys = [codec.dumps(wv.value[0]) for wv in partials]
+            yield packs.element_rows(partials, [], self.address, keys, self.buckets,
+                                     kind=packs.PARTIALS)

@@ -1,0 +1,192 @@
+"""Bundles of elements packed into one row of a streaming query's bus each, so that Spark's
+per-row costs (its own rows and back, the stateful steps' pandas frames) are paid per bundle,
+not per element.
+
+A pack row has `b`, its payload, `t`, the address of its PCollection and, on the input of a
+keyed stateful step, `n`: the bucket its elements' keys hash to (`bucket_of`), all of them
+the same. Payloads, by their first byte:
+
+- `E`: elements (and their pickled keys): one pickle of their columns (values, times,
+  windows, panes, diffs), one call for the bundle where a row per element took one each;
+- `C`: a schema'd bundle (`runtime.columnar.Columns`) as Arrow IPC: no Python per row;
+- `P`: (key, partial accumulator) elements folded from a task's rows for a grouping
+  (`runtime.columnar.Aggregator`), which the kernel merges (`KernelHost.partials`)."""
+from __future__ import annotations
+
+import io
+import pickle
+import zlib
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import pyarrow as pa
+
+from ...runtime.columnar import Columns
+from ...windowing import GLOBAL_WINDOW, NO_FIRING, IntervalWindow, WindowedValue
+from . import codec
+
+ELEMENTS, COLUMNS, PARTIALS = b"E", b"C", b"P"
+_META = b"pomset.columns"
+_raw = WindowedValue.raw
+
+
+def pack_elements(elements: Sequence[WindowedValue], keys: Optional[Sequence[bytes]] = None,
+                  kind: bytes = ELEMENTS) -> bytes:
+    """Elements (with their pickled keys) as one payload."""
+    values, times, starts, ends, others, panes, diffs = [], [], [], [], [], [], []
+    for wv in elements:
+        values.append(wv.value)
+        times.append(wv.ts)
+        w = wv.window
+        if type(w) is IntervalWindow:
+            starts.append(w.start_us)
+            ends.append(w.max_ts + 1)
+            others.append(None)
+        else:
+            starts.append(None)
+            ends.append(None)
+            others.append(None if w is GLOBAL_WINDOW else w)
+        panes.append(None if wv.pane is NO_FIRING else wv.pane)
+        diffs.append(wv.diff)
+    if all(d == 1 for d in diffs):
+        diffs = None
+    if not any(others):
+        others = None
+    if not any(panes):
+        panes = None
+    return kind + codec.dumps((values, times, starts, ends, others, panes, diffs,
+                               None if keys is None else list(keys)))
+
+
+def unpack_elements(payload: bytes) -> Tuple[List[WindowedValue], Optional[List[bytes]]]:
+    """The elements of an `E` or `P` payload, and their pickled keys (None if unkeyed)."""
+    values, times, starts, ends, others, panes, diffs, keys = pickle.loads(memoryview(payload)[1:])
+    n = len(values)
+    intervals: Dict[Tuple[int, int], Any] = {}
+    windows = []
+    for i, (start, end) in enumerate(zip(starts, ends)):
+        if start is None:
+            windows.append(GLOBAL_WINDOW if others is None or others[i] is None else others[i])
+            continue
+        w = intervals.get((start, end))
+        if w is None:
+            w = intervals[(start, end)] = IntervalWindow.from_micros(start, end)
+        windows.append(w)
+    panes = [NO_FIRING] * n if panes is None else [p or NO_FIRING for p in panes]
+    diffs = [1] * n if diffs is None else diffs
+    return [_raw(*e) for e in zip(values, times, windows, panes, diffs)], keys
+
+
+def pack_columns(c: Columns) -> bytes:
+    """A columnar bundle as one payload (Arrow IPC, its shape in the schema's metadata)."""
+    table = c.table.replace_schema_metadata({_META: pickle.dumps(
+        (c.pane, c.keys, c.values, c.pairs), protocol=5)})
+    sink = io.BytesIO()
+    sink.write(COLUMNS)
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue()
+
+
+def unpack_columns(payload: bytes) -> Columns:
+    table = pa.ipc.open_stream(memoryview(payload)[1:]).read_all()
+    pane, keys, values, pairs = pickle.loads(table.schema.metadata[_META])
+    return Columns(table.replace_schema_metadata(None), pane, keys, values, pairs)
+
+
+def bucket_of(kb: bytes, buckets: int) -> int:
+    """The bucket of a stateful step's keys a key pickled as `kb` belongs to: stable on every
+    machine, and independent of the state shard within the bucket (`stateful._shard`)."""
+    return (zlib.crc32(kb) * 0x9E3779B1 & 0xFFFFFFFF) * buckets >> 32
+
+
+class Bus:
+    """What one batch of bus rows holds for one address: elements (packs and single rows),
+    columnar bundles, partial accumulators with their keys, and markers."""
+
+    def __init__(self) -> None:
+        self.elements: List[WindowedValue] = []
+        self.keys: List[bytes] = []
+        self.columns: List[Columns] = []
+        self.partials: List[WindowedValue] = []
+        self.partial_keys: List[bytes] = []
+        self.markers: List[Any] = []
+
+    def add_pack(self, payload: bytes) -> None:
+        kind = payload[:1]
+        if kind == COLUMNS:
+            self.columns.append(unpack_columns(payload))
+            return
+        elements, keys = unpack_elements(payload)
+        if kind == PARTIALS:
+            self.partials.extend(elements)
+            self.partial_keys.extend(keys)
+        else:
+            self.elements.extend(elements)
+            if keys is not None:
+                self.keys.extend(keys)
+
+    def all_elements(self) -> List[WindowedValue]:
+        """The elements, columnar bundles turned into elements."""
+        return self.elements + [wv for c in self.columns for wv in c.elements()]
+
+
+def read_bus(batch: Any) -> Bus:
+    """A batch of bus rows (all of one address) as their contents."""
+    import pyarrow.compute as pc
+    out = Bus()
+    m, b = batch.column("m"), batch.column("b")
+    if m.null_count < len(m):
+        out.markers = [codec.loads(x) for x in batch.filter(pc.is_valid(m)).column("m").to_pylist()]
+    for payload in b.drop_null().to_pylist():
+        out.add_pack(payload)
+    return out
+
+
+def split_stream(batch: Any) -> Tuple[List[WindowedValue], List[Any]]:
+    """A streaming batch's elements (columnar bundles as elements) and markers."""
+    bus = read_bus(batch)
+    return bus.all_elements(), bus.markers
+
+
+def rows(payloads: Sequence[bytes], markers: Sequence[Any], address: Optional[str],
+         buckets: Optional[Sequence[Optional[int]]] = None, keyed: bool = True) -> pa.RecordBatch:
+    """Bus rows (`codec.KEYED_STREAM`, or a source's `codec.STREAM` when not `keyed`): the
+    packs, each with its bucket, then one row per marker, all at `address`."""
+    n = len(payloads) + len(markers)
+    schema = codec.KEYED_STREAM_ARROW if keyed else codec.STREAM_ARROW
+    nulls = {f.name: pa.nulls(n, f.type) for f in schema}
+    nulls["t"] = pa.array([address] * n, pa.string())
+    nulls["m"] = pa.array([None] * len(payloads) + [pickle.dumps(x, protocol=5) for x in markers],
+                          pa.binary())
+    nulls["b"] = pa.array(list(payloads) + [None] * len(markers), pa.binary())
+    if buckets is not None:
+        nulls["n"] = pa.array(list(buckets) + [None] * len(markers), pa.int32())
+    return pa.RecordBatch.from_arrays([nulls[f.name] for f in schema], schema=schema)
+
+
+def element_rows(elements: Sequence[WindowedValue], markers: Sequence[Any], address: Optional[str],
+                 keys: Optional[Sequence[bytes]] = None, buckets: Optional[int] = None,
+                 kind: bytes = ELEMENTS, keyed: bool = True) -> pa.RecordBatch:
+    """Elements and markers as bus rows: one pack, or with `buckets`, one pack per bucket of
+    the elements' `keys`."""
+    if not elements:
+        return rows([], markers, address, keyed=keyed)
+    if buckets is None:
+        return rows([pack_elements(elements, keys, kind)], markers, address, keyed=keyed)
+    parts: Dict[int, Tuple[list, list]] = {}
+    for wv, kb in zip(elements, keys):
+        bucket = bucket_of(kb, buckets)
+        part = parts.get(bucket)
+        if part is None:
+            part = parts[bucket] = ([], [])
+        part[0].append(wv)
+        part[1].append(kb)
+    return rows([pack_elements(es, ks, kind) for es, ks in parts.values()], markers, address,
+                list(parts), keyed=keyed)
+
+
+def counts_row(label: str, counts: Any, on_bus: bool = True) -> pa.RecordBatch:
+    """A row telling the driver that step `label` counted `counts` (a dict) in a micro-batch,
+    or a warning for the driver to issue, where the user sees it: a bus row, or
+    (`on_bus=False`) a source's row (`codec.STREAM`)."""
+    return rows([], [(label, counts)], codec.COUNTS, keyed=on_bus)
