@@ -11,6 +11,8 @@ import time
 from collections import Counter
 
 
+import pytest
+
 import pomset as pm
 
 JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spark_stream_job.py")
@@ -196,3 +198,19 @@ def test_rows_passed_through_a_stateful_step_get_their_nulls_back():
     out = _with_nulls(frame)
     assert out["ws"].tolist() == [0, pd.NA] and out["we"].tolist() == [10, pd.NA]
     assert out["ts"].tolist() == [5, pd.NA] and out["d"].tolist() == [1, pd.NA]
+
+
+def test_a_checkpoint_whose_keys_were_placed_otherwise_is_refused(spark_session, tmp_path):
+    from pomset.runners.spark.query import _run_state
+    from pomset.sdk.run_state import run_state
+    p = pm.Pipeline()
+    p | pm.Create([("a", 1)]) | pm.GroupByKey()
+    fresh = str(tmp_path / "fresh")
+    os.makedirs(fresh)
+    assert _run_state(spark_session, fresh, p.nodes)[0] == 2   # the session's partitions
+    assert _run_state(spark_session, fresh, p.nodes)[0] == 2   # resumed as it was placed
+    old = str(tmp_path / "old")
+    os.makedirs(old)
+    run_state(old, buckets=2)   # as pomset wrote it before keys were routed by `bucket_of`
+    with pytest.raises(pm.CheckpointError, match="new --checkpoint_dir"):
+        _run_state(spark_session, old, p.nodes)

@@ -25,6 +25,7 @@ from ...windowing import GLOBAL_WINDOW, NO_FIRING, IntervalWindow, WindowedValue
 from . import codec
 
 ELEMENTS, COLUMNS, PARTIALS = b"E", b"C", b"P"
+_IPC_AT = 8   # a columnar payload's Arrow IPC starts 8 bytes in, so its buffers stay aligned
 _META = b"pomset.columns"
 _raw = WindowedValue.raw
 
@@ -81,16 +82,19 @@ def pack_columns(c: Columns) -> bytes:
     table = c.table.replace_schema_metadata({_META: pickle.dumps(
         (c.pane, c.keys, c.values, c.pairs), protocol=5)})
     sink = io.BytesIO()
-    sink.write(COLUMNS)
+    sink.write(COLUMNS.ljust(_IPC_AT, b"\0"))
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
     return sink.getvalue()
 
 
 def unpack_columns(payload: bytes) -> Columns:
-    table = pa.ipc.open_stream(memoryview(payload)[1:]).read_all()
+    table = pa.ipc.open_stream(pa.py_buffer(payload)[_IPC_AT:]).read_all()
     pane, keys, values, pairs = pickle.loads(table.schema.metadata[_META])
     return Columns(table.replace_schema_metadata(None), pane, keys, values, pairs)
+
+
+ROUTING = 2   # the version of `bucket_of` a checkpoint's keyed state was placed by
 
 
 def bucket_of(kb: bytes, buckets: int) -> int:

@@ -20,6 +20,7 @@ import warnings
 from typing import Any, Dict, List, Tuple
 
 from ...runtime.fingerprint import resume_run_state
+from ...sdk.errors import CheckpointError
 from ...runtime.markers import ChannelMarker
 from ...sdk.io.kafka import WriteToKafka
 from ...sdk.io.kafka_clients import KafkaOutput, progress_topic
@@ -148,10 +149,11 @@ def _repair(checkpoint: str, kafka_mark: Any, sinks: List[Any]) -> None:
 def _batch_stats(progress: List[Any]) -> Dict[str, int]:
     """How many micro-batches ran and how long they took (ms), from the query's progress
     reports (Spark keeps the last `spark.sql.streaming.numRecentProgressUpdates`)."""
-    ms = sorted(p["durationMs"].get("triggerExecution", 0) for p in progress)
+    in_order = [p["durationMs"].get("triggerExecution", 0) for p in progress]
+    ms = sorted(in_order)
     if not ms:
         return {"count": 0}
-    return {"count": len(ms), "ms_p50": ms[len(ms) // 2],
+    return {"count": len(ms), "ms_first": in_order[0], "ms_p50": ms[len(ms) // 2],
             "ms_p99": ms[min(len(ms) - 1, len(ms) * 99 // 100)], "ms_max": ms[-1],
             "ms_total": sum(ms)}
 
@@ -175,9 +177,15 @@ def _run_state(spark: Any, checkpoint: str, nodes: List[Any]) -> Tuple[int, str]
     """How many buckets keys hash to (the session's shuffle partitions when the query starts,
     the number recorded in its checkpoint when it resumes: keyed state stays where it is), and
     the run's id (its Kafka consumer groups and transactions are named by it); a resumed
-    query's pipeline must be one its checkpoint's state fits (`runtime.fingerprint`)."""
-    state = resume_run_state(checkpoint, nodes,
+    query's pipeline must be one its checkpoint's state fits (`runtime.fingerprint`), with
+    keys routed to buckets as they were (`packs.bucket_of`, recorded as `routing`)."""
+    state = resume_run_state(checkpoint, nodes, routing=packs.ROUTING,
                              buckets=int(spark.conf.get("spark.sql.shuffle.partitions")))
+    if state.get("routing") != packs.ROUTING:
+        raise CheckpointError(
+            f"{checkpoint}: this checkpoint's keyed state was placed by an earlier pomset "
+            f"(routing {state.get('routing', 1)}, now {packs.ROUTING}); resuming it would "
+            f"lose track of its keys' state: start the run with a new --checkpoint_dir")
     return int(state["buckets"]), state["run_id"]
 
 
