@@ -115,7 +115,7 @@ class _Host(StatefulProcessor):
                     into.add_pack(b)
             if kept:
                 yield _with_nulls(frame.iloc[kept][names])
-        meta = pickle.loads(self.meta.get()[0]) if self.meta.exists() else _Meta()
+        meta = _loaded(self.meta) or _Meta()
         outputs = self.step(meta, inputs, markers)
         self.meta.update((pickle.dumps(meta, protocol=5),))
         progress = ChannelMarker(f"{self.out_channel}#{bucket}", meta.out_wm, meta.clock)
@@ -214,8 +214,9 @@ class SideInputProcessor(_Host):
     def step(self, meta: _Meta, inputs: Dict[int, packs.Bus],
              markers: List[Tuple[int, Marker]]) -> Dict[Optional[str], list]:
         buffer = SideInputBuffer(self.transform, self.sides)
-        if self.data.exists():
-            buffer.restore(pickle.loads(self.data.get()[0]))
+        saved = _loaded(self.data)
+        if saved is not None:
+            buffer.restore(saved)
         for j in range(len(self.sides)):
             buffer.add_side(j, _elements(inputs, j + 1))
         meta.observe(markers)
@@ -232,6 +233,12 @@ class SideInputProcessor(_Host):
 
     def close(self) -> None:
         self.runner.teardown()
+
+
+def _loaded(state: Any) -> Any:
+    """The object pickled in a value state, or None: one round trip to the state store."""
+    row = state.get()
+    return None if row is None else pickle.loads(row[0])
 
 
 def _elements(inputs: Dict[int, packs.Bus], index: int) -> list:
@@ -262,15 +269,26 @@ class _ShardedStates:
         return key
 
     def ensure(self, keys: Any) -> None:
-        for key in keys:
-            shard = _shard(self.kb_of[key])
+        wanted = [(key, _shard(self.kb_of[key])) for key in keys]
+        missing = {shard for _, shard in wanted if shard not in self.shards}
+        if len(missing) > LOAD_ALL:   # the whole map in a few round trips, not one per shard
+            for (shard,), row in self.map.iterator():
+                if shard not in self.shards:
+                    self._hold(shard, row)
+            for shard in range(SHARDS):
+                self.shards.setdefault(shard, set())
+        for key, shard in wanted:
             held = self.shards.get(shard)
             if held is None:
-                row = self.map.getValue((shard,))
-                states = pickle.loads(row[0]) if row is not None else {}
-                self.states.update(states)
-                held = self.shards[shard] = set(states)
+                held = self._hold(shard, self.map.getValue((shard,)))
             held.add(key)
+
+    def _hold(self, shard: int, row: Any) -> Set[Any]:
+        """Take a shard's states, as read from the map (None: it has none)."""
+        states = pickle.loads(row[0]) if row is not None else {}
+        self.states.update(states)
+        held = self.shards[shard] = set(states)
+        return held
 
     def touch(self, key: Any) -> None:
         self.dirty.add(_shard(self.kb_of[key]))
@@ -287,6 +305,7 @@ class _ShardedStates:
 
 
 SHARDS = 64
+LOAD_ALL = 8   # more missing shards than this are read by iterating over the map
 
 
 def _shard(kb: bytes) -> int:
@@ -319,8 +338,9 @@ class TemplateProcessor(_Host):
         from ...runtime.deployment import Deployment, as_elements, as_items
         d = Deployment(self.template_step, self.label, parallelism=1, sort=self.sort)
         finished = False
-        if self.state.exists():
-            snapshot, finished = pickle.loads(self.state.get()[0])
+        saved = _loaded(self.state)
+        if saved is not None:
+            snapshot, finished = saved
             d.restore(snapshot)
         late = d.late
         meta.observe(markers)
