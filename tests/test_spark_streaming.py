@@ -214,3 +214,62 @@ def test_a_checkpoint_whose_keys_were_placed_otherwise_is_refused(spark_session,
     run_state(old, buckets=2)   # as pomset wrote it before keys were routed by `bucket_of`
     with pytest.raises(pm.CheckpointError, match="new --checkpoint_dir"):
         _run_state(spark_session, old, p.nodes)
+
+
+def test_a_keying_task_folds_columns_into_partials_per_key_and_window():
+    import pyarrow as pa
+    from pomset.runners.spark import codec, packs
+    from pomset.runners.spark.streaming import _Keying
+    from pomset.runtime import columnar
+    from pomset.sdk.relational import Aggregation, FieldsCombineFn
+    fn = FieldsCombineFn([Aggregation("v", pm.Sum(), "total")])
+    keying = _Keying("3", lambda value: value[0], 2,
+                     lambda: columnar.aggregator(fn, pm.TimestampCombiner.OUTPUT_AT_EOW))
+    keying.start()
+    c = columnar.Columns(pa.table({"key": ["a", "b", "a", "a"], "v": [1, 2, 3, 4],
+                                   "__ts": [1, 2, 3, 70_000_000],
+                                   "__ws": [0, 0, 0, 60_000_000],
+                                   "__we": [60_000_000] * 3 + [120_000_000]}),
+                         keys=["key"], values=["v"])
+    bus = packs.Bus()
+    bus.columns, bus.markers = [c, c], ["marker"]
+    rows = keying.rows(bus, spans=False)   # the columns are folded, only the marker goes on
+    assert rows.column("b").null_count == rows.num_rows
+    partials = packs.read_bus(pa.concat_batches(list(keying.finish())))
+    got = {(wv.value[0].key, wv.window.start.micros): wv.value[1] for wv in partials.partials}
+    assert got == {("a", 0): [8], ("b", 0): [4], ("a", 60_000_000): [8]}   # Sum's accumulators
+    assert partials.partial_keys == [codec.dumps(wv.value[0]) for wv in partials.partials]
+
+
+def test_a_schema_d_aggregation_gives_early_on_time_and_late_panes_from_partials(tmp_path):
+    import datetime as dt
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    t0 = dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc)
+    files = [[("a", 1, 5), ("b", 2, 10), ("a", 3, 50)],   # one micro-batch each
+             [("a", 4, 70), ("b", 5, 130), ("a", 6, 200)],
+             [("a", 7, 20), ("b", 8, 30)]]                 # late for [0, 60)
+    for i, rows in enumerate(files):
+        pq.write_table(pa.table({
+            "key": [k for k, _, _ in rows], "v": pa.array([v for _, v, _ in rows], pa.int64()),
+            "ts": pa.array([t0 + dt.timedelta(seconds=s) for _, _, s in rows],
+                           pa.timestamp("us", tz="UTC"))}), tmp_path / f"{i}.parquet")
+        os.utime(tmp_path / f"{i}.parquet", (i, i))   # read in this order
+    p = pm.Pipeline(options=pm.PipelineOptions([
+        "--runner=spark", "--quiet", "--streaming", "--streaming_until=latest",
+        "--max_files_per_batch=1", "--max_out_of_orderness=0"]))
+    sums = (p | pm.ReadFromParquet(str(tmp_path), timestamp_field="ts")
+            | pm.WindowInto(pm.FixedWindows(60), allowed_lateness=3600,
+                            trigger=pm.AfterWatermark(early=pm.AfterProcessingTime(0.001),
+                                                      late=pm.AfterProcessingTime(0.001)),
+                            accumulation_mode=pm.AccumulationMode.ACCUMULATING)
+            | pm.GroupBy("key").aggregate_field("v", pm.Sum(), "total"))
+    panes = p.run().collect(sums)
+    last, timings = {}, Counter()
+    for wv in sorted(panes, key=lambda wv: wv.pane.index):
+        key = (wv.value.key, int(wv.window.start) - int(t0.timestamp()))
+        last[key] = wv.value.total
+        timings[key, wv.pane.timing.name] += 1
+    assert last == {("a", 0): 11, ("b", 0): 10, ("a", 60): 4, ("b", 120): 5, ("a", 180): 6}
+    for key in (("a", 0), ("b", 0)):   # early in the first micro-batch, on time, then late
+        assert [timings[key, t] for t in ("EARLY", "ON_TIME", "LATE")] == [1, 1, 1]
