@@ -200,20 +200,24 @@ def test_rows_passed_through_a_stateful_step_get_their_nulls_back():
     assert out["ts"].tolist() == [5, pd.NA] and out["d"].tolist() == [1, pd.NA]
 
 
-def test_a_checkpoint_whose_keys_were_placed_otherwise_is_refused(spark_session, tmp_path):
+def test_buckets_are_the_cores_or_the_users_and_a_checkpoint_placed_otherwise_is_refused(spark_session, tmp_path):
     from pomset.runners.spark.query import _run_state
     from pomset.sdk.run_state import run_state
     p = pm.Pipeline()
     p | pm.Create([("a", 1)]) | pm.GroupByKey()
-    fresh = str(tmp_path / "fresh")
+    fresh, chosen = str(tmp_path / "fresh"), str(tmp_path / "chosen")
     os.makedirs(fresh)
-    assert _run_state(spark_session, fresh, p.nodes)[0] == 2   # the session's partitions
-    assert _run_state(spark_session, fresh, p.nodes)[0] == 2   # resumed as it was placed
+    os.makedirs(chosen)
+    options = pm.PipelineOptions([])
+    assert _run_state(spark_session, fresh, p.nodes, options)[0] == 2   # the cores (local[2])
+    three = pm.PipelineOptions(["--spark_conf=spark.sql.shuffle.partitions=3"])
+    assert _run_state(spark_session, chosen, p.nodes, three)[0] == 3   # as the user says
+    assert _run_state(spark_session, fresh, p.nodes, three)[0] == 2   # resumed as placed
     old = str(tmp_path / "old")
     os.makedirs(old)
     run_state(old, buckets=2)   # as pomset wrote it before keys were routed by `bucket_of`
     with pytest.raises(pm.CheckpointError, match="new --checkpoint_dir"):
-        _run_state(spark_session, old, p.nodes)
+        _run_state(spark_session, old, p.nodes, options)
 
 
 def test_a_keying_task_folds_columns_into_partials_per_key_and_window():

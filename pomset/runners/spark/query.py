@@ -34,6 +34,7 @@ from . import codec, packs, stream_sources
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
+SHUFFLE = "spark.sql.shuffle.partitions"
 
 
 def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) -> PipelineResult:
@@ -54,11 +55,13 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
     dead_counts = {label: 0 for label in dead.values()}
     step_counts: Dict[str, Dict[str, int]] = defaultdict(dict)
     checkpoint, temporary = _checkpoint(options.checkpoint_dir)
+    shuffle = spark.conf.get(SHUFFLE)
     try:
         spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
         spark.conf.set(CHANGELOG, "true")
         stream_sources.register(spark)
-        buckets, run_id = _run_state(spark, checkpoint, pipeline.nodes)
+        buckets, run_id = _run_state(spark, checkpoint, pipeline.nodes, options)
+        spark.conf.set(SHUFFLE, str(buckets))   # a stateful step's tasks: one per bucket
         plan = StreamingPlan(spark, pipeline, targets, buckets, options, run_id)
         writes = [[n for n in sinks if n.inputs[0] is x] for x in targets]
         kafka = [(n.transform, n.inputs[0]) for n in sinks if isinstance(n.transform, WriteToKafka)]
@@ -125,6 +128,7 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
             query = writer.start()
             _await(query)
     finally:
+        spark.conf.set(SHUFFLE, shuffle)
         if temporary:
             shutil.rmtree(checkpoint, ignore_errors=True)
     metrics = plan.metrics()
@@ -173,14 +177,17 @@ def _checkpoint(directory: Any) -> Tuple[str, bool]:
     return tempfile.mkdtemp(prefix="pomset-checkpoint-"), True
 
 
-def _run_state(spark: Any, checkpoint: str, nodes: List[Any]) -> Tuple[int, str]:
-    """How many buckets keys hash to (the session's shuffle partitions when the query starts,
-    the number recorded in its checkpoint when it resumes: keyed state stays where it is), and
+def _run_state(spark: Any, checkpoint: str, nodes: List[Any], options: Any) -> Tuple[int, str]:
+    """How many buckets keys hash to (when the query first starts, the
+    `spark.sql.shuffle.partitions` the user set with `--spark_conf`, else the cluster's
+    cores: one wave of a stateful step's tasks per micro-batch; when it resumes, the number
+    recorded in its checkpoint: keyed state stays where it is), and
     the run's id (its Kafka consumer groups and transactions are named by it); a resumed
     query's pipeline must be one its checkpoint's state fits (`runtime.fingerprint`), with
     keys routed to buckets as they were (`packs.bucket_of`, recorded as `routing`)."""
-    state = resume_run_state(checkpoint, nodes, routing=packs.ROUTING,
-                             buckets=int(spark.conf.get("spark.sql.shuffle.partitions")))
+    chosen = dict(options.spark_conf).get(SHUFFLE)
+    buckets = int(chosen) if chosen else spark.sparkContext.defaultParallelism
+    state = resume_run_state(checkpoint, nodes, routing=packs.ROUTING, buckets=buckets)
     if state.get("routing") != packs.ROUTING:
         raise CheckpointError(
             f"{checkpoint}: this checkpoint's keyed state was placed by an earlier pomset "
