@@ -22,7 +22,7 @@ import pytest
 
 import pomset as pm
 from pomset.runners.spark import shipping
-from pomset.runners.spark.session import worker_python
+from pomset.runners.spark.session import SparkSetupError, spark_session, worker_python
 
 import worker_venv
 from kafka_util import new_topic, produce
@@ -201,3 +201,12 @@ def test_the_executors_python_is_the_users_choice_else_this_one(monkeypatch):
     assert worker_python(pm.PipelineOptions([])) == "/env/python"
     flags = ["--spark_conf=spark.pyspark.python=/conf/python"]
     assert worker_python(pm.PipelineOptions(flags)) == "/conf/python"
+
+
+@pytest.mark.parametrize("master, env", [("sc://127.0.0.1:15002", {}),
+                                         ("local[2]", {"SPARK_REMOTE": "sc://h"})])
+def test_spark_connect_is_refused_naming_what_it_lacks(master, env, monkeypatch):
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(SparkSetupError, match="Spark Connect.*SparkContext.*foreachBatch"):
+        spark_session(pm.PipelineOptions([f"--spark_master={master}"]))

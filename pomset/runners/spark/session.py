@@ -66,6 +66,20 @@ def worker_python(options: Any) -> str:
     return (confs[-1] if confs else None) or os.environ.get("PYSPARK_PYTHON") or sys.executable
 
 
+def refuse_connect(master: str, active: Any) -> None:
+    """Spark Connect runs DataFrames on a remote server: pomset's runner needs the
+    SparkContext (parallelism, accumulators, shipping files) and collects each micro-batch in
+    `foreachBatch`, which Connect runs in a Python process of the server, not the client."""
+    remote = (master.startswith("sc://") or bool(os.environ.get("SPARK_REMOTE"))
+              or type(active).__module__.startswith("pyspark.sql.connect"))
+    if remote:
+        raise SparkSetupError(
+            "the Spark runner cannot run over Spark Connect (sc://, SPARK_REMOTE): it needs the "
+            "SparkContext, which Connect clients do not have, and streaming runs bring each "
+            "micro-batch to the driver in foreachBatch, which Connect runs on the server; pass "
+            "the cluster's master instead (--spark_master=spark://host:7077, yarn or k8s://...)")
+
+
 def spark_session(options: Any) -> Tuple[Any, bool]:
     """(session, whether this call started it). A session it starts on a master that is not
     local gets pomset and the pipeline's local modules shipped to its executors (`shipping`)."""
@@ -74,6 +88,7 @@ def spark_session(options: Any) -> Tuple[Any, bool]:
     except ImportError:
         raise SparkSetupError("the Spark runner needs pyspark: pip install 'pomset[spark]'") from None
     active = SparkSession.getActiveSession()
+    refuse_connect(options.spark_master, active)
     if active is not None:
         return active, False
     check_java()
