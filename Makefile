@@ -1,9 +1,11 @@
 # `make demo` and `make test` are complete on a fresh machine with Python 3.11 (and Java 17 for
 # the Spark runner's tests): each creates
-# .venv here if missing and installs the project into it first. `make bench` also installs
-# apache-beam, which only the benchmark uses.
+# .venv here if missing and installs the project into it first; `make test` also builds
+# .venv-worker, the test cluster's worker Python (pyarrow, pandas, numpy and no pomset).
+# `make bench` also installs apache-beam, which only the benchmark uses.
 PYTHON ?= python3.11
 VENV := .venv
+WORKER_VENV := .venv-worker
 PY := $(VENV)/bin/python
 
 .PHONY: demo test bench clean
@@ -16,6 +18,9 @@ $(VENV)/.installed-test: $(PY) setup.cfg pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@
 
+$(WORKER_VENV)/.installed: $(VENV)/.installed-test tests/worker_venv.py
+	$(PY) tests/worker_venv.py $(WORKER_VENV)
+
 $(VENV)/.installed-dev: $(VENV)/.installed-test
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
@@ -24,11 +29,11 @@ demo: $(VENV)/.installed-test
 	$(PY) examples/dataflow_paper.py --out figures
 	$(PY) examples/dataflow_paper.py --runner=spark --no-draw
 
-test: $(VENV)/.installed-test
+test: $(VENV)/.installed-test $(WORKER_VENV)/.installed
 	$(PY) -m pytest
 
 bench: $(VENV)/.installed-dev
 	$(PY) benchmarks/local_vs_beam.py
 
 clean:
-	rm -rf $(VENV) figures .pytest_cache .hypothesis
+	rm -rf $(VENV) $(WORKER_VENV) figures .pytest_cache .hypothesis

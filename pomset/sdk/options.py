@@ -66,6 +66,12 @@ class PipelineOptions:
                                  "(ignored when a session is already active)")
         parser.add_argument("--spark_conf", action="append", default=[], metavar="KEY=VALUE",
                             type=_spark_conf, help="spark runner: a Spark setting, repeatable")
+        parser.add_argument("--spark_ship", default="all", choices=("all", "python", "none"),
+                            help="spark runner, a master that is not local: what the run ships "
+                                 "to the executors: pomset, the pipeline's local modules and "
+                                 "the driver's protobuf and confluent-kafka (all, the "
+                                 "default), only the Python sources (python), or nothing "
+                                 "(none: the executors' Python has them)")
         parser.add_argument("--streaming", action="store_true",
                             help="spark runner: run as a Structured Streaming query even when "
                                  "every source is bounded (file sources then read their "

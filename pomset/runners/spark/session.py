@@ -10,6 +10,7 @@ import sys
 from typing import Any, Optional, Tuple
 
 from ...sdk.errors import PipelineConstructionError
+from . import shipping
 
 MIN_JAVA = 17
 
@@ -57,18 +58,41 @@ def _driver_memory() -> str:
     return f"{max(1, min(8, total // 4 // 2**30))}g"
 
 
+def worker_python(options: Any) -> str:
+    """The Python executors run: the user's `spark.pyspark.python` (`--spark_conf`), else the
+    `PYSPARK_PYTHON` environment variable, else this interpreter (right for a local master,
+    and for a cluster whose workers have the same path)."""
+    confs = [value for key, value in options.spark_conf if key == "spark.pyspark.python"]
+    return (confs[-1] if confs else None) or os.environ.get("PYSPARK_PYTHON") or sys.executable
+
+
+def refuse_connect(master: str, active: Any) -> None:
+    """Spark Connect runs DataFrames on a remote server: pomset's runner needs the
+    SparkContext (parallelism, accumulators, shipping files) and collects each micro-batch in
+    `foreachBatch`, which Connect runs in a Python process of the server, not the client."""
+    remote = (master.startswith("sc://") or bool(os.environ.get("SPARK_REMOTE"))
+              or type(active).__module__.startswith("pyspark.sql.connect"))
+    if remote:
+        raise SparkSetupError(
+            "the Spark runner cannot run over Spark Connect (sc://, SPARK_REMOTE): it needs the "
+            "SparkContext, which Connect clients do not have, and streaming runs bring each "
+            "micro-batch to the driver in foreachBatch, which Connect runs on the server; pass "
+            "the cluster's master instead (--spark_master=spark://host:7077, yarn or k8s://...)")
+
+
 def spark_session(options: Any) -> Tuple[Any, bool]:
-    """(session, whether this call started it). Python workers run this interpreter, so they
-    import the same pomset and user modules as the driver."""
+    """(session, whether this call started it). A session it starts on a master that is not
+    local gets pomset and the pipeline's local modules shipped to its executors (`shipping`)."""
     try:
         from pyspark.sql import SparkSession
     except ImportError:
         raise SparkSetupError("the Spark runner needs pyspark: pip install 'pomset[spark]'") from None
     active = SparkSession.getActiveSession()
+    refuse_connect(options.spark_master, active)
     if active is not None:
         return active, False
     check_java()
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ["PYSPARK_PYTHON"] = worker_python(options)   # PySpark reads only this
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     cores = os.cpu_count() or 2
     builder = (SparkSession.builder.master(options.spark_master).appName("pomset")
@@ -82,4 +106,6 @@ def spark_session(options: Any) -> Tuple[Any, bool]:
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    if not shipping.is_local(options.spark_master):
+        shipping.ship(spark, options.spark_ship)
     return spark, True
