@@ -35,8 +35,10 @@ ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvi
 CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
 
 
-def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) -> PipelineResult:
-    """Run the pipeline as a streaming query; the result holds what it recorded."""
+def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
+              progress: Any) -> PipelineResult:
+    """Run the pipeline as a streaming query, shown by `progress` (`SparkProgress`) as it
+    goes; the result holds what it recorded."""
     import pyarrow.compute as pc
     options = pipeline.options
     sinks = [n for n in pipeline.nodes if is_sink(n)]
@@ -122,17 +124,26 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
             writer = (writer.trigger(availableNow=True) if plan.ends else
                       writer.trigger(processingTime=f"{options.trigger_interval} seconds"))
             query = writer.start()
+            progress.metrics = lambda: _metrics(plan, dead_counts, step_counts)
+            progress.query = query
             _await(query)
     finally:
         if temporary:
             shutil.rmtree(checkpoint, ignore_errors=True)
-    metrics = plan.metrics()
-    for label, n in dead_counts.items():
-        metrics.setdefault(label, {})["dead_lettered"] = n
-    for label, counts in step_counts.items():
-        metrics.setdefault(label, {}).update(counts)
+    metrics = _metrics(plan, dead_counts, step_counts)
     metrics["micro-batches"] = _batch_stats(query.recentProgress)
     return PipelineResult(record, metrics, time.monotonic() - started, times)
+
+
+def _metrics(plan: Any, dead_counts: Dict[str, int],
+             step_counts: Dict[str, Dict[str, int]]) -> Dict[str, Dict[str, int]]:
+    """Per step: the plan's counts, dead letters and what the micro-batches counted so far."""
+    metrics = plan.metrics()
+    for label, n in list(dead_counts.items()):
+        metrics.setdefault(label, {})["dead_lettered"] = n
+    for label, counts in list(step_counts.items()):
+        metrics.setdefault(label, {}).update(counts)
+    return metrics
 
 
 def _repair(checkpoint: str, kafka_mark: Any, sinks: List[Any]) -> None:
