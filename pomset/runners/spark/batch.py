@@ -199,8 +199,10 @@ class BatchPlan:
         self.counts[node.label] = {"read": table.num_rows}
         if table.num_rows == 0:
             return self._empty()
+        # a partition per Arrow batch, at most one per core: coalesced, as a shuffle costs a
+        # job (a small Create's whole run) and spreads rows no better
         parallelism = self.spark.sparkContext.defaultParallelism
-        return self.spark.createDataFrame(table).repartition(
+        return self.spark.createDataFrame(table).coalesce(
             max(1, min(parallelism, table.num_rows // BATCH_ROWS + 1)))
 
     def _tagged(self, df: Any, node: Any) -> Dict[Optional[str], Any]:
