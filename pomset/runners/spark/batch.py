@@ -21,6 +21,7 @@ from functools import partial, reduce
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ...sdk.core import Create, Flatten, GroupByKey, ParDo, WindowInto
 from ...runtime.elementwise import DoFnRunner, assign_windows, side_input_args, user_code_error
@@ -129,7 +130,8 @@ class BatchPlan:
         df = self.parquet_output(node)
         if df is None:
             return False
-        cols.write_parquet(self.spark, df, node.transform)
+        shards = cols.write_parquet(self.spark, df, node.transform)
+        self.counts[node.label] = {"written": sum(pq.read_metadata(s).num_rows for s in shards)}
         return True
 
     def element_df(self, elements: List[WindowedValue]) -> Any:

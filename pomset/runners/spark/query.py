@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Tuple
 
 from ...runtime.fingerprint import resume_run_state
 from ...runtime.markers import ChannelMarker
+from ...runtime.metrics import complete
 from ...sdk.io.kafka import WriteToKafka
 from ...sdk.io.kafka_clients import KafkaOutput, progress_topic
 from ...sdk.result import PipelineResult
@@ -111,6 +112,8 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
                 for node in nodes:
                     if not elements:
                         continue
+                    counted = step_counts[node.label]
+                    counted["written"] = counted.get("written", 0) + len(elements)
                     if isinstance(node.transform, WriteToKafka):
                         if fresh:
                             output.write(node.transform, elements)
@@ -137,13 +140,14 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
 
 def _metrics(plan: Any, dead_counts: Dict[str, int],
              step_counts: Dict[str, Dict[str, int]]) -> Dict[str, Dict[str, int]]:
-    """Per step: the plan's counts, dead letters and what the micro-batches counted so far."""
+    """Per step: the plan's counts, dead letters and what the micro-batches counted so far
+    (`complete`: every count a step has, 0 where none came)."""
     metrics = plan.metrics()
     for label, n in list(dead_counts.items()):
         metrics.setdefault(label, {})["dead_lettered"] = n
     for label, counts in list(step_counts.items()):
         metrics.setdefault(label, {}).update(counts)
-    return metrics
+    return complete(metrics, plan.pipeline.nodes)
 
 
 def _repair(checkpoint: str, kafka_mark: Any, sinks: List[Any]) -> None:

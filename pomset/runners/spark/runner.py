@@ -15,6 +15,7 @@ import sys
 import time
 from typing import Any, List
 
+from ...runtime.metrics import complete
 from ...sdk.errors import PipelineConstructionError
 from ...sdk.io.base import Sink
 from ...sdk.result import PipelineResult
@@ -76,11 +77,13 @@ class SparkRunner:
                         output.write(node.transform, elements)
                     else:
                         write_file(node.transform.writer(pcoll), elements)
+                    plan.counts[node.label] = {"written": len(elements)}
                 if output is not None:
                     output.close()
         finally:
             plan.release()
-        return PipelineResult(record, plan.metrics(), time.monotonic() - started)
+        return PipelineResult(record, complete(plan.metrics(), pipeline.nodes),
+                              time.monotonic() - started)
 
     @staticmethod
     def _check(pipeline: Any) -> None:
