@@ -109,7 +109,7 @@ def worker(args: argparse.Namespace) -> None:
     if args.runner == "spark":
         import pomset as pm
         from pomset.runners.spark.session import spark_session
-        spark, _ = spark_session(pm.PipelineOptions(["--runner=spark"]))
+        spark = spark_session(pm.PipelineOptions(["--runner=spark"]))
         spark.range(1000).selectExpr("sum(id)").collect()   # warm-up: the JVM and a job
     base_kb = peak_rss_kb()
     started = time.perf_counter()

@@ -370,7 +370,7 @@ def main() -> None:
     if any(e in SPARK_ENGINES for e in engines):
         import pomset as pm
         from pomset.runners.spark.session import spark_session
-        spark, _ = spark_session(pm.PipelineOptions([f"--spark_master={args.master}"]))
+        spark = spark_session(pm.PipelineOptions([f"--spark_master={args.master}"]))
         tiny = input_glob(args.data_dir, 10_000, 100, 1, args.seed)
         for engine in engines:    # warm-up: JVM, Python workers, code paths of each engine
             if engine in SPARK_ENGINES:

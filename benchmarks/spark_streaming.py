@@ -171,7 +171,7 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     from pomset.runners.spark.session import spark_session
-    spark, _ = spark_session(pm.PipelineOptions(["--runner=spark"]))
+    spark = spark_session(pm.PipelineOptions(["--runner=spark"]))
     rows: List[dict] = []
     for shape in args.shapes.split(","):
         keys, events, files = map(int, shape.split(":"))

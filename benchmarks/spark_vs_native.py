@@ -123,7 +123,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from pomset.runners.spark.session import spark_session
-    spark, _ = spark_session(pm.PipelineOptions([f"--spark_master={args.master}"]))
+    spark = spark_session(pm.PipelineOptions([f"--spark_master={args.master}"]))
     results: List[Dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="pomset-spark-bench-") as directory:
         pattern = write_input(directory, args.rows, args.keys, args.files, args.seed)

@@ -219,7 +219,7 @@ def spark_part(args: argparse.Namespace, events: List[ys.Event],
     # Spark's Python workers unpickle the example's functions and Event by module name
     paths = [ROOT, os.path.join(ROOT, "examples"), os.environ.get("PYTHONPATH", "")]
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
-    spark, _ = spark_session(pm.PipelineOptions([f"--spark_master={args.master}"]))
+    spark = spark_session(pm.PipelineOptions([f"--spark_master={args.master}"]))
     table = ys.Table(world, args.table)
     last = last_view_second(events)
     expected = ys.expected_campaign_windows(events, world.ad_campaign, 10, 1)

@@ -1,5 +1,5 @@
-"""Shared fixtures: one local Spark session for the whole test run (the Spark runner uses the
-active session and leaves it running), and `runner`, which parametrizes a test over every
+"""Shared fixtures: one local Spark session for the whole test run (the Spark runner uses an
+active session it did not start as it is), and `runner`, which parametrizes a test over every
 runner mode: local, spark (batch), spark-streaming (a Structured Streaming query, bounded
 sources read as streams that end)."""
 from __future__ import annotations
@@ -21,9 +21,10 @@ def runner_flags(runner: str) -> List[str]:
 @pytest.fixture(scope="session")
 def spark_session():
     import pomset as pm
-    from pomset.runners.spark.session import spark_session as start
-    spark, _ = start(pm.PipelineOptions(["--spark_master=local[2]",
-                                         "--spark_conf=spark.sql.shuffle.partitions=2"]))
+    from pomset.runners.spark.session import new_session
+    spark = new_session(pm.PipelineOptions(["--spark_master=local[2]",
+                                            "--spark_conf=spark.sql.shuffle.partitions=2",
+                                            "--spark_conf=spark.ui.enabled=false"]))
     yield spark
     spark.stop()
 

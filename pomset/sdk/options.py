@@ -63,7 +63,7 @@ class PipelineOptions:
                             help="elements per bundle read from a bounded source")
         parser.add_argument("--spark_master", default="local[*]",
                             help="spark runner: the master of the SparkSession it creates "
-                                 "(ignored when a session is already active)")
+                                 "(ignored when a session pomset did not start is active)")
         parser.add_argument("--spark_conf", action="append", default=[], metavar="KEY=VALUE",
                             type=_spark_conf, help="spark runner: a Spark setting, repeatable")
         parser.add_argument("--spark_ship", default="all", choices=("all", "python", "none"),
@@ -72,6 +72,11 @@ class PipelineOptions:
                                  "the driver's protobuf and confluent-kafka (all, the "
                                  "default), only the Python sources (python), or nothing "
                                  "(none: the executors' Python has them)")
+        parser.add_argument("--spark_log_level", default=None, type=str.upper,
+                            choices=("OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE",
+                                     "ALL"),
+                            help="spark runner: show Spark's log from this level on (by "
+                                 "default nothing of Spark's is shown)")
         parser.add_argument("--streaming", action="store_true",
                             help="spark runner: run as a Structured Streaming query even when "
                                  "every source is bounded (file sources then read their "

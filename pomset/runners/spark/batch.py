@@ -21,6 +21,7 @@ from functools import partial, reduce
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ...sdk.core import Create, Flatten, GroupByKey, ParDo, WindowInto
 from ...runtime.elementwise import DoFnRunner, assign_windows, side_input_args, user_code_error
@@ -129,7 +130,8 @@ class BatchPlan:
         df = self.parquet_output(node)
         if df is None:
             return False
-        cols.write_parquet(self.spark, df, node.transform)
+        shards = cols.write_parquet(self.spark, df, node.transform)
+        self.counts[node.label] = {"written": sum(pq.read_metadata(s).num_rows for s in shards)}
         return True
 
     def element_df(self, elements: List[WindowedValue]) -> Any:
@@ -199,8 +201,10 @@ class BatchPlan:
         self.counts[node.label] = {"read": table.num_rows}
         if table.num_rows == 0:
             return self._empty()
+        # a partition per Arrow batch, at most one per core: coalesced, as a shuffle costs a
+        # job (a small Create's whole run) and spreads rows no better
         parallelism = self.spark.sparkContext.defaultParallelism
-        return self.spark.createDataFrame(table).repartition(
+        return self.spark.createDataFrame(table).coalesce(
             max(1, min(parallelism, table.num_rows // BATCH_ROWS + 1)))
 
     def _tagged(self, df: Any, node: Any) -> Dict[Optional[str], Any]:

@@ -46,6 +46,7 @@ def _cause(text: str) -> str:
 
 
 def _strip_jvm(text: str) -> str:
-    """The Python part of a task failure's message, without the JVM frames Spark appends."""
-    cut = re.search(r"\n\s*(at |\tat |JVM stacktrace:)", text)
+    """The Python part of a task failure's message, without what Spark appends: JVM frames,
+    SQL states, a streaming query's description and plan."""
+    cut = re.search(r"\n\s*(at |\tat |JVM stacktrace:|=== Streaming Query ===)| SQLSTATE: ", text)
     return (text[:cut.start()] if cut else text).rstrip()

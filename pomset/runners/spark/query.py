@@ -22,6 +22,7 @@ from typing import Any, Dict, List, Tuple
 from ...runtime.fingerprint import resume_run_state
 from ...sdk.errors import CheckpointError
 from ...runtime.markers import ChannelMarker
+from ...runtime.metrics import complete
 from ...sdk.io.kafka import WriteToKafka
 from ...sdk.io.kafka_clients import KafkaOutput, progress_topic
 from ...sdk.result import PipelineResult
@@ -37,8 +38,10 @@ CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabl
 SHUFFLE = "spark.sql.shuffle.partitions"
 
 
-def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) -> PipelineResult:
-    """Run the pipeline as a streaming query; the result holds what it recorded."""
+def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
+              progress: Any) -> PipelineResult:
+    """Run the pipeline as a streaming query, shown by `progress` (`SparkProgress`) as it
+    goes; the result holds what it recorded."""
     import pyarrow.compute as pc
     options = pipeline.options
     sinks = [n for n in pipeline.nodes if is_sink(n)]
@@ -113,6 +116,8 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
                 for node in nodes:
                     if not elements:
                         continue
+                    counted = step_counts[node.label]
+                    counted["written"] = counted.get("written", 0) + len(elements)
                     if isinstance(node.transform, WriteToKafka):
                         if fresh:
                             output.write(node.transform, elements)
@@ -126,18 +131,28 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float) ->
             writer = (writer.trigger(availableNow=True) if plan.ends else
                       writer.trigger(processingTime=f"{options.trigger_interval} seconds"))
             query = writer.start()
+            progress.metrics = lambda: _metrics(plan, dead_counts, step_counts)
+            progress.query = query
             _await(query)
     finally:
         spark.conf.set(SHUFFLE, shuffle)
         if temporary:
             shutil.rmtree(checkpoint, ignore_errors=True)
-    metrics = plan.metrics()
-    for label, n in dead_counts.items():
-        metrics.setdefault(label, {})["dead_lettered"] = n
-    for label, counts in step_counts.items():
-        metrics.setdefault(label, {}).update(counts)
+    metrics = _metrics(plan, dead_counts, step_counts)
     metrics["micro-batches"] = _batch_stats(query.recentProgress)
     return PipelineResult(record, metrics, time.monotonic() - started, times)
+
+
+def _metrics(plan: Any, dead_counts: Dict[str, int],
+             step_counts: Dict[str, Dict[str, int]]) -> Dict[str, Dict[str, int]]:
+    """Per step: the plan's counts, dead letters and what the micro-batches counted so far
+    (`complete`: every count a step has, 0 where none came)."""
+    metrics = plan.metrics()
+    for label, n in list(dead_counts.items()):
+        metrics.setdefault(label, {})["dead_lettered"] = n
+    for label, counts in list(step_counts.items()):
+        metrics.setdefault(label, {}).update(counts)
+    return complete(metrics, plan.pipeline.nodes)
 
 
 def _repair(checkpoint: str, kafka_mark: Any, sinks: List[Any]) -> None:

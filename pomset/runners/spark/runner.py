@@ -7,12 +7,15 @@ batch's id so that a micro-batch replayed after a restart rewrites the same file
 
 What Spark cannot run is refused before any Spark job starts, naming the transform and why; a
 user function failing in a Spark task is raised on the driver as the same `UserCodeError` the
-local runner gives."""
+local runner gives. While it runs, the terminal shows the Spark UI's address, the shared status
+line and summary (`progress.py`), and none of Spark's own log (`console.py`)."""
 from __future__ import annotations
 
+import sys
 import time
 from typing import Any, List
 
+from ...runtime.metrics import complete
 from ...sdk.errors import PipelineConstructionError
 from ...sdk.io.base import Sink
 from ...sdk.result import PipelineResult
@@ -21,12 +24,13 @@ from ...sdk.io.kafka_clients import KafkaOutput
 from ...sdk.test_stream import TestStream
 from .batch import TRANSLATED, BatchPlan, read_more_than_once
 from .failures import user_errors
+from .progress import SparkProgress
 from .query import run_query, write_file
 from .session import spark_session
 
 
 class SparkRunner:
-    """Runs a pipeline on the active SparkSession, or on one it starts and stops."""
+    """Runs a pipeline on the active SparkSession, or on the one pomset keeps (`session`)."""
 
     def run(self, pipeline: Any) -> PipelineResult:
         options = pipeline.options
@@ -35,19 +39,27 @@ class SparkRunner:
             for n in pipeline.nodes for pc in n.outputs.values())
         self._check(pipeline)
         started = time.monotonic()
-        spark, owned = spark_session(options)
+        spark = spark_session(options)
+        url = spark.sparkContext.uiWebUrl
+        if url and not options.quiet:
+            print(f"pomset: Spark UI at {url}", file=sys.stderr, flush=True)
         recorded = pipeline.recorded()
+        progress = SparkProgress(spark, options.quiet)
+        progress.start()
         try:
             if streaming:
-                return run_query(spark, pipeline, recorded, started)
-            return self._run_batch(spark, pipeline, recorded, started)
+                result = run_query(spark, pipeline, recorded, started, progress)
+            else:
+                result = self._run_batch(spark, pipeline, recorded, started, progress)
         finally:
-            if owned:
-                spark.stop()
+            progress.stop()
+        progress.summary(result.metrics())
+        return result
 
     def _run_batch(self, spark: Any, pipeline: Any, recorded: List[Any],
-                   started: float) -> PipelineResult:
+                   started: float, progress: SparkProgress) -> PipelineResult:
         plan = BatchPlan(spark, pipeline)
+        progress.metrics = plan.metrics
         sinks = [n for n in pipeline.nodes if isinstance(n.transform, Sink)]
         kafka = [(n.transform, n.inputs[0]) for n in sinks if isinstance(n.transform, WriteToKafka)]
         try:
@@ -65,11 +77,13 @@ class SparkRunner:
                         output.write(node.transform, elements)
                     else:
                         write_file(node.transform.writer(pcoll), elements)
+                    plan.counts[node.label] = {"written": len(elements)}
                 if output is not None:
                     output.close()
         finally:
             plan.release()
-        return PipelineResult(record, plan.metrics(), time.monotonic() - started)
+        return PipelineResult(record, complete(plan.metrics(), pipeline.nodes),
+                              time.monotonic() - started)
 
     @staticmethod
     def _check(pipeline: Any) -> None:

@@ -1,16 +1,19 @@
-"""The SparkSession a run uses: the active one if there is one, else one this run creates
-(and stops afterwards), after checking that Java is there in a version Spark supports."""
+"""The SparkSession a run uses: the active one if there is one, else the one pomset started
+for this process (kept for the next run with the same options, stopped at exit), started after
+checking that Java is there in a version Spark supports."""
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shutil
 import subprocess
 import sys
-from typing import Any, Optional, Tuple
+from typing import Any, Dict, Optional
 
 from ...sdk.errors import PipelineConstructionError
 from . import shipping
+from .console import java_options, set_level, start_jvm
 
 MIN_JAVA = 17
 
@@ -80,32 +83,64 @@ def refuse_connect(master: str, active: Any) -> None:
             "the cluster's master instead (--spark_master=spark://host:7077, yarn or k8s://...)")
 
 
-def spark_session(options: Any) -> Tuple[Any, bool]:
-    """(session, whether this call started it). A session it starts on a master that is not
-    local gets pomset and the pipeline's local modules shipped to its executors (`shipping`)."""
+#: the session pomset started in this process, and the (master, settings) it started with
+_started: Dict[str, Any] = {}
+
+
+def spark_session(options: Any) -> Any:
+    """The session a run uses: an active one someone else started, as it is; else the one
+    pomset started in this process, when it started with the same master and settings (a
+    notebook's runs pay the start-up once), else a new one (pomset's previous one stopped).
+    Pomset's session lives until the interpreter exits."""
     try:
         from pyspark.sql import SparkSession
     except ImportError:
         raise SparkSetupError("the Spark runner needs pyspark: pip install 'pomset[spark]'") from None
+    key = (options.spark_master, tuple(options.spark_conf))
     active = SparkSession.getActiveSession()
     refuse_connect(options.spark_master, active)
+    if active is not None and (active is not _started.get("session") or _started["key"] == key):
+        set_level(active, options.spark_log_level)
+        return active
     if active is not None:
-        return active, False
+        active.stop()
+    elif not _started:
+        atexit.register(_stop_ours)
+    _started.update(session=new_session(options), key=key)
+    return _started["session"]
+
+
+def new_session(options: Any) -> Any:
+    """A new session with pomset's settings and the options' master and settings, its Python
+    workers running `worker_python`; on a master that is not local, pomset and the
+    pipeline's local modules are shipped to its executors (`shipping`)."""
+    from pyspark import SparkConf
+    from pyspark.sql import SparkSession
     check_java()
     os.environ["PYSPARK_PYTHON"] = worker_python(options)   # PySpark reads only this
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     cores = os.cpu_count() or 2
-    builder = (SparkSession.builder.master(options.spark_master).appName("pomset")
-               .config("spark.driver.memory", _driver_memory())
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.shuffle.partitions", str(2 * cores))
-               .config("spark.sql.session.timeZone", "UTC")   # pomset's time is UTC
-               .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
-    for key, value in options.spark_conf:
+    settings = [("spark.master", options.spark_master), ("spark.app.name", "pomset"),
+                ("spark.driver.memory", _driver_memory()),
+                ("spark.ui.showConsoleProgress", "false"),
+                ("spark.sql.shuffle.partitions", str(2 * cores)),
+                ("spark.sql.session.timeZone", "UTC"),   # pomset's time is UTC
+                ("spark.sql.execution.arrow.pyspark.enabled", "true")]
+    settings += list(options.spark_conf)
+    settings.append(("spark.driver.extraJavaOptions",
+                     java_options(options.spark_log_level, options.spark_conf)))
+    start_jvm(SparkConf().setAll(settings), options.spark_log_level)
+    builder = SparkSession.builder
+    for key, value in settings:
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    set_level(spark, options.spark_log_level)
     if not shipping.is_local(options.spark_master):
         shipping.ship(spark, options.spark_ship)
-    return spark, True
+    return spark
+
+
+def _stop_ours() -> None:
+    session = _started.get("session")
+    if session is not None:
+        session.stop()
