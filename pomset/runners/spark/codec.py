@@ -87,13 +87,18 @@ class _Memo(dict):
         return b
 
 
-def encode(elements: Sequence[WindowedValue], keys: Optional[Sequence[bytes]] = None,
-           tags: Optional[Sequence[Optional[str]]] = None) -> pa.RecordBatch:
-    """Elements as a record batch (with their pickled keys, or their output tags)."""
-    p_of, x_of = _Memo(pane_bytes).bytes_of, _Memo(dumps).bytes_of
+def _same(x: Any) -> Any:
+    return x
+
+
+def element_columns(elements: Sequence[WindowedValue], value: Any = _same, window: Any = _same,
+                    pane: Any = _same) -> List[list]:
+    """Elements as columns: values, times, interval windows' starts and ends (µs), other
+    windows (None: the global window), panes (None: no firing) and diffs; values, other
+    windows and panes as `value`, `window` and `pane` make them."""
     vs, tss, wss, wes, wxs, ps, ds = [], [], [], [], [], [], []
     for wv in elements:
-        vs.append(dumps(wv.value))
+        vs.append(value(wv.value))
         tss.append(wv.ts)
         w = wv.window
         if type(w) is IntervalWindow:
@@ -103,10 +108,16 @@ def encode(elements: Sequence[WindowedValue], keys: Optional[Sequence[bytes]] = 
         else:
             wss.append(None)
             wes.append(None)
-            wxs.append(None if w is GLOBAL_WINDOW else x_of(w))
-        ps.append(None if wv.pane is NO_FIRING else p_of(wv.pane))
+            wxs.append(None if w is GLOBAL_WINDOW else window(w))
+        ps.append(None if wv.pane is NO_FIRING else pane(wv.pane))
         ds.append(wv.diff)
-    columns = [vs, tss, wss, wes, wxs, ps, ds]
+    return [vs, tss, wss, wes, wxs, ps, ds]
+
+
+def encode(elements: Sequence[WindowedValue], keys: Optional[Sequence[bytes]] = None,
+           tags: Optional[Sequence[Optional[str]]] = None) -> pa.RecordBatch:
+    """Elements as a record batch (with their pickled keys, or their output tags)."""
+    columns = element_columns(elements, dumps, _Memo(dumps).bytes_of, _Memo(pane_bytes).bytes_of)
     arrays = [pa.array(c, f.type) for c, f in zip(columns, _ARROW)]
     if keys is not None:
         return pa.RecordBatch.from_arrays([pa.array(keys, pa.binary())] + arrays, schema=KEYED_ARROW)

@@ -33,21 +33,7 @@ _raw = WindowedValue.raw
 def pack_elements(elements: Sequence[WindowedValue], keys: Optional[Sequence[bytes]] = None,
                   kind: bytes = ELEMENTS) -> bytes:
     """Elements (with their pickled keys) as one payload."""
-    values, times, starts, ends, others, panes, diffs = [], [], [], [], [], [], []
-    for wv in elements:
-        values.append(wv.value)
-        times.append(wv.ts)
-        w = wv.window
-        if type(w) is IntervalWindow:
-            starts.append(w.start_us)
-            ends.append(w.max_ts + 1)
-            others.append(None)
-        else:
-            starts.append(None)
-            ends.append(None)
-            others.append(None if w is GLOBAL_WINDOW else w)
-        panes.append(None if wv.pane is NO_FIRING else wv.pane)
-        diffs.append(wv.diff)
+    values, times, starts, ends, others, panes, diffs = codec.element_columns(elements)
     if all(d == 1 for d in diffs):
         diffs = None
     if not any(others):
