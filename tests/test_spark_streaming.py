@@ -228,7 +228,8 @@ def test_a_keying_task_folds_columns_into_partials_per_key_and_window():
     from pomset.sdk.relational import Aggregation, FieldsCombineFn
     fn = FieldsCombineFn([Aggregation("v", pm.Sum(), "total")])
     keying = _Keying("3", lambda value: value[0], 2,
-                     lambda: columnar.aggregator(fn, pm.TimestampCombiner.OUTPUT_AT_EOW))
+                     lambda: columnar.aggregator(fn, pm.TimestampCombiner.OUTPUT_AT_EOW),
+                     spans=False)
     keying.start()
     c = columnar.Columns(pa.table({"key": ["a", "b", "a", "a"], "v": [1, 2, 3, 4],
                                    "__ts": [1, 2, 3, 70_000_000],
@@ -237,7 +238,7 @@ def test_a_keying_task_folds_columns_into_partials_per_key_and_window():
                          keys=["key"], values=["v"])
     bus = packs.Bus()
     bus.columns, bus.markers = [c, c], ["marker"]
-    rows = keying.rows(bus, spans=False)   # the columns are folded, only the marker goes on
+    rows = keying.rows(bus)   # the columns are folded, only the marker goes on
     assert rows.column("b").null_count == rows.num_rows
     partials = packs.read_bus(pa.concat_batches(list(keying.finish())))
     got = {(wv.value[0].key, wv.window.start.micros): wv.value[1] for wv in partials.partials}

@@ -33,3 +33,24 @@ def read_bundles(source: Any, label: str, size: int,
         yield None, bundle
     if dead:
         yield dead_tag, dead
+
+
+def read_tagged(source: Any, label: str, size: int, column_rows: int,
+                paths: Optional[Sequence[str]] = None) -> Iterator[Tuple[Optional[str], Any]]:
+    """(tag, bundle) as a file source reads `paths` (default: all its files): `Columns` of up
+    to `column_rows` rows where the runtime reads it as columns (`columnar.reads_columns`),
+    else elements (`read_bundles`); dead letters as elements, tagged as `read_bundles` tags
+    them."""
+    from .columnar import read_columns, reads_columns
+    if not reads_columns(source):
+        yield from read_bundles(source, label, size, paths)
+        return
+    dead: List[WindowedValue] = []
+    files = source.files() if paths is None else paths
+    for bundle in read_columns(source, files, source.dead_letters(label, dead), column_rows):
+        if dead:
+            yield source.dead_letter_tag, list(dead)
+            dead.clear()
+        yield None, bundle
+    if dead:
+        yield source.dead_letter_tag, dead

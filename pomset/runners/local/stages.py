@@ -6,7 +6,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from ...sdk.core import Create, Flatten, GroupByKey, ParDo, Source, WindowInto
 from ...runtime.elementwise import DoFnRunner, assign_windows, user_code_error
-from ...runtime.reads import read_bundles
+from ...runtime.reads import read_tagged
 from ...runtime.side_inputs import SideInputBuffer
 from ...sdk.errors import UserCodeError
 from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
@@ -121,17 +121,7 @@ class SourceStage(Stage):
         if isinstance(t, Create):
             yield from t.bundles(size)
             return
-        if columnar.reads_columns(t):
-            dead: list = []
-            on_bad = t.dead_letters(self.label, dead)
-            for bundle in columnar.read_columns(t, t.files(), on_bad, COLUMN_ROWS):
-                if dead:
-                    self.emit_dead(t.dead_letter_tag, dead)
-                yield bundle
-            if dead:
-                self.emit_dead(t.dead_letter_tag, dead)
-            return
-        for tag, bundle in read_bundles(t, self.label, size):
+        for tag, bundle in read_tagged(t, self.label, size, COLUMN_ROWS):
             if tag is None:
                 yield bundle
             else:

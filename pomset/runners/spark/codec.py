@@ -87,12 +87,13 @@ class _Memo(dict):
         return b
 
 
-def _same(x: Any) -> Any:
+def same(x: Any) -> Any:
+    """Its argument, as it is."""
     return x
 
 
-def element_columns(elements: Sequence[WindowedValue], value: Any = _same, window: Any = _same,
-                    pane: Any = _same) -> List[list]:
+def element_columns(elements: Sequence[WindowedValue], value: Any = same, window: Any = same,
+                    pane: Any = same) -> List[list]:
     """Elements as columns: values, times, interval windows' starts and ends (µs), other
     windows (None: the global window), panes (None: no firing) and diffs; values, other
     windows and panes as `value`, `window` and `pane` make them."""

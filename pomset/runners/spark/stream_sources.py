@@ -27,8 +27,8 @@ import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
-from ...runtime.columnar import TS, Columns, read_columns, reads_columns
-from ...runtime.reads import read_bundles
+from ...runtime.columnar import TS, Columns
+from ...runtime.reads import read_tagged
 from ...sdk.io.base import expand_pattern
 from ...runtime.markers import ChannelMarker
 from ...sdk.io.kafka_clients import read_range
@@ -181,7 +181,7 @@ class FilesReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _read_file(self, path: str) -> Iterator[pa.RecordBatch]:
         latest = MIN_MICROS
         read = 0
-        for tag, bundle in self._bundles(path):
+        for tag, bundle in read_tagged(self.source, self.label, BATCH_ROWS, COLUMN_ROWS, [path]):
             if isinstance(bundle, Columns):
                 if not len(bundle):
                     continue
@@ -197,23 +197,6 @@ class FilesReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         wm = MIN_MICROS if ooo is None or latest == MIN_MICROS else latest - ooo
         yield packs.rows([], [ChannelMarker(self.channel, wm)], None, keyed=False)
         yield packs.counts_row(self.label, {"read": read}, on_bus=False)
-
-    def _bundles(self, path: str) -> Iterator[tuple]:
-        """(tag, bundle) as the file at `path` reads: columns where the runtime reads the
-        source so (`reads_columns`), else elements; dead letters as elements."""
-        source = self.source
-        if not reads_columns(source):
-            yield from read_bundles(source, self.label, BATCH_ROWS, [path])
-            return
-        dead: list = []
-        for bundle in read_columns(source, [path], source.dead_letters(self.label, dead),
-                                   COLUMN_ROWS):
-            yield None, bundle
-            if dead:
-                yield source.dead_letter_tag, list(dead)
-                dead.clear()
-        if dead:
-            yield source.dead_letter_tag, dead
 
     def commit(self, end: dict) -> None:
         pass

@@ -99,9 +99,11 @@ class StreamingPlan:
             else:
                 stages.append([node])
         bus = reduce(lambda a, b: a.unionByName(b), [self._source(n) for n in sources])
+        def read_after(s: int) -> Set[str]:   # what the driver and the stages after `s` read
+            return self.targets | {self.address[id(x)] for later in stages[s + 1:]
+                                   for n in later for x in _reads(n)}
         for s, stage in enumerate(stages):
-            needed = self.targets | {self.address[id(x)] for later in stages[s + 1:]
-                                     for n in later for x in _reads(n)}
+            needed = read_after(s)
             if self._is_stateful(stage[0]):
                 unkeyed = s == 0 or self._is_stateful(stages[s - 1][0])
                 if self._keyed(stage[0]) and unkeyed:
@@ -110,8 +112,7 @@ class StreamingPlan:
                 bus = self._stateful(bus, stage[0], needed)
             else:
                 follower = stages[s + 1][0] if s + 1 < len(stages) else None
-                beyond = self.targets | {self.address[id(x)] for later in stages[s + 2:]
-                                         for n in later for x in _reads(n)}
+                beyond = read_after(s + 1)
                 if follower is not None:
                     beyond |= {self.address[id(x.pcoll)] for x in follower.side_inputs}
                 bus = self._elementwise(bus, stage, needed, follower, beyond)
@@ -217,9 +218,8 @@ class StreamingPlan:
                 fn, combiner = t.combine_fn, main.windowing.timestamp_combiner
                 combine = lambda: columnar.aggregator(fn, combiner)   # noqa: E731
             key = _Keying(self.address[id(main)], _key_of(follower), self._buckets_of(follower),
-                          combine)
-        spans = groups and isinstance(follower.transform, TemplateStep)
-        return bus.mapInArrow(_task(ops, needed, key, spans), codec.KEYED_STREAM)
+                          combine, spans=isinstance(t, TemplateStep))
+        return bus.mapInArrow(_task(ops, needed, key), codec.KEYED_STREAM)
 
     def _is_stateful(self, node: Any) -> bool:
         """Whether a node runs per bucket in `transformWithState` (else in an Arrow task)."""
@@ -260,7 +260,7 @@ class StreamingPlan:
                        native=columnar.native_windows(t))
         if isinstance(t, (Flatten, Typed)) or self.fusion.passes_through(node):
             return _Op(ins, outs, None, lambda tag, owned: owned, ranges=isinstance(t, Typed),
-                       native=_same if isinstance(t, Flatten) else None)
+                       native=codec.same if isinstance(t, Flatten) else None)
         if isinstance(t, TemplateStep):
             return _Op(ins, outs, lambda: _TemplateMapFn(t, label), lambda tag, owned: True)
         raise TypeError(f"{label}: {type(t).__name__} has no streaming translation")
@@ -342,10 +342,6 @@ class _WindowFn:
         pass
 
 
-def _same(c: Any) -> Any:
-    return c
-
-
 def _key_of(node: Any) -> Any:
     """The key of an element of a keyed stateful node's main input."""
     t = node.transform
@@ -378,13 +374,12 @@ class _TemplateMapFn:
         pass
 
 
-def _task(ops: List[_Op], needed: Set[str], key: Optional[_Keying], spans: bool) -> Any:
+def _task(ops: List[_Op], needed: Set[str], key: Optional[_Keying]) -> Any:
     """The Arrow task of a run of element-wise nodes: for each batch of bus rows, the rows of
     the nodes' inputs decoded and run through them in order (columnar bundles natively where
     the runtime can, `_Op.native`), their outputs (and inputs still needed later) packed back,
     every other row passed through as it is. The input of a keyed stateful step that follows
-    is keyed (`_Keying`), and with `spans` gets the marker rows of its range
-    (`codec.range_markers`)."""
+    is keyed (`_Keying`)."""
     consumed = {a for op in ops for a in op.ins} | ({key.address} if key else set())
     readers: Dict[str, int] = {}
     for op in ops:
@@ -397,7 +392,7 @@ def _task(ops: List[_Op], needed: Set[str], key: Optional[_Keying], spans: bool)
             key.start()
         try:
             for b in batches:
-                yield from _run_ops(b, ops, fns, consumed, readers, needed, key, spans)
+                yield from _run_ops(b, ops, fns, consumed, readers, needed, key)
             if key is not None:
                 yield from key.finish()
         finally:
@@ -408,8 +403,8 @@ def _task(ops: List[_Op], needed: Set[str], key: Optional[_Keying], spans: bool)
 
 
 def _run_ops(b: pa.RecordBatch, ops: List[_Op], fns: list, consumed: Set[str],
-             readers: Dict[str, int], needed: Set[str], key: Optional["_Keying"],
-             spans: bool) -> Iterator[pa.RecordBatch]:
+             readers: Dict[str, int], needed: Set[str],
+             key: Optional["_Keying"]) -> Iterator[pa.RecordBatch]:
     t = b.column("t")
     present = set(pc.unique(t).to_pylist())
     passing = pc.invert(pc.is_in(t, value_set=pa.array(sorted(consumed), pa.string())))
@@ -427,11 +422,8 @@ def _run_ops(b: pa.RecordBatch, ops: List[_Op], fns: list, consumed: Set[str],
         markers = [m for x in ins for m in x.markers]
         columns = [c for x in ins for c in x.columns]
         elements = [wv for x in ins for wv in x.elements]
-        if columns and op.native is None:
-            elements += [wv for c in columns for wv in c.elements()]
-            columns = []
-        made = [op.native(c) for c in columns]
-        # a bundle the native step cannot take (None) goes through the step's own function
+        made = [op.native(c) if op.native else None for c in columns]
+        # a bundle the step cannot take natively (None) goes through its own function
         elements += [wv for c, m in zip(columns, made) if m is None for wv in c.elements()]
         # the node may update its input in place only if nothing else reads or emits it
         owned = all(fresh.get(a, True) and readers[a] == 1 and a not in needed
@@ -450,7 +442,7 @@ def _run_ops(b: pa.RecordBatch, ops: List[_Op], fns: list, consumed: Set[str],
             fresh[out] = op.fresh(tag, owned)
     for a, bus in pending.items():
         if a == key_address:
-            yield key.rows(bus, spans)
+            yield key.rows(bus)
         elif a in needed:
             yield packs.rows([packs.pack_columns(c) for c in bus.columns]
                              + ([packs.pack_elements(bus.elements)] if bus.elements else []),
@@ -461,23 +453,26 @@ class _Keying:
     """The input of a keyed stateful step, as its keying task sends it: elements packed per
     bucket of their keys, with the markers; and with `combine` (a grouping the runtime folds
     natively, `columnar.native_combine`), its columnar bundles folded into partial
-    accumulators per key and window over the task's whole input, sent at its end."""
+    accumulators per key and window over the task's whole input, sent at its end. With
+    `spans` (a template step) it also gets the marker rows of its range
+    (`codec.range_markers`)."""
 
-    def __init__(self, address: str, key_of: Any, buckets: int, combine: Any) -> None:
+    def __init__(self, address: str, key_of: Any, buckets: int, combine: Any,
+                 spans: bool) -> None:
         self.address, self.key_of, self.buckets = address, key_of, buckets
-        self.combine = combine
+        self.combine, self.spans = combine, spans
         self.aggregator: Any = None
 
     def start(self) -> None:
         self.aggregator = self.combine() if self.combine is not None else None
 
-    def rows(self, bus: packs.Bus, spans: bool) -> pa.RecordBatch:
-        elements = bus.elements
+    def rows(self, bus: packs.Bus) -> pa.RecordBatch:
+        elements = list(bus.elements)
         for c in bus.columns:
             if self.aggregator is None or not self.aggregator.add(c):
-                elements = elements + c.elements()
+                elements += c.elements()
         markers = bus.markers
-        if spans:
+        if self.spans:
             markers = markers + codec.range_markers(time_range(elements))
         keys = [codec.dumps(self.key_of(wv.value)) for wv in elements]
         return packs.element_rows(elements, markers, self.address, keys, self.buckets)
