@@ -231,6 +231,36 @@ def test_an_idle_partition_stops_holding_the_watermark_back(kafka_broker):
     never.close()
 
 
+class _CountingConsumer:
+    """A real consumer that records how many records each `consume` call asked for."""
+
+    def __init__(self, consumer) -> None:
+        self.consumer, self.asked = consumer, []
+
+    def consume(self, num_messages, timeout):
+        self.asked.append(num_messages)
+        return self.consumer.consume(num_messages, timeout)
+
+    def __getattr__(self, name):
+        return getattr(self.consumer, name)
+
+
+def test_a_bounded_read_asks_for_no_more_records_than_its_range_holds(kafka_broker):
+    # librdkafka's consume waits for as many records as asked or its timeout: a Spark task
+    # asking for more than its range holds would wait the timeout out every micro-batch
+    from pomset.sdk.io.kafka_clients import read_range
+    topic = new_topic(kafka_broker, "bounded", 1)
+    produce(kafka_broker, topic, [{"value": {"t": t}} for t in (1, 2, 3, 4, 5)])
+    source = pm.ReadFromKafka(kafka_broker, topic, timestamp="t")
+    consumer = _CountingConsumer(source.consumer("bounded-test"))
+    try:
+        out, _, _ = read_range(source, consumer, (topic, 0), 1, 4, source.dead_letters("b", []))
+    finally:
+        consumer.close()
+    assert [wv.value["t"] for wv in out] == [2, 3, 4]
+    assert consumer.asked and max(consumer.asked) <= 3
+
+
 def test_partition_watermarks_on_their_own_clock():
     from pomset.sdk.io.kafka import PartitionWatermarks
     a, b = ("t", 0), ("t", 1)

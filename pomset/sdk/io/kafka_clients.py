@@ -110,6 +110,9 @@ class KafkaReader:
         if not self.open:
             return []
         out: List[WindowedValue] = []
+        if self.ends is not None:   # consume waits for max_records or the timeout: ask no more
+            max_records = max(1, min(max_records, sum(self.ends[p] - self.positions[p]
+                                                      for p in self.open)))
         messages = self.consumer.consume(max_records, timeout)
         now = now_micros()
         ends, decode, on_bad, saw = self.ends, self.source.decode, self.on_bad, self.clock.saw
