@@ -174,6 +174,24 @@ def test_bus_packs_keep_elements_and_markers_apart():
             assert {packs.bucket_of(k, 3) for k in packs.unpack_elements(payload)[1]} == {bucket}
 
 
+def test_each_bucket_of_a_stateful_step_lands_in_a_partition_of_its_own(spark_session):
+    # grouped by the plain numbers, buckets 0 and 1 both hashed to partition 1 of 2: every
+    # bucket ran in one task on one core
+    from pyspark.sql import functions as F
+    from pomset.runners.spark import packs
+    for count, partitions in [(2, 2), (4, 4), (16, 16), (5, 2), (3, 8)]:
+        labels = packs.bucket_labels(count, partitions)
+        assert len(set(labels)) == count
+        df = (spark_session.createDataFrame([(x,) for x in labels], "bucket long")
+              .repartition(partitions, "bucket").select("bucket", F.spark_partition_id()))
+        placed = dict(df.collect())
+        assert [placed[x] for x in labels] == [b % partitions for b in range(count)]
+    values = [0, 1, -1, 2**31, -2**31 - 1, 2**62 + 12345, -(2**63), 2**63 - 1]
+    hashed = (spark_session.createDataFrame([(v,) for v in values], "v long")
+              .select("v", F.expr("pmod(hash(v), 7)")).collect())
+    assert [packs.spark_partition(v, 7) for v, _ in hashed] == [p for _, p in hashed]
+
+
 def test_bus_packs_carry_columns_and_partials():
     import pyarrow as pa
     from pomset.runners.spark import packs
@@ -218,6 +236,11 @@ def test_buckets_are_the_cores_or_the_users_and_a_checkpoint_placed_otherwise_is
     run_state(old, buckets=2)   # as pomset wrote it before keys were routed by `bucket_of`
     with pytest.raises(pm.CheckpointError, match="new --checkpoint_dir"):
         _run_state(spark_session, old, p.nodes, options)
+    unlabelled = str(tmp_path / "unlabelled")
+    os.makedirs(unlabelled)
+    run_state(unlabelled, buckets=2, routing=2)   # buckets grouped by their plain numbers
+    with pytest.raises(pm.CheckpointError, match="routing 2, now 3"):
+        _run_state(spark_session, unlabelled, p.nodes, options)
 
 
 def test_a_keying_task_folds_columns_into_partials_per_key_and_window():

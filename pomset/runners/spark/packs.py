@@ -80,13 +80,49 @@ def unpack_columns(payload: bytes) -> Columns:
     return Columns(table.replace_schema_metadata(None), pane, keys, values, pairs)
 
 
-ROUTING = 2   # the version of `bucket_of` a checkpoint's keyed state was placed by
+ROUTING = 3   # the version of `bucket_of` and `bucket_labels` a checkpoint's state was placed by
 
 
 def bucket_of(kb: bytes, buckets: int) -> int:
     """The bucket of a stateful step's keys a key pickled as `kb` belongs to: stable on every
     machine, and independent of the state shard within the bucket (`stateful._shard`)."""
     return (zlib.crc32(kb) * 0x9E3779B1 & 0xFFFFFFFF) * buckets >> 32
+
+
+def bucket_labels(count: int, partitions: int) -> List[int]:
+    """The grouping value standing for each of `count` buckets in a stateful step's shuffle of
+    `partitions` partitions: bucket b's lands in partition b % partitions, so buckets spread
+    over the tasks (the plain numbers 0 and 1 both hash to partition 1 of 2, which ran every
+    bucket in one task)."""
+    found: Dict[int, List[int]] = {p: [] for p in range(partitions)}
+    wanted = {p: len(range(p, count, partitions)) for p in range(partitions)}
+    value = 0
+    while any(len(found[p]) < wanted[p] for p in found):
+        p = spark_partition(value, partitions)
+        if len(found[p]) < wanted[p]:
+            found[p].append(value)
+        value += 1
+    return [found[b % partitions][b // partitions] for b in range(count)]
+
+
+def spark_partition(value: int, partitions: int) -> int:
+    """The partition Spark's hash partitioning sends a bigint grouping value to:
+    pmod(Murmur3 x86 32-bit hash of the long with seed 42, partitions)."""
+    h = 42
+    for half in (value & 0xFFFFFFFF, (value >> 32) & 0xFFFFFFFF):
+        k = _rotl(half * 0xCC9E2D51 & 0xFFFFFFFF, 15) * 0x1B873593 & 0xFFFFFFFF
+        h = (_rotl(h ^ k, 13) * 5 + 0xE6546B64) & 0xFFFFFFFF
+    h ^= 8
+    h ^= h >> 16
+    h = h * 0x85EBCA6B & 0xFFFFFFFF
+    h ^= h >> 13
+    h = h * 0xC2B2AE35 & 0xFFFFFFFF
+    h ^= h >> 16
+    return (h - (1 << 32) if h & 0x80000000 else h) % partitions
+
+
+def _rotl(x: int, r: int) -> int:
+    return (x << r | x >> (32 - r)) & 0xFFFFFFFF
 
 
 class Bus:

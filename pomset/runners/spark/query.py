@@ -199,7 +199,8 @@ def _run_state(spark: Any, checkpoint: str, nodes: List[Any], options: Any) -> T
     recorded in its checkpoint: keyed state stays where it is), and
     the run's id (its Kafka consumer groups and transactions are named by it); a resumed
     query's pipeline must be one its checkpoint's state fits (`runtime.fingerprint`), with
-    keys routed to buckets as they were (`packs.bucket_of`, recorded as `routing`)."""
+    keys routed to buckets and buckets to partitions as they were (`packs.bucket_of`,
+    `packs.bucket_labels`, recorded as `routing`)."""
     chosen = dict(options.spark_conf).get(SHUFFLE)
     buckets = int(chosen) if chosen else spark.sparkContext.defaultParallelism
     state = resume_run_state(checkpoint, nodes, routing=packs.ROUTING, buckets=buckets)

@@ -82,13 +82,14 @@ class _Host(StatefulProcessor):
             self.inputs.setdefault(address, []).append(index)
         self.retained = set(retained)
         self.out_channel = out_channel
+        self.labels: Dict[int, int] = {}   # the grouping value of each bucket -> the bucket
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.meta = handle.getValueState("meta", "b binary")
 
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
         """`rows`: pandas frames of the bucket's bus rows; yields frames of bus rows."""
-        bucket = int(key[0])
+        bucket = self.labels[int(key[0])]
         inputs: Dict[int, packs.Bus] = {}
         markers: List[Tuple[int, Marker]] = []
         names = codec.KEYED_STREAM_ARROW.names

@@ -291,12 +291,17 @@ class StreamingPlan:
                else F.lit(False))   # a main input also read as a side input: every bucket
         every = F.sequence(F.lit(0), F.lit(buckets - 1))
         # a keyed input's packs name their bucket (`packs.bucket_of`); others are spread
-        bucket = F.explode(
+        bucket = (
             F.when(own, F.array(F.coalesce(F.col("n"), F.pmod(F.xxhash64(key, "b"),
                                                               F.lit(buckets)))))
             .when(tcol.isin(*ins), every)
             .otherwise(F.array(F.pmod(F.xxhash64("b", "m", "t"), F.lit(buckets)))))
-        return (bus.fillna(0, subset=list(FILLED)).withColumn("bucket", bucket).groupBy("bucket")
+        # each bucket grouped by a value that lands in a partition of its own (`bucket_labels`)
+        labels = packs.bucket_labels(buckets, self.buckets)
+        processor.labels = {label: b for b, label in enumerate(labels)}
+        values = F.array(*[F.lit(x).cast("long") for x in labels])
+        label = F.explode(F.transform(bucket, lambda b: F.element_at(values, (b + 1).cast("int"))))
+        return (bus.fillna(0, subset=list(FILLED)).withColumn("bucket", label).groupBy("bucket")
                 .transformWithStateInPandas(processor, codec.KEYED_STREAM, "Append", "None"))
 
 
