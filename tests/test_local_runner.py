@@ -110,10 +110,21 @@ def _host(ops, strategy, roundtrip: bool, only=None) -> list:
             states = {k: GroupAlsoByWindow.state_from_bytes(GroupAlsoByWindow.state_to_bytes(v))
                       for k, v in host.store.states.items()}
             queues = pickle.loads(pickle.dumps(host.save_queues()))
+            _assert_every_entry_stands(queues, states)
             host = new_host()
             host.store.states = states
             host.restore_queues(queues)
     return steps
+
+
+def _assert_every_entry_stands(queues, states):
+    """Saved wake-ups and holds name only what is still due (no merged-away window's)."""
+    for domain, attr in (("event", "et"), ("processing", "pt")):
+        for time, keys in queues["timers"][domain]:
+            assert all(any(getattr(r, attr) == time for r in states[k].values()) for k in keys)
+    for time, entries in queues["holds"]:
+        for key, window in zip(entries[0::2], entries[1::2]):
+            assert states[key][window].hold == time
 
 
 ops_strategy = st.lists(st.one_of(

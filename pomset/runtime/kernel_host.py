@@ -32,6 +32,11 @@ def _same(key: Any) -> Any:
     return key
 
 
+def _due(ks: Optional[KeyState], attr: str, time: int) -> bool:
+    """Whether a record of the key's state has its wake-up (`et` or `pt`) at `time`."""
+    return bool(ks) and any(getattr(r, attr) == time for r in ks.values())
+
+
 class KeyStates(Protocol):
     """Where a host keeps its keys' states between steps. `states` is the working dict
     (key -> KeyState) the kernel reads and changes."""
@@ -46,6 +51,9 @@ class KeyStates(Protocol):
 
     def save(self) -> None:
         """Write back what changed in this step (keys left with no state leave the store)."""
+
+    def loaded(self, key: Any) -> bool:
+        """Whether `states` tells all about the key now (its state, or none if absent)."""
 
 
 class InMemoryStates:
@@ -62,6 +70,9 @@ class InMemoryStates:
 
     def save(self) -> None:
         pass
+
+    def loaded(self, key: Any) -> bool:
+        return True
 
 
 class TimeQueue:
@@ -213,14 +224,28 @@ class KernelHost:
     # --- state ---------------------------------------------------------------------------------
     def save_queues(self, key_form: Callable[[Any], Any] = _same) -> Dict[str, Any]:
         """The clocks, wake-ups and holds as plain data naming keys (not records), for a store
-        that keeps states apart (`restore_queues`); keys as `key_form` gives them."""
-        k = self.kernel.k
+        that keeps states apart (`restore_queues`); keys as `key_form` gives them. Entries
+        that no longer stand are left out where the key's state is at hand: a session's
+        every merged-away window left one, and a host that saves its queues every step
+        (Spark's micro-batches) would carry them all until their time."""
+        k, kernel = self.kernel.k, self.kernel
+        states, loaded = self.store.states, self.store.loaded
         timers = {}
         for domain, queue in self.timers.items():
-            timers[domain] = [(time, [key_form(key) for key in dict.fromkeys(entries[0::2])])
-                              for time, entries in queue.at.items()]
-        holds = [(time, [key_form(x) if i % 2 == 0 else x for i, x in enumerate(entries)])
-                 for time, entries in self.holds.at.items()]
+            attr = "et" if domain == EVENT_TIME else "pt"
+            timers[domain] = [
+                (time, kept) for time, entries in queue.at.items()
+                if (kept := [key_form(key) for key in dict.fromkeys(entries[0::2])
+                             if not loaded(key) or _due(states.get(key), attr, time)])]
+        holds = []
+        for time, entries in self.holds.at.items():
+            kept = []
+            for i in range(0, len(entries), 2):
+                key, window = entries[i], entries[i + 1]
+                if not loaded(key) or kernel.is_current_hold(states.get(key), time, window):
+                    kept += (key_form(key), window)
+            if kept:
+                holds.append((time, kept))
         return dict(wm=k.wm, pt=k.pt, settled_wm=k.settled_wm, step=k.step, out_wm=self.out_wm,
                     timers=timers, holds=holds)
 

@@ -294,6 +294,9 @@ class _ShardedStates:
     def touch(self, key: Any) -> None:
         self.dirty.add(_shard(self.kb_of[key]))
 
+    def loaded(self, key: Any) -> bool:
+        return _shard(self.kb_of[key]) in self.shards
+
     def save(self) -> None:
         states = self.states
         for shard in self.dirty:
