@@ -32,9 +32,13 @@ def _same(key: Any) -> Any:
     return key
 
 
-def _due(ks: Optional[KeyState], attr: str, time: int) -> bool:
-    """Whether a record of the key's state has its wake-up (`et` or `pt`) at `time`."""
-    return bool(ks) and any(getattr(r, attr) == time for r in ks.values())
+def _due(ks: Optional[KeyState], domain: str, time: int) -> list:
+    """The records of a key's state whose wake-up in `domain` is at `time`."""
+    if not ks:
+        return []
+    if domain == EVENT_TIME:
+        return [r for r in ks.values() if r.et == time]
+    return [r for r in ks.values() if r.pt == time]
 
 
 class KeyStates(Protocol):
@@ -232,11 +236,10 @@ class KernelHost:
         states, loaded = self.store.states, self.store.loaded
         timers = {}
         for domain, queue in self.timers.items():
-            attr = "et" if domain == EVENT_TIME else "pt"
             timers[domain] = [
                 (time, kept) for time, entries in queue.at.items()
                 if (kept := [key_form(key) for key in dict.fromkeys(entries[0::2])
-                             if not loaded(key) or _due(states.get(key), attr, time)])]
+                             if not loaded(key) or _due(states.get(key), domain, time)])]
         holds = []
         for time, entries in self.holds.at.items():
             kept = []
@@ -305,18 +308,14 @@ class KernelHost:
             store.touch(key)
         if None not in entries[1::2]:
             return entries
-        attr = "et" if domain == EVENT_TIME else "pt"
         resolved: list = []
         for i in range(0, len(entries), 2):
             key, rec = entries[i], entries[i + 1]
             if rec is not None:
                 resolved += (key, rec)
                 continue
-            ks = store.states.get(key)
-            if ks:
-                for r in ks.values():
-                    if getattr(r, attr) == time:
-                        resolved += (key, r)
+            for r in _due(store.states.get(key), domain, time):
+                resolved += (key, r)
         return resolved
 
     def _error(self, e: ElementError) -> UserCodeError:

@@ -95,12 +95,12 @@ def bucket_labels(count: int, partitions: int) -> List[int]:
     over the tasks (the plain numbers 0 and 1 both hash to partition 1 of 2, which ran every
     bucket in one task)."""
     found: Dict[int, List[int]] = {p: [] for p in range(partitions)}
-    wanted = {p: len(range(p, count, partitions)) for p in range(partitions)}
-    value = 0
-    while any(len(found[p]) < wanted[p] for p in found):
+    missing, value = count, 0
+    while missing:
         p = spark_partition(value, partitions)
-        if len(found[p]) < wanted[p]:
+        if len(found[p]) < len(range(p, count, partitions)):
             found[p].append(value)
+            missing -= 1
         value += 1
     return [found[b % partitions][b // partitions] for b in range(count)]
 
