@@ -35,8 +35,9 @@ def transcript() -> pm.TestStream:
     return s.add_elements([pm.TimestampedValue(("a", 100), 5)]).advance_watermark_to_infinity()
 
 
-def main() -> None:
-    options = JobOptions(sys.argv[1:] + ["--runner=spark", "--quiet"])
+def run(argv: list) -> None:
+    """The job with these flags (in this process: a test runs the uninterrupted one here)."""
+    options = JobOptions(argv + ["--runner=spark", "--quiet"])
     with pm.Pipeline(options=options) as p:
         if options.job == "transcript":
             events = p | transcript()
@@ -53,4 +54,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run(sys.argv[1:])
