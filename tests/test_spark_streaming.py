@@ -47,9 +47,13 @@ def _outputs(directory) -> dict:
     return {f.name: Counter(f.read_text().splitlines()) for f in sorted(directory.glob("o-*.jsonl"))}
 
 
-def test_a_killed_query_restarted_from_its_checkpoint_loses_and_repeats_no_output(tmp_path):
+def test_a_killed_query_restarted_from_its_checkpoint_loses_and_repeats_no_output(
+        spark_session, tmp_path):
+    import spark_stream_job
     whole, parts = tmp_path / "whole", tmp_path / "parts"
-    _finish(_start("--job=transcript", f"--output={whole}/o", f"--checkpoint_dir={tmp_path}/ck1"))
+    # the uninterrupted run in this process, the killed and the restarted one in their own
+    spark_stream_job.run(["--job=transcript", f"--output={whole}/o",
+                          f"--checkpoint_dir={tmp_path}/ck1"])
     expected = _outputs(whole)
     assert len(expected) > 8
 
@@ -236,11 +240,13 @@ def test_buckets_are_the_cores_or_the_users_and_a_checkpoint_placed_otherwise_is
     run_state(old, buckets=2)   # as pomset wrote it before keys were routed by `bucket_of`
     with pytest.raises(pm.CheckpointError, match="new --checkpoint_dir"):
         _run_state(spark_session, old, p.nodes, options)
-    unlabelled = str(tmp_path / "unlabelled")
-    os.makedirs(unlabelled)
-    run_state(unlabelled, buckets=2, routing=2)   # buckets grouped by their plain numbers
-    with pytest.raises(pm.CheckpointError, match="routing 2, now 3"):
-        _run_state(spark_session, unlabelled, p.nodes, options)
+    # 2: buckets grouped by their plain numbers; 3: a shard's states pickled together
+    for routing in (2, 3):
+        earlier = str(tmp_path / f"routing-{routing}")
+        os.makedirs(earlier)
+        run_state(earlier, buckets=2, routing=routing)
+        with pytest.raises(pm.CheckpointError, match=f"routing {routing}, now 4"):
+            _run_state(spark_session, earlier, p.nodes, options)
 
 
 def test_a_keying_task_folds_columns_into_partials_per_key_and_window():
@@ -291,7 +297,8 @@ def test_a_schema_d_aggregation_gives_early_on_time_and_late_panes_from_partials
                             trigger=pm.AfterWatermark(early=pm.AfterProcessingTime(0.001),
                                                       late=pm.AfterProcessingTime(0.001)),
                             accumulation_mode=pm.AccumulationMode.ACCUMULATING)
-            | pm.GroupBy("key").aggregate_field("v", pm.Sum(), "total"))
+            | pm.GroupBy("key").aggregate_field("v", pm.Sum(), "total")).keep()
+    sums | pm.WriteToJson(str(tmp_path / "out" / "sums"))
     panes = p.run().collect(sums)
     last, timings = {}, Counter()
     for wv in sorted(panes, key=lambda wv: wv.pane.index):
@@ -301,3 +308,9 @@ def test_a_schema_d_aggregation_gives_early_on_time_and_late_panes_from_partials
     assert last == {("a", 0): 11, ("b", 0): 10, ("a", 60): 4, ("b", 120): 5, ("a", 180): 6}
     for key in (("a", 0), ("b", 0)):   # early in the first micro-batch, on time, then late
         assert [timings[key, t] for t in ("EARLY", "ON_TIME", "LATE")] == [1, 1, 1]
+    # a processing-time pane due before its micro-batch's stateful step ends fires in that
+    # micro-batch (the wall clock at the step's end), not one micro-batch later
+    first_batch = tmp_path / "out" / "sums-batch-000000"
+    assert first_batch.exists(), sorted(f.name for f in first_batch.parent.iterdir())
+    first = [json.loads(line) for line in first_batch.read_text().splitlines()]
+    assert sorted((r["key"], r["total"]) for r in first) == [("a", 4), ("b", 2)]

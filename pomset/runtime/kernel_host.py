@@ -6,6 +6,8 @@ A runner moves the clocks of one step in this order, as every runner must for th
 `processing_time` (the clock the step's elements arrive at; processing-time wake-ups now due
 fire), `elements` (the step's input), then `watermark` (event-time wake-ups due fire, in time
 order), and calls `end_step` once the step is over (a local propagation, a Spark micro-batch).
+A step may move the processing clock once more after the watermark, before `end_step`: what
+fell due while the step ran (Spark's micro-batches, which take seconds) fires in it.
 `output_watermark` is the host's output watermark after the step: the minimum of its input
 watermark and its holds, never going back.
 

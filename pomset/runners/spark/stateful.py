@@ -17,7 +17,9 @@ range upstream), the output watermark, and the wake-ups and holds the kernel
 asked for, as heaps of (time, pickled key) checked lazily against the key's state when due.
 Each micro-batch a bucket moves its processing clock to the latest its markers show, takes its
 elements at that time, fires the processing-time wake-ups now due, then moves the watermark
-(firing event-time wake-ups in time order), as the local runner does, and emits its panes and
+(firing event-time wake-ups in time order), as the local runner does; on a real clock it then
+moves its processing clock to the wall clock's time, so that what fell due while the
+micro-batch ran fires in it and not a micro-batch later; and it emits its panes and
 one marker with its output watermark (the minimum of its input watermark and its holds, never
 going back).
 """
@@ -36,7 +38,7 @@ from ...runtime.kernel_host import KernelHost
 from ...runtime.markers import ChannelMarker, Channels, Marker, MarkerRange
 from ...runtime.side_inputs import SideInputBuffer
 from ...runtime.watermarks import output_watermark
-from ...windowing import MAX_MICROS, MIN_MICROS
+from ...windowing import MAX_MICROS, MIN_MICROS, now_micros
 from . import codec, packs
 
 # int columns with nulls stay exact integers in pandas (not floats)
@@ -155,9 +157,10 @@ class KernelProcessor(_Host):
 
     def __init__(self, label: str, strategy: Any, reducer: Any, ins: List[str],
                  channels: List[List[str]], out: str, retained: List[str],
-                 out_channel: str) -> None:
+                 out_channel: str, real_clock: bool) -> None:
         super().__init__(label, ins, channels, {None: out}, retained, out_channel)
         self.strategy, self.reducer = strategy, reducer
+        self.real_clock = real_clock
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         super().init(handle)
@@ -167,7 +170,9 @@ class KernelProcessor(_Host):
              markers: List[Tuple[int, Marker]]) -> Dict[Optional[str], list]:
         """One micro-batch as one step of the runtime's kernel host, its keys' states loaded
         from and saved to this bucket's state shards: partial accumulators folded upstream
-        (`packs.PARTIALS`) merge as combiner lifting does, elements add one by one."""
+        (`packs.PARTIALS`) merge as combiner lifting does, elements add one by one. On a
+        real clock the step ends at the wall clock's time, so a processing-time pane that
+        fell due while the micro-batch ran fires in it rather than a micro-batch later."""
         states = _ShardedStates(self.keys)
         host = self.host = KernelHost(self.strategy, self.reducer(), self.label, states)
         if meta.kernel is not None:
@@ -182,6 +187,8 @@ class KernelProcessor(_Host):
         if main.elements:
             host.elements(main.elements, out, keys=[states.key(kb) for kb in set(main.keys)])
         host.watermark(meta.input_watermark(0, self.channels[0]), out)
+        if self.real_clock:   # what fell due while the micro-batch ran fires in it
+            host.processing_time(now_micros(), out)
         meta.wm, meta.out_wm = host.input_watermark, host.output_watermark()
         host.end_step()
         meta.kernel = host.save_queues(key_form=states.kb_of.__getitem__)
@@ -250,16 +257,19 @@ def _elements(inputs: Dict[int, packs.Bus], index: int) -> list:
 
 class _ShardedStates:
     """A bucket's keys' states in its `keys` map state, a shard per round trip: a key's state
-    lives in shard `_shard(its pickled bytes)`. Keys are known by the pickled bytes their rows
-    and the saved queues carry (`key`), so a key always finds its shard."""
+    lives in shard `_shard(its pickled bytes)`, pickled on its own within the shard (a shard
+    is {pickled key: pickled state}), so a micro-batch unpickles and pickles the states of the
+    keys it touches, not of every key that shares their shards. Keys are known by the pickled
+    bytes their rows and the saved queues carry (`key`), so a key always finds its shard."""
 
     def __init__(self, keys: Any) -> None:
         self.map = keys
         self.states: Dict[Any, Any] = {}
         self.kb_of: Dict[Any, bytes] = {}
         self.key_of: Dict[bytes, Any] = {}
-        self.shards: Dict[int, Set[Any]] = {}   # shard -> its keys, for the shards loaded
+        self.shards: Dict[int, Dict[bytes, bytes]] = {}   # loaded shard -> its keys' states
         self.dirty: Set[int] = set()
+        self.decoded: Dict[bytes, int] = {}   # key -> its shard, for the keys `states` tells
 
     def key(self, kb: bytes) -> Any:
         """The key pickled as `kb`."""
@@ -270,42 +280,46 @@ class _ShardedStates:
         return key
 
     def ensure(self, keys: Any) -> None:
-        wanted = [(key, _shard(self.kb_of[key])) for key in keys]
-        missing = {shard for _, shard in wanted if shard not in self.shards}
+        kb_of, shards, decoded, states = self.kb_of, self.shards, self.decoded, self.states
+        wanted = [(key, kb, _shard(kb)) for key in keys if (kb := kb_of[key]) not in decoded]
+        missing = {shard for _, _, shard in wanted if shard not in shards}
         if len(missing) > LOAD_ALL:   # the whole map in a few round trips, not one per shard
             for (shard,), row in self.map.iterator():
-                if shard not in self.shards:
-                    self._hold(shard, row)
+                shards.setdefault(shard, pickle.loads(row[0]))
             for shard in range(SHARDS):
-                self.shards.setdefault(shard, set())
-        for key, shard in wanted:
-            held = self.shards.get(shard)
+                shards.setdefault(shard, {})
+        for key, kb, shard in wanted:
+            held = shards.get(shard)
             if held is None:
-                held = self._hold(shard, self.map.getValue((shard,)))
-            held.add(key)
-
-    def _hold(self, shard: int, row: Any) -> Set[Any]:
-        """Take a shard's states, as read from the map (None: it has none)."""
-        states = pickle.loads(row[0]) if row is not None else {}
-        self.states.update(states)
-        held = self.shards[shard] = set(states)
-        return held
+                row = self.map.getValue((shard,))
+                held = shards[shard] = {} if row is None else pickle.loads(row[0])
+            blob = held.get(kb)
+            if blob is not None:
+                states[key] = pickle.loads(blob)
+            decoded[kb] = shard
 
     def touch(self, key: Any) -> None:
         self.dirty.add(_shard(self.kb_of[key]))
 
     def loaded(self, key: Any) -> bool:
-        return _shard(self.kb_of[key]) in self.shards
+        return self.kb_of[key] in self.decoded
 
     def save(self) -> None:
-        states = self.states
-        for shard in self.dirty:
-            kept = {key: states[key] for key in self.shards[shard] if key in states}
-            if kept:
-                self.map.updateValue((shard,), (pickle.dumps(kept, protocol=5),))
+        states, key_of, dirty, shards = self.states, self.key_of, self.dirty, self.shards
+        for kb, shard in self.decoded.items():
+            if shard in dirty:
+                state = states.get(key_of[kb])
+                if state is not None:
+                    shards[shard][kb] = pickle.dumps(state, protocol=5)
+                else:
+                    shards[shard].pop(kb, None)
+        for shard in dirty:
+            held = shards[shard]
+            if held:
+                self.map.updateValue((shard,), (pickle.dumps(held, protocol=5),))
             else:
                 self.map.removeKey((shard,))
-        self.dirty.clear()
+        dirty.clear()
 
 
 SHARDS = 64

@@ -275,7 +275,8 @@ class StreamingPlan:
         retained = [a for a in ins if a in needed]
         if isinstance(t, GroupByKey):
             processor: Any = KernelProcessor(node.label, node.inputs[0].windowing, t.reducer,
-                                             ins, channels, outs[None], retained, f"g{i}")
+                                             ins, channels, outs[None], retained, f"g{i}",
+                                             real_clock=not self.virtual_clock)
             key = F.col("k")
         elif isinstance(t, TemplateStep):
             check_order(node, self.fusion, chains=False)
