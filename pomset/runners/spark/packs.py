@@ -80,9 +80,7 @@ def unpack_columns(payload: bytes) -> Columns:
     return Columns(table.replace_schema_metadata(None), pane, keys, values, pairs)
 
 
-# the version of how a checkpoint's keyed state was placed and laid out: `bucket_of`,
-# `bucket_labels`, and the state shards of `stateful._ShardedStates` (4: a state per key)
-ROUTING = 4
+ROUTING = 3   # the version of `bucket_of` and `bucket_labels` a checkpoint's state was placed by
 
 
 def bucket_of(kb: bytes, buckets: int) -> int:

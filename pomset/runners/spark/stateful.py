@@ -257,19 +257,16 @@ def _elements(inputs: Dict[int, packs.Bus], index: int) -> list:
 
 class _ShardedStates:
     """A bucket's keys' states in its `keys` map state, a shard per round trip: a key's state
-    lives in shard `_shard(its pickled bytes)`, pickled on its own within the shard (a shard
-    is {pickled key: pickled state}), so a micro-batch unpickles and pickles the states of the
-    keys it touches, not of every key that shares their shards. Keys are known by the pickled
-    bytes their rows and the saved queues carry (`key`), so a key always finds its shard."""
+    lives in shard `_shard(its pickled bytes)`. Keys are known by the pickled bytes their rows
+    and the saved queues carry (`key`), so a key always finds its shard."""
 
     def __init__(self, keys: Any) -> None:
         self.map = keys
         self.states: Dict[Any, Any] = {}
         self.kb_of: Dict[Any, bytes] = {}
         self.key_of: Dict[bytes, Any] = {}
-        self.shards: Dict[int, Dict[bytes, bytes]] = {}   # loaded shard -> its keys' states
+        self.shards: Dict[int, Set[Any]] = {}   # shard -> its keys, for the shards loaded
         self.dirty: Set[int] = set()
-        self.decoded: Dict[bytes, int] = {}   # key -> its shard, for the keys `states` tells
 
     def key(self, kb: bytes) -> Any:
         """The key pickled as `kb`."""
@@ -280,46 +277,42 @@ class _ShardedStates:
         return key
 
     def ensure(self, keys: Any) -> None:
-        kb_of, shards, decoded, states = self.kb_of, self.shards, self.decoded, self.states
-        wanted = [(key, kb, _shard(kb)) for key in keys if (kb := kb_of[key]) not in decoded]
-        missing = {shard for _, _, shard in wanted if shard not in shards}
+        wanted = [(key, _shard(self.kb_of[key])) for key in keys]
+        missing = {shard for _, shard in wanted if shard not in self.shards}
         if len(missing) > LOAD_ALL:   # the whole map in a few round trips, not one per shard
             for (shard,), row in self.map.iterator():
-                shards.setdefault(shard, pickle.loads(row[0]))
+                if shard not in self.shards:
+                    self._hold(shard, row)
             for shard in range(SHARDS):
-                shards.setdefault(shard, {})
-        for key, kb, shard in wanted:
-            held = shards.get(shard)
+                self.shards.setdefault(shard, set())
+        for key, shard in wanted:
+            held = self.shards.get(shard)
             if held is None:
-                row = self.map.getValue((shard,))
-                held = shards[shard] = {} if row is None else pickle.loads(row[0])
-            blob = held.get(kb)
-            if blob is not None:
-                states[key] = pickle.loads(blob)
-            decoded[kb] = shard
+                held = self._hold(shard, self.map.getValue((shard,)))
+            held.add(key)
+
+    def _hold(self, shard: int, row: Any) -> Set[Any]:
+        """Take a shard's states, as read from the map (None: it has none)."""
+        states = pickle.loads(row[0]) if row is not None else {}
+        self.states.update(states)
+        held = self.shards[shard] = set(states)
+        return held
 
     def touch(self, key: Any) -> None:
         self.dirty.add(_shard(self.kb_of[key]))
 
     def loaded(self, key: Any) -> bool:
-        return self.kb_of[key] in self.decoded
+        return _shard(self.kb_of[key]) in self.shards
 
     def save(self) -> None:
-        states, key_of, dirty, shards = self.states, self.key_of, self.dirty, self.shards
-        for kb, shard in self.decoded.items():
-            if shard in dirty:
-                state = states.get(key_of[kb])
-                if state is not None:
-                    shards[shard][kb] = pickle.dumps(state, protocol=5)
-                else:
-                    shards[shard].pop(kb, None)
-        for shard in dirty:
-            held = shards[shard]
-            if held:
-                self.map.updateValue((shard,), (pickle.dumps(held, protocol=5),))
+        states = self.states
+        for shard in self.dirty:
+            kept = {key: states[key] for key in self.shards[shard] if key in states}
+            if kept:
+                self.map.updateValue((shard,), (pickle.dumps(kept, protocol=5),))
             else:
                 self.map.removeKey((shard,))
-        dirty.clear()
+        self.dirty.clear()
 
 
 SHARDS = 64
