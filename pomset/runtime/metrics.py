@@ -1,10 +1,12 @@
 """The counts every runner reports per step in `result.metrics()`, by the step's kind (what
 the local runner's stages count): a runner that sends only what it saw (Spark's tasks and
 micro-batches) completes its metrics with the zeros, so that the same pipeline has the same
-keys on every runner."""
+keys on every runner. Every step also has its flow: the elements it `received` on its main
+inputs and `emitted` on each output (`emitted[tag]` for a tagged one); a runner that counts
+only what steps emit (Spark) derives the rest with `with_flow`."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Collection, Dict, List, Optional, Tuple
 
 from ..sdk.core import GroupByKey, Source
 from ..sdk.io.base import Sink
@@ -30,6 +32,35 @@ def step_counts(node: Any) -> Tuple[str, ...]:
     if isinstance(t, TemplateStep):
         keys.append("late")
     return tuple(keys)
+
+
+def emitted_key(tag: Optional[str]) -> str:
+    """The name of the count of elements a step emitted on output `tag`."""
+    return "emitted" if tag is None else f"emitted[{tag}]"
+
+
+def with_flow(metrics: Dict[str, Dict[str, int]], nodes: List[Any],
+              as_received: Collection[Tuple[str, Optional[str]]] = ()
+              ) -> Dict[str, Dict[str, int]]:
+    """`metrics`, whose steps counted what they emitted, with every step's flow: a step
+    received what the steps producing its main inputs emitted on them (as the local runner
+    counts `received`); a source emits what it read (and its dead letters on its dead-letter
+    output), an output in `as_received` ((label, tag): one element out per element in)
+    what its step received, and an output nobody counted nothing."""
+    made: Dict[int, int] = {}
+    for node in nodes:   # in the pipeline's order: producers first
+        counts = metrics.setdefault(node.label, {})
+        counts["received"] = received = sum(made.get(id(pc), 0) for pc in node.inputs)
+        if isinstance(node.transform, Source):
+            counts[emitted_key(None)] = counts.get("read", 0)
+            dead = getattr(node.transform, "dead_letter_tag", None)
+            if dead is not None:
+                counts[emitted_key(dead)] = counts.get("dead_lettered", 0)
+        for tag, pc in node.outputs.items():
+            if (node.label, tag) in as_received:
+                counts[emitted_key(tag)] = received
+            made[id(pc)] = counts.setdefault(emitted_key(tag), 0)
+    return metrics
 
 
 def complete(metrics: Dict[str, Dict[str, int]], nodes: List[Any]) -> Dict[str, Dict[str, int]]:

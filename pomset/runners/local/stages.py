@@ -14,6 +14,7 @@ from ...traces import TemplateStep, Typed
 from ...runtime import columnar
 from ...runtime.columnar import Columns
 from ...runtime.kernel_host import KernelHost
+from ...runtime.metrics import emitted_key
 from ...windowing import MAX_MICROS, MIN_MICROS
 
 
@@ -94,7 +95,7 @@ class Stage:
     def metrics(self) -> Dict[str, int]:
         out = {"received": self.received}
         for tag, n in self.emitted.items():
-            out["emitted" if tag is None else f"emitted[{tag}]"] = n
+            out[emitted_key(tag)] = n
         return out
 
     def fail(self, element: Any, exc: BaseException) -> UserCodeError:

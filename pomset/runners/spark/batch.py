@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from collections import Counter
 from functools import partial, reduce
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ...sdk.core import Create, Flatten, GroupByKey, ParDo, WindowInto
+from ...sdk.core import Create, Filter, Flatten, GroupByKey, ParDo, Source, WindowInto
 from ...runtime.elementwise import DoFnRunner, assign_windows, side_input_args, user_code_error
 from ...sdk.errors import UserCodeError
 from ...sdk.io.base import FileSink, FileSource
@@ -31,10 +31,11 @@ from ...traces import TemplateStep, Typed
 from ...runtime.fusion import Fusion
 from ...runtime.kernel_host import KernelHost
 from ...runtime.columnar import window_geometry
+from ...runtime.metrics import emitted_key, with_flow
 from ...runtime.reads import read_bundles
 from ...triggers.reducers import AccumulatorReducer, Bag, CombineReducer
 from ...windowing import NO_FIRING, WindowedValue, now_micros
-from ...windowing.windowfns import FixedWindows, SlidingWindows
+from ...windowing.windowfns import FixedWindows, GlobalWindows, SlidingWindows
 from . import codec
 from . import columns as cols
 from .columns import Columnar
@@ -56,6 +57,14 @@ def read_more_than_once(pipeline: Any, recorded: List[Any]) -> Callable[[Any], b
     return lambda pc: uses[id(pc)] > 1
 
 
+def unread(pipeline: Any, recorded: List[Any]) -> List[Any]:
+    """The PCollections nothing reads: no step (sinks included) and not recorded."""
+    read = {id(pc) for pc in recorded}
+    for node in pipeline.nodes:
+        read.update(id(pc) for pc in list(node.inputs) + [s.pcoll for s in node.side_inputs])
+    return [pc for node in pipeline.nodes for pc in node.outputs.values() if id(pc) not in read]
+
+
 class BatchPlan:
     """Builds the DataFrames of a bounded pipeline's PCollections, node by node."""
 
@@ -69,6 +78,9 @@ class BatchPlan:
         self.fusion = Fusion(pipeline.nodes)
         self.marker_ranges: Dict[int, Any] = {}   # typed node -> its marker range (lazily)
         self.sink_dfs: Dict[str, Any] = {}   # sink label -> the DataFrame it writes natively
+        # label -> output tag -> what counts the step's elements on it (see `_counted`)
+        self.flow: Dict[str, Dict[Optional[str], Any]] = {}
+        self.as_received: Set[Tuple[str, Optional[str]]] = set()   # outputs of 1:1 steps
 
     def build(self, reused: Callable[[Any], bool]) -> None:
         """Translate every node; a PCollection `reused` says is read more than once is
@@ -78,6 +90,8 @@ class BatchPlan:
             if isinstance(t, FileSink):
                 continue
             outs = self._translate(node, t)
+            if not isinstance(t, Source):
+                outs = {tag: self._counted(node, tag, out) for tag, out in outs.items()}
             for tag, pc in node.outputs.items():
                 self.dfs[id(pc)] = outs[tag]
                 if reused(pc) and isinstance(outs[tag], Columnar):
@@ -88,6 +102,28 @@ class BatchPlan:
                     df = self.df(pc).persist()
                     self.persisted.append(df)
                     self.dfs[id(pc)] = df
+
+    def run_unread(self, pcolls: List[Any]) -> None:
+        """Run the steps whose outputs nothing reads (no sink, no step, not recorded), as every
+        runner runs every step of a pipeline (their DoFns' effects and counts included):
+        Spark runs only what an action needs. One output per step: its others come from the
+        same run or are counted where they were made."""
+        seen = set()
+        for pc in pcolls:
+            if id(pc.producer) in seen:
+                continue
+            seen.add(id(pc.producer))
+            self.df(pc).write.format("noop").mode("overwrite").save()
+
+    def read_twice(self, pcoll: Any) -> Any:
+        """The PCollection's DataFrame, persisted: for a translation that runs a job over it
+        (a template step's time range) before its own step reads it, so the steps that
+        produce it run, and count, once."""
+        df = self.df(pcoll)
+        if not df.is_cached:
+            df = self.dfs[id(pcoll)] = df.persist()
+            self.persisted.append(df)
+        return df
 
     def df(self, pcoll: Any) -> Any:
         """The PCollection's DataFrame (running its pending Python steps, if any)."""
@@ -275,7 +311,12 @@ class BatchPlan:
         if len(tags) == 1:
             return {None: steps.then(lambda: _outputs_of(start(), None))}
 
-        return self._tagged(self._step_df(steps.then(start), tagged=True), node)
+        accs = {tag: self._flow_counter(label, tag) for tag in tags}
+
+        def counted() -> Any:
+            process, finish = start()
+            return (lambda bundle: _count_tags(accs, process(bundle))), finish
+        return self._tagged(self._step_df(steps.then(counted), tagged=True), node)
 
     def _window_into(self, t: WindowInto, node: Any) -> Any:
         fn = t.window_fn
@@ -328,9 +369,74 @@ class BatchPlan:
         acc = self.counts.setdefault(label, {})[name] = self.spark.sparkContext.accumulator(0)
         return acc
 
+    def _counted(self, node: Any, tag: Optional[str], out: Any) -> Any:
+        """A step's output on `tag`, counting its elements as they are made: pending Python
+        steps in their task (an accumulator); Spark's rows, where the step may change their
+        number, with an observation of their count (each costs Spark a pass over the rows
+        outside its generated code), else as many as the step received. An output its step
+        counted where it made it is as it is."""
+        label = node.label
+        if tag in self.flow.get(label, {}):
+            return out
+        if isinstance(out, _Steps):
+            acc = self._flow_counter(label, tag)
+            return out.then(lambda: (partial(_count_into, acc), None))
+        if _keeps_count(node.transform):
+            self.as_received.add((label, tag))
+            return out
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+        seen = self.flow.setdefault(label, {})[tag] = Observation()
+        if isinstance(out, Columnar):
+            return out.with_df(out.df.observe(seen, F.count(F.lit(1)).alias("n")))
+        return out.observe(seen, F.count(F.lit(1)).alias("n"))
+
+    def _flow_counter(self, label: str, tag: Optional[str]) -> Any:
+        acc = self.flow.setdefault(label, {})[tag] = self.spark.sparkContext.accumulator(0)
+        return acc
+
     def metrics(self) -> Dict[str, Dict[str, int]]:
-        return {label: {name: c if isinstance(c, int) else c.value for name, c in counts.items()}
-                for label, counts in self.counts.items()}
+        """The counts so far, with each step's flow (`with_flow`): an output not yet made
+        counts none."""
+        out = {label: {name: c if isinstance(c, int) else c.value for name, c in counts.items()}
+               for label, counts in self.counts.items()}
+        for label, tags in self.flow.items():
+            counts = out.setdefault(label, {})
+            for tag, c in tags.items():
+                counts[emitted_key(tag)] = _flow_count(c)
+        return with_flow(out, self.pipeline.nodes, self.as_received)
+
+
+def _keeps_count(t: Any) -> bool:
+    """Whether a step Spark runs on its own rows gives one row out per row in: any but a
+    filter, sliding windows (an element in several windows, or none) and a grouping."""
+    if isinstance(t, ParDo):
+        return not isinstance(t, Filter)
+    if isinstance(t, WindowInto):
+        return t.window_fn is None or type(t.window_fn) in (GlobalWindows, FixedWindows)
+    return isinstance(t, (Flatten, Typed))
+
+
+def _count_into(acc: Any, bundle: list) -> list:
+    acc.add(len(bundle))
+    return bundle
+
+
+def _count_tags(accs: Dict[Optional[str], Any], results: Dict[Optional[str], list]
+                ) -> Dict[Optional[str], list]:
+    for tag, bundle in results.items():
+        accs[tag].add(len(bundle))
+    return results
+
+
+def _flow_count(c: Any) -> int:
+    """What an output's counter counted: an accumulator's value, or an observation's once
+    the job that made its rows has run (0 before, not waiting: `Observation.get` would)."""
+    if not hasattr(c, "_jo"):
+        return c.value
+    if c._jo is None or not c._jo.future().isCompleted():
+        return 0
+    return c.get["n"]
 
 
 def _decode(b: pa.RecordBatch) -> Iterator[List[WindowedValue]]:

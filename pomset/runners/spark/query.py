@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Tuple
 from ...runtime.fingerprint import resume_run_state
 from ...sdk.errors import CheckpointError
 from ...runtime.markers import ChannelMarker
-from ...runtime.metrics import complete
+from ...runtime.metrics import complete, with_flow
 from ...sdk.io.kafka import WriteToKafka
 from ...sdk.io.kafka_clients import KafkaOutput, progress_topic
 from ...sdk.result import PipelineResult
@@ -152,7 +152,7 @@ def _metrics(plan: Any, dead_counts: Dict[str, int],
         metrics.setdefault(label, {})["dead_lettered"] = n
     for label, counts in list(step_counts.items()):
         metrics.setdefault(label, {}).update(counts)
-    return complete(metrics, plan.pipeline.nodes)
+    return complete(with_flow(metrics, plan.pipeline.nodes), plan.pipeline.nodes)
 
 
 def _repair(checkpoint: str, kafka_mark: Any, sinks: List[Any]) -> None:

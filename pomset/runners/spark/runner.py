@@ -22,7 +22,7 @@ from ...sdk.result import PipelineResult
 from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
 from ...sdk.io.kafka_clients import KafkaOutput
 from ...sdk.test_stream import TestStream
-from .batch import TRANSLATED, BatchPlan, read_more_than_once
+from .batch import TRANSLATED, BatchPlan, read_more_than_once, unread
 from .failures import user_errors
 from .progress import SparkProgress
 from .query import run_query, write_file
@@ -80,6 +80,7 @@ class SparkRunner:
                     plan.counts[node.label] = {"written": len(elements)}
                 if output is not None:
                     output.close()
+                plan.run_unread(unread(pipeline, recorded))
         finally:
             plan.release()
         return PipelineResult(record, complete(plan.metrics(), pipeline.nodes),

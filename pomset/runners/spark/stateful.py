@@ -35,6 +35,7 @@ from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
 from ...runtime.elementwise import DoFnRunner
 from ...runtime.kernel_host import KernelHost
+from ...runtime.metrics import emitted_key
 from ...runtime.markers import ChannelMarker, Channels, Marker, MarkerRange
 from ...runtime.side_inputs import SideInputBuffer
 from ...runtime.watermarks import output_watermark
@@ -126,6 +127,7 @@ class _Host(StatefulProcessor):
         batches = [packs.element_rows(outputs.get(tag, []), mark, address)
                    for tag, address in self.outs.items()]
         counts = self.counts()
+        counts.update((emitted_key(tag), len(out)) for tag, out in outputs.items() if out)
         if any(counts.values()):
             batches.append(packs.counts_row(self.label, counts))
         for batch in batches:

@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 from ...sdk.core import Create, Flatten, GroupByKey, ParDo, WindowInto
 from ...runtime import columnar
 from ...runtime.elementwise import DoFnRunner, assign_windows
+from ...runtime.metrics import emitted_key
 from ...runtime.test_stream import stream_steps
 from ...sdk.io.base import FileSource, Sink
 from ...sdk.io.kafka import ReadFromKafka
@@ -251,18 +252,18 @@ class StreamingPlan:
         if isinstance(t, ParDo):
             schema = node.inputs[0].schema
             native = columnar.native_step(t, schema) if len(outs) == 1 else None
-            return _Op(ins, outs, lambda: _ParDoFn(t, list(outs), label, schema),
+            return _Op(label, ins, outs, lambda: _ParDoFn(t, list(outs), label, schema),
                        lambda tag, owned: tag is not None or t.call != "filter" or owned,
                        native=native)
         if isinstance(t, WindowInto):
-            return _Op(ins, outs, lambda: _WindowFn(t, label),
+            return _Op(label, ins, outs, lambda: _WindowFn(t, label),
                        lambda tag, owned: t.window_fn is not None or owned,
                        native=columnar.native_windows(t))
         if isinstance(t, (Flatten, Typed)) or self.fusion.passes_through(node):
-            return _Op(ins, outs, None, lambda tag, owned: owned, ranges=isinstance(t, Typed),
+            return _Op(label, ins, outs, None, lambda tag, owned: owned, ranges=isinstance(t, Typed),
                        native=codec.same if isinstance(t, Flatten) else None)
         if isinstance(t, TemplateStep):
-            return _Op(ins, outs, lambda: _TemplateMapFn(t, label), lambda tag, owned: True)
+            return _Op(label, ins, outs, lambda: _TemplateMapFn(t, label), lambda tag, owned: True)
         raise TypeError(f"{label}: {type(t).__name__} has no streaming translation")
 
     def _stateful(self, bus: Any, node: Any, needed: Set[str]) -> Any:
@@ -312,15 +313,15 @@ def _reads(node: Any) -> List[Any]:
 
 
 class _Op:
-    """An element-wise node on the bus: input addresses, output addresses by tag, what makes
+    """An element-wise node on the bus: its step's label, input addresses, output addresses by tag, what makes
     its function (started once per task; None: Flatten, elements passed on as they are),
     `fresh(tag, owned)`: whether the elements it outputs on `tag` are its own new objects,
     `ranges`: whether it sends its elements' marker range on (a typed declaration), and
     `native`: its columnar form (`runtime.columnar`; None: columns become elements for it)."""
 
-    def __init__(self, ins: List[str], outs: Dict[Optional[str], str], start: Any,
+    def __init__(self, label: str, ins: List[str], outs: Dict[Optional[str], str], start: Any,
                  fresh: Any, ranges: bool = False, native: Any = None) -> None:
-        self.ins, self.outs, self.start, self.fresh = ins, outs, start, fresh
+        self.label, self.ins, self.outs, self.start, self.fresh = label, ins, outs, start, fresh
         self.ranges, self.native = ranges, native
 
 
@@ -385,7 +386,8 @@ def _task(ops: List[_Op], needed: Set[str], key: Optional[_Keying]) -> Any:
     the nodes' inputs decoded and run through them in order (columnar bundles natively where
     the runtime can, `_Op.native`), their outputs (and inputs still needed later) packed back,
     every other row passed through as it is. The input of a keyed stateful step that follows
-    is keyed (`_Keying`)."""
+    is keyed (`_Keying`). The task ends with a counts row per node: what it emitted on each
+    output (`runtime.metrics.with_flow`)."""
     consumed = {a for op in ops for a in op.ins} | ({key.address} if key else set())
     readers: Dict[str, int] = {}
     for op in ops:
@@ -396,11 +398,14 @@ def _task(ops: List[_Op], needed: Set[str], key: Optional[_Keying]) -> Any:
         fns = [op.start() if op.start is not None else None for op in ops]
         if key is not None:
             key.start()
+        flow: Dict[str, Dict[str, int]] = {}
         try:
             for b in batches:
-                yield from _run_ops(b, ops, fns, consumed, readers, needed, key)
+                yield from _run_ops(b, ops, fns, consumed, readers, needed, key, flow)
             if key is not None:
                 yield from key.finish()
+            for label, counts in flow.items():
+                yield packs.counts_row(label, counts)
         finally:
             for fn in fns:
                 if fn is not None:
@@ -410,7 +415,8 @@ def _task(ops: List[_Op], needed: Set[str], key: Optional[_Keying]) -> Any:
 
 def _run_ops(b: pa.RecordBatch, ops: List[_Op], fns: list, consumed: Set[str],
              readers: Dict[str, int], needed: Set[str],
-             key: Optional["_Keying"]) -> Iterator[pa.RecordBatch]:
+             key: Optional["_Keying"], flow: Dict[str, Dict[str, int]]
+             ) -> Iterator[pa.RecordBatch]:
     t = b.column("t")
     present = set(pc.unique(t).to_pylist())
     passing = pc.invert(pc.is_in(t, value_set=pa.array(sorted(consumed), pa.string())))
@@ -438,7 +444,12 @@ def _run_ops(b: pa.RecordBatch, ops: List[_Op], fns: list, consumed: Set[str],
             results = {None: elements}
         else:
             results = fn(elements, owned) if elements else {}
+        native_rows = sum(len(m) for m in made if m is not None)
         for tag, out in op.outs.items():
+            n = len(results.get(tag, ())) + (native_rows if tag is None else 0)
+            if n:
+                counts = flow.setdefault(op.label, {})
+                counts[emitted_key(tag)] = counts.get(emitted_key(tag), 0) + n
             entry = pending.setdefault(out, packs.Bus())
             entry.elements.extend(results.get(tag, ()))
             entry.columns.extend(m for m in made if m is not None and tag is None)
