@@ -129,11 +129,13 @@ def _written(directory) -> Counter:
 
 
 def test_a_batch_pipeline_runs_with_its_local_module_shipped(cluster, tmp_path):
+    """`--spark_ship=python`: the zip of pomset and the job's module alone is enough for a
+    batch run (its tasks import no binary distribution beyond pyarrow, pandas and numpy)."""
     inbox = tmp_path / "in"
     inbox.mkdir()
     (inbox / "1.jsonl").write_text("".join(json.dumps({"k": k, "v": v, "t": t}) + "\n"
                                            for k, v, t in EVENTS + LATER))
-    _run(cluster, str(inbox), tmp_path / "out" / "o")
+    _run(cluster, str(inbox), tmp_path / "out" / "o", "--spark_ship=python")
     assert _written(tmp_path / "out") == _expected(EVENTS + LATER)
 
 
@@ -164,6 +166,25 @@ def test_a_stopped_kafka_run_resumes_from_its_checkpoint(cluster, kafka_broker, 
     send(LATER)
     _run(cluster, source, out / "o", *flags, "--until=latest")
     assert _written(out) == _expected(EVENTS + LATER)
+
+
+def test_a_module_the_executors_lack_is_named_with_how_to_ship_it():
+    """What a task failing as with `--spark_ship=none` on a worker without pomset reports (as
+    Spark words it: the Python worker's traceback inside the JVM's)."""
+    from pyspark.errors import PySparkException
+    from pomset.runners.spark.failures import SparkJobError, user_errors
+    failure = ("Job aborted due to stage failure: Task 0 in stage 1.0 failed 4 times\n"
+               "org.apache.spark.api.python.PythonException: Traceback (most recent call last):\n"
+               '  File "worker.py", line 1, in main\n'
+               "ModuleNotFoundError: No module named 'pomset'\n"
+               "\tat org.apache.spark.api.python.BasePythonRunner.handlePythonException")
+    with pytest.raises(SparkJobError) as got:
+        with user_errors():
+            raise PySparkException(message=failure)
+    assert str(got.value) == (
+        "a Spark job failed: ModuleNotFoundError: No module named 'pomset' (in the executors' "
+        "Python: ship what the tasks import with --spark_ship=all, the default, or install it "
+        "on the workers)")
 
 
 def test_only_masters_that_are_not_local_get_things_shipped():

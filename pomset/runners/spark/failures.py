@@ -26,7 +26,11 @@ def user_errors() -> Iterator[None]:
         m = re.search(r"pomset\.sdk\.errors\.(UserCodeError|DataLossError): (.*)", text, re.S)
         if m:
             raise _PASSED_ON[m.group(1)](_strip_jvm(m.group(2))) from None
-        raise SparkJobError(f"a Spark job failed: {_cause(text)}") from None
+        cause = _cause(text)
+        if cause.startswith("ModuleNotFoundError"):
+            cause += (" (in the executors' Python: ship what the tasks import with "
+                      "--spark_ship=all, the default, or install it on the workers)")
+        raise SparkJobError(f"a Spark job failed: {cause}") from None
 
 
 class SparkJobError(RuntimeError):
