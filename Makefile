@@ -29,8 +29,10 @@ demo: $(VENV)/.installed-test
 	$(PY) examples/dataflow_paper.py --out figures
 	$(PY) examples/dataflow_paper.py --runner=spark --no-draw
 
+# two workers, a test file each at a time: most of the suite waits on JVMs and micro-batch
+# triggers, not on the CPU, and module fixtures (the standalone cluster) start once per file
 test: $(VENV)/.installed-test $(WORKER_VENV)/.installed
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadfile
 
 bench: $(VENV)/.installed-dev
 	$(PY) benchmarks/local_vs_beam.py
