@@ -50,19 +50,24 @@ def read_more_than_once(pipeline: Any, recorded: List[Any]) -> Callable[[Any], b
     side input (a sink's included), and by the driver when the run keeps it for
     `result.collect`. `BatchPlan.build` persists those, so that their producers run once;
     any other is computed in the task of its one reader, consecutive Python steps fused."""
-    uses = Counter(id(pc) for pc in recorded)
-    for node in pipeline.nodes:
-        for pc in list(node.inputs) + [s.pcoll for s in node.side_inputs]:
-            uses[id(pc)] += 1
+    uses = _readers(pipeline, recorded)
     return lambda pc: uses[id(pc)] > 1
 
 
 def unread(pipeline: Any, recorded: List[Any]) -> List[Any]:
     """The PCollections nothing reads: no step (sinks included) and not recorded."""
-    read = {id(pc) for pc in recorded}
+    uses = _readers(pipeline, recorded)
+    return [pc for node in pipeline.nodes for pc in node.outputs.values() if not uses[id(pc)]]
+
+
+def _readers(pipeline: Any, recorded: List[Any]) -> Counter:
+    """How many times each PCollection (by id) is read: as a main or side input, and by the
+    driver if recorded."""
+    uses = Counter(id(pc) for pc in recorded)
     for node in pipeline.nodes:
-        read.update(id(pc) for pc in list(node.inputs) + [s.pcoll for s in node.side_inputs])
-    return [pc for node in pipeline.nodes for pc in node.outputs.values() if id(pc) not in read]
+        for pc in list(node.inputs) + [s.pcoll for s in node.side_inputs]:
+            uses[id(pc)] += 1
+    return uses
 
 
 class BatchPlan:
@@ -99,9 +104,7 @@ class BatchPlan:
                     self.dfs[id(pc)] = c.with_df(c.df.persist())
                     self.persisted.append(self.dfs[id(pc)].df)
                 elif reused(pc):
-                    df = self.df(pc).persist()
-                    self.persisted.append(df)
-                    self.dfs[id(pc)] = df
+                    self.persisted_df(pc)
 
     def run_unread(self, pcolls: List[Any]) -> None:
         """Run the steps whose outputs nothing reads (no sink, no step, not recorded), as every
@@ -115,10 +118,10 @@ class BatchPlan:
             seen.add(id(pc.producer))
             self.df(pc).write.format("noop").mode("overwrite").save()
 
-    def read_twice(self, pcoll: Any) -> Any:
-        """The PCollection's DataFrame, persisted: for a translation that runs a job over it
-        (a template step's time range) before its own step reads it, so the steps that
-        produce it run, and count, once."""
+    def persisted_df(self, pcoll: Any) -> Any:
+        """The PCollection's DataFrame, persisted (released at the run's end): for one read
+        more than once, or one a translation runs a job over (a template step's time range)
+        before its own step reads it, so the steps that produce it run, and count, once."""
         df = self.df(pcoll)
         if not df.is_cached:
             df = self.dfs[id(pcoll)] = df.persist()
@@ -392,6 +395,7 @@ class BatchPlan:
         return out.observe(seen, F.count(F.lit(1)).alias("n"))
 
     def _flow_counter(self, label: str, tag: Optional[str]) -> Any:
+        """An accumulator counting the elements step `label` emits on `tag`."""
         acc = self.flow.setdefault(label, {})[tag] = self.spark.sparkContext.accumulator(0)
         return acc
 

@@ -260,7 +260,8 @@ class StreamingPlan:
                        lambda tag, owned: t.window_fn is not None or owned,
                        native=columnar.native_windows(t))
         if isinstance(t, (Flatten, Typed)) or self.fusion.passes_through(node):
-            return _Op(label, ins, outs, None, lambda tag, owned: owned, ranges=isinstance(t, Typed),
+            return _Op(label, ins, outs, None, lambda tag, owned: owned,
+                       ranges=isinstance(t, Typed),
                        native=codec.same if isinstance(t, Flatten) else None)
         if isinstance(t, TemplateStep):
             return _Op(label, ins, outs, lambda: _TemplateMapFn(t, label), lambda tag, owned: True)
@@ -313,8 +314,9 @@ def _reads(node: Any) -> List[Any]:
 
 
 class _Op:
-    """An element-wise node on the bus: its step's label, input addresses, output addresses by tag, what makes
-    its function (started once per task; None: Flatten, elements passed on as they are),
+    """An element-wise node on the bus: its step's label, input addresses, output addresses
+    by tag, what makes its function (started once per task; None: Flatten, elements passed
+    on as they are),
     `fresh(tag, owned)`: whether the elements it outputs on `tag` are its own new objects,
     `ranges`: whether it sends its elements' marker range on (a typed declaration), and
     `native`: its columnar form (`runtime.columnar`; None: columns become elements for it)."""
@@ -448,8 +450,8 @@ def _run_ops(b: pa.RecordBatch, ops: List[_Op], fns: list, consumed: Set[str],
         for tag, out in op.outs.items():
             n = len(results.get(tag, ())) + (native_rows if tag is None else 0)
             if n:
-                counts = flow.setdefault(op.label, {})
-                counts[emitted_key(tag)] = counts.get(emitted_key(tag), 0) + n
+                counts, name = flow.setdefault(op.label, {}), emitted_key(tag)
+                counts[name] = counts.get(name, 0) + n
             entry = pending.setdefault(out, packs.Bus())
             entry.elements.extend(results.get(tag, ()))
             entry.columns.extend(m for m in made if m is not None and tag is None)

@@ -66,7 +66,7 @@ def translate(plan: Any, node: Any, fusion: Fusion, ranges: dict) -> Any:
         return plan.dfs[id(source)]
     check_order(node, fusion)
     period = step.period
-    times = _memo(lambda: _times(plan.read_twice(source)))
+    times = _memo(lambda: _times(plan.persisted_df(source)))
     upstream = [ranges[id(n)] for n in fusion.range_sources(node)]
     marked = _memo(lambda: range_blocks([times()[0]] + [r() for r in upstream], period))
     ranges[id(node)] = _memo(lambda: block_range(*marked(), period))
@@ -79,7 +79,7 @@ def translate(plan: Any, node: Any, fusion: Fusion, ranges: dict) -> Any:
 
 def typed_range(plan: Any, node: Any, ranges: dict) -> None:
     """Register a `Typed` node's marker range: the earliest and latest timestamps on it."""
-    ranges[id(node)] = _memo(lambda: _times(plan.read_twice(node.outputs[None]))[0])
+    ranges[id(node)] = _memo(lambda: _times(plan.persisted_df(node.outputs[None]))[0])
 
 
 def _memo(fn: Callable[[], Any]) -> Callable[[], Any]:
