@@ -1,6 +1,6 @@
 """Shared fixtures: one local Spark session for the whole test run (the Spark runner uses an
 active session it did not start as it is), and `runner`, which parametrizes a test over every
-runner mode: local, spark (batch), spark-streaming (a Structured Streaming query, bounded
+runner mode: local (sequential, and parallel in threads and in processes), spark (batch), spark-streaming (a Structured Streaming query, bounded
 sources read as streams that end)."""
 from __future__ import annotations
 
@@ -8,13 +8,19 @@ from typing import List
 
 import pytest
 
-RUNNERS = ["local", "spark", "spark-streaming"]
+RUNNERS = ["local", "local-threads", "local-processes", "spark", "spark-streaming"]
 
 
 def runner_flags(runner: str) -> List[str]:
-    """The pipeline flags that choose a runner mode."""
+    """The pipeline flags that choose a runner mode: the local runner's sequential executor,
+    its ordered-parallel one with three threads or two forked processes, Spark batch and
+    Spark streaming."""
     if runner == "spark-streaming":
         return ["--runner=spark", "--streaming", "--streaming_until=latest"]
+    if runner == "local-threads":
+        return ["--runner=local", "--workers=3", "--worker_mode=threads"]
+    if runner == "local-processes":
+        return ["--runner=local", "--workers=2", "--worker_mode=processes"]
     return [f"--runner={runner}"]
 
 

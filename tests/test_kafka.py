@@ -37,7 +37,7 @@ def _topics(bootstrap: str) -> str:
 def _pipeline(bootstrap: str, prefix: str, runner: str, *flags: str) -> list:
     """The example's pipeline role as a user starts it (so Spark's workers import nothing)."""
     return [sys.executable, os.path.join(ROOT, "examples", "video_sessions.py"), "--role=pipeline",
-            f"--runner={runner}", f"--bootstrap_servers={bootstrap}", f"--topic_prefix={prefix}",
+            *runner_flags(runner), f"--bootstrap_servers={bootstrap}", f"--topic_prefix={prefix}",
             "--quiet", *SPARK_FLAGS, *flags]
 
 
@@ -63,7 +63,7 @@ def _check_against_batch(bootstrap: str, prefix: str, events: list) -> list:
     return records
 
 
-@pytest.mark.parametrize("runner", ["local", "spark"])
+@pytest.mark.parametrize("runner", ["local", "local-threads", "local-processes", "spark"])
 def test_video_sessions_on_kafka_equal_the_batch_answer(kafka_broker, runner):
     prefix = _topics(kafka_broker)
     events = [e for _, e in vs.generate(1500, 30, 5, seed=11)]
@@ -74,7 +74,7 @@ def test_video_sessions_on_kafka_equal_the_batch_answer(kafka_broker, runner):
     _check_against_batch(kafka_broker, prefix, events)
 
 
-@pytest.mark.parametrize("runner", ["local"])   # Spark's: test_chaos.py, killed at random
+@pytest.mark.parametrize("runner", ["local", "local-threads"])   # Spark's: test_chaos.py, killed at random
 def test_killed_and_restarted_run_writes_each_result_once(kafka_broker, runner, tmp_path):
     prefix = _topics(kafka_broker)
     events = [e for _, e in vs.generate(2000, 30, 5, seed=5)]
@@ -120,7 +120,7 @@ def _mixed_topic(bootstrap: str) -> str:
     return topic
 
 
-@pytest.mark.parametrize("runner", ["local", "spark-streaming"])
+@pytest.mark.parametrize("runner", ["local", "local-threads", "spark-streaming"])
 def test_undecodable_records_go_to_the_dead_letter_topic_and_are_counted(kafka_broker, runner,
                                                                           request):
     if runner.startswith("spark"):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any, List, Optional, Sequence
 
@@ -14,6 +15,29 @@ def _spark_conf(text: str) -> tuple:
     if not sep or not key.strip():
         raise argparse.ArgumentTypeError(f"--spark_conf takes KEY=VALUE, got {text!r}")
     return key.strip(), value
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, where the platform has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def _workers(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--workers takes a whole number, got {text!r}")
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"--workers must be 0 (one per core) or more, got {n}")
+    return n
+
+
+#: Beam's --direct_running_mode, as --workers and --worker_mode
+_BEAM_RUNNING_MODES = {"in_memory": None, "multi_threading": "threads",
+                       "multi_processing": "processes"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,7 +65,19 @@ class PipelineOptions:
                 raise OptionsError(f"unknown option {key!r}")
             setattr(namespace, key, value)
         self._values = vars(namespace)
+        self._resolve_workers()
         self.set_runner(self._values["runner"])
+
+    def _resolve_workers(self) -> None:
+        """Beam's running mode, and `--workers=0`, in terms of `--workers`/`--worker_mode`."""
+        values = self._values
+        beam_mode = values.pop("direct_running_mode")
+        if beam_mode == "in_memory":
+            values["workers"] = 1
+        elif beam_mode is not None:
+            values["worker_mode"] = _BEAM_RUNNING_MODES[beam_mode]
+        if values["workers"] == 0:
+            values["workers"] = usable_cores()
 
     def set_runner(self, runner: str) -> None:
         """Choose the runner; an unknown name is an error listing the available ones."""
@@ -61,6 +97,18 @@ class PipelineOptions:
                                  "marked ones when a source never ends; none")
         parser.add_argument("--bundle_size", type=int, default=1000,
                             help="elements per bundle read from a bounded source")
+        parser.add_argument("--workers", "--direct_num_workers", dest="workers", type=_workers,
+                            default=1, metavar="N",
+                            help="local runner: workers for its stateless steps (0: one per "
+                                 "core); 1 runs the sequential reference executor")
+        parser.add_argument("--worker_mode", default="threads", choices=("threads", "processes"),
+                            help="local runner: threads (overlap Arrow, numpy and IO, which "
+                                 "release the GIL) or forked processes (Python-bound steps)")
+        parser.add_argument("--direct_running_mode", default=None,
+                            choices=tuple(_BEAM_RUNNING_MODES),
+                            help="Beam's name: in_memory is --workers=1, multi_threading "
+                                 "--worker_mode=threads, multi_processing "
+                                 "--worker_mode=processes")
         parser.add_argument("--spark_master", default="local[*]",
                             help="spark runner: the master of the SparkSession it creates "
                                  "(ignored when a session pomset did not start is active)")

@@ -1,12 +1,13 @@
 """The sequential reference executor: pushes bundles depth-first through the stages and moves
 watermarks stage by stage in topological order (output = min of inputs and holds, never back).
 
-It is the small interface the ordered-parallel executors replace: `deliver`, `propagate`,
-`set_processing_time`.
+It is the small interface the ordered-parallel executor (`parallel.py`) replaces: `deliver`,
+`propagate`, `set_processing_time`, and `serial` (run a step of the driver in order with the
+bundles before it) and `quiesce` (wait until all of it has run), which here run at once.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 from ...runtime.columnar import Columns
 from .stages import Stage
@@ -15,6 +16,27 @@ from ...runtime.watermarks import output_watermark
 
 #: elements per bundle when columns become elements
 ELEMENT_SLICE = 8192
+
+
+def handoffs(bundle: Any, consumers: List[tuple]) -> Iterator[tuple]:
+    """(consumer, input index, part) in the order the consumers get a bundle: `Columns` go as
+    they are to the stages that take them, then to the others as elements, a slice at a time,
+    so that a large columnar bundle never becomes one huge list of elements."""
+    if not isinstance(bundle, Columns):
+        for consumer, index in consumers:
+            yield consumer, index, bundle
+        return
+    rest = []
+    for consumer, index in consumers:
+        if consumer.takes_columns(index):
+            yield consumer, index, bundle
+        else:
+            rest.append((consumer, index))
+    if rest:
+        for part in bundle.slices(ELEMENT_SLICE):
+            elements = part.elements()
+            for consumer, index in rest:
+                yield consumer, index, elements
 
 
 class SequentialExecutor:
@@ -54,34 +76,27 @@ class SequentialExecutor:
                 and self.producer_of[id(pc)].makes_fresh(pc.tag) for pc in stage.node.inputs)
 
     def deliver(self, stage: Stage, tag: Optional[str], bundle: Any) -> None:
-        """Hand a bundle to the consumers of `stage`'s output `tag`. `Columns` go as they are
-        to the stages that take them, and to the others (and the record) as elements,
-        converted a slice at a time so that a large columnar bundle never becomes one huge
-        list of elements."""
-        consumers = self.consumers[id(stage)][tag]
-        rec = self.record.get(id(stage.node.outputs[tag]))
-        if not isinstance(bundle, Columns):
-            self._hand(stage, tag, bundle, rec, consumers)
-        else:
-            for consumer, index in consumers:
-                if consumer.takes_columns(index):
-                    consumer.receive(index, bundle)
-            rest = [(c, i) for c, i in consumers if not c.takes_columns(i)]
-            if rest or rec is not None:
-                for part in bundle.slices(ELEMENT_SLICE):
-                    self._hand(stage, tag, part.elements(), rec, rest)
+        """Hand a bundle to the consumers of `stage`'s output `tag` (and the record)."""
+        self.note(stage, tag, bundle)
+        for consumer, index, part in handoffs(bundle, self.consumers[id(stage)][tag]):
+            consumer.receive(index, part)
         if self.on_bundle is not None:
             self.on_bundle()
 
-    def _hand(self, stage: Stage, tag: Optional[str], elements: list, rec: Optional[list],
-              consumers: list) -> None:
-        if rec is not None:
-            times = self.times[id(stage.node.outputs[tag])]
-            if not times or times[-1][1] != self.pt:
-                times.append((len(rec), self.pt))
-            rec.extend(elements)
-        for consumer, index in consumers:
-            consumer.receive(index, elements)
+    def note(self, stage: Stage, tag: Optional[str], bundle: Any) -> None:
+        """Record the bundle if its PCollection is recorded, with the processing time it was
+        delivered at."""
+        rec = self.record.get(id(stage.node.outputs[tag]))
+        if rec is None:
+            return
+        times = self.times[id(stage.node.outputs[tag])]
+        if not times or times[-1][1] != self.pt:
+            times.append((len(rec), self.pt))
+        if isinstance(bundle, Columns):
+            for part in bundle.slices(ELEMENT_SLICE):
+                rec.extend(part.elements())
+        else:
+            rec.extend(bundle)
 
     def propagate(self) -> None:
         """Recompute every stage's input and output watermarks, upstream first."""
@@ -103,6 +118,16 @@ class SequentialExecutor:
             stage.pt = pt
             stage.on_processing_time()
         self.propagate()
+
+    def serial(self, step: Any) -> None:
+        """Run a step of the driver (a clock tick, a watermark move) after everything before it."""
+        step()
+
+    def quiesce(self) -> None:
+        """Return once every bundle and step handed over so far has run."""
+
+    def shutdown(self) -> None:
+        """Release the executor's workers."""
 
     def next_processing_timer(self) -> Optional[int]:
         times = [t for t in (s.next_processing_timer() for s in self.stages) if t is not None]

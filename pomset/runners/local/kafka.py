@@ -12,7 +12,7 @@ from .stages import SourceStage, Stage
 
 class KafkaSourceStage(SourceStage):
     """A `ReadFromKafka`: `open` assigns its partitions (where a checkpoint left them, else
-    where the source starts), `poll` pushes what arrived, `watermark` moves its output.
+    where the source starts), `poll` pushes what arrived (the streaming driver moves its watermark).
     Offsets lost to retention are counted (`lost_to_retention`) and warned about as found."""
 
     state = SourceStage.state + ("lost_to_retention",)
@@ -58,9 +58,6 @@ class KafkaSourceStage(SourceStage):
         if self.dead:
             self.emit_dead(self.node.transform.dead_letter_tag, self.dead)
         return len(bundle)
-
-    def watermark(self) -> None:
-        self.out_wm = max(self.out_wm, self.reader.watermark())
 
     def metrics(self) -> Dict[str, int]:
         return dict(super().metrics(), lost_to_retention=self.lost_to_retention)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import time
+from functools import partial
 from typing import Any, Dict
 
 from ...sdk.errors import PipelineConstructionError
@@ -18,6 +19,7 @@ from ...runtime.fusion import Fusion
 from ...runtime.test_stream import stream_steps
 from ...windowing import MAX_MICROS, now_micros
 from .executor import SequentialExecutor
+from .parallel import ParallelExecutor
 from .kafka import KafkaSinkStage, KafkaSourceStage
 from .progress import Progress
 from .stages import SourceStage, stage_for
@@ -28,12 +30,15 @@ _GC_GEN0 = 50_000
 
 
 class LocalRunner:
-    """Runs a pipeline on this machine with the sequential reference executor."""
+    """Runs a pipeline on this machine: with the sequential reference executor at
+    `--workers=1`, else with the ordered-parallel executor (`parallel.py`)."""
 
     def run(self, pipeline: Any) -> PipelineResult:
         options = pipeline.options
         record: Dict[int, list] = {id(pc): [] for pc in pipeline.recorded()}
-        executor = SequentialExecutor(record)
+        workers = options.workers
+        executor = (SequentialExecutor(record) if workers == 1
+                    else ParallelExecutor(record, workers, options.worker_mode))
         fusion = Fusion(pipeline.nodes)
         stages = [stage_for(node, executor, fusion, options.shuffle_merges)
                   for node in pipeline.nodes]
@@ -73,7 +78,9 @@ class LocalRunner:
                 self._replay(stream, executor)
             if driver is not None:
                 driver.run()
+            executor.quiesce()
         except BaseException:
+            executor.shutdown()
             if driver is not None:
                 driver.abort()
             for s in stages:
@@ -84,6 +91,7 @@ class LocalRunner:
             raise
         finally:
             gc.set_threshold(*gc_threshold)
+        executor.shutdown()
         for s in stages:
             s.finish()
         metrics = {s.label: s.metrics() for s in stages}
@@ -97,10 +105,13 @@ class LocalRunner:
         for bundle in source.bundles(bundle_size):
             source.push(bundle)
             if real_clock:
-                self._tick_clock(executor)
+                executor.serial(lambda: self._tick_clock(executor))
             executor.propagate()
-        source.out_wm = MAX_MICROS
-        executor.propagate()
+
+        def end() -> None:
+            source.out_wm = MAX_MICROS
+            executor.propagate()
+        executor.serial(end)
 
     @staticmethod
     def _tick_clock(executor: SequentialExecutor) -> None:
@@ -115,11 +126,14 @@ class LocalRunner:
     def _replay(stream: SourceStage, executor: SequentialExecutor) -> None:
         """A TestStream's steps, each one propagation: its elements pushed, its watermark
         moved, or the processing clock moved (firing what is due)."""
-        for elements, wm, pt in stream_steps(stream.node.transform):
+        def step(elements: list, wm: int, pt: int) -> None:
             if pt > executor.pt:
                 executor.set_processing_time(pt)
-                continue
+                return
             if elements:
                 stream.push(elements)
             stream.out_wm = max(stream.out_wm, wm)
             executor.propagate()
+
+        for elements, wm, pt in stream_steps(stream.node.transform):
+            executor.serial(partial(step, elements, wm, pt))

@@ -14,6 +14,7 @@ idempotent, not transactional, and a run always starts from the sources' start o
 from __future__ import annotations
 
 import signal
+from functools import partial
 import threading
 import time
 import warnings
@@ -141,10 +142,8 @@ class StreamingDriver:
                 for s in self.sources:
                     if not s.done:
                         s.poll(bundle, timeout)
-                self.tick_clock()
-                for s in self.sources:
-                    s.watermark()
-                self.executor.propagate()
+                marks = [(s, s.reader.watermark()) for s in self.sources]
+                self.executor.serial(partial(self._step, marks))
                 if all(s.done for s in self.sources):
                     break
                 if time.monotonic() >= due:
@@ -157,6 +156,14 @@ class StreamingDriver:
                 signal.signal(signal.SIGTERM, previous)
         self.commit(final=True)
 
+    def _step(self, marks: list) -> None:
+        """Move the clock, then the sources' watermarks (as read when their bundles were
+        handed over), then propagate."""
+        self.tick_clock()
+        for s, wm in marks:
+            s.out_wm = max(s.out_wm, wm)
+        self.executor.propagate()
+
     def _progress(self) -> tuple:
         """What changes whenever the run's state does: elements moved, watermarks, firings
         (a processing-time firing that emits nothing may pass unseen: redoing it after a
@@ -167,6 +174,7 @@ class StreamingDriver:
     def commit(self, final: bool = False) -> None:
         """Commit the current epoch (see the module docstring) and start the next; nothing to
         do when nothing happened since the last commit (an idle stream costs no checkpoints)."""
+        self.executor.quiesce()
         progress = self._progress()
         if progress == self.committed and not final:
             return
