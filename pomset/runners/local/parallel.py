@@ -25,10 +25,12 @@ import copy
 import multiprocessing
 import threading
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from functools import partial
 from typing import Any, Dict, List, Optional, Tuple
 
 from ...runtime.ordered import NonBlockingReorder
 from ...sdk.errors import PipelineConstructionError
+from ...windowing import WindowedValue
 from .executor import SequentialExecutor, handoffs
 from .stages import AssignWindowsStage, FlattenStage, ParDoStage, Stage, stage_for
 
@@ -113,6 +115,40 @@ class _Worker:
             mine.finish()
 
 
+class _Packed:
+    """A bundle of elements that share their window, pane and diff, as two plain lists (values
+    and timestamps): what goes to and from a worker process, pickled about four times faster
+    than the elements themselves."""
+
+    __slots__ = ("values", "stamps", "window", "pane", "diff")
+
+    def __init__(self, values: list, stamps: list, window: Any, pane: Any, diff: int) -> None:
+        self.values, self.stamps = values, stamps
+        self.window, self.pane, self.diff = window, pane, diff
+
+    def __reduce__(self) -> tuple:
+        return _Packed, (self.values, self.stamps, self.window, self.pane, self.diff)
+
+
+def pack(bundle: Any) -> Any:
+    """The bundle as a `_Packed` where its elements share window, pane and diff; else as is."""
+    if type(bundle) is not list or not bundle:
+        return bundle
+    first = bundle[0]
+    window, pane, diff = first.window, first.pane, first.diff
+    for wv in bundle:
+        if wv.window is not window or wv.pane is not pane or wv.diff != diff:
+            return bundle
+    return _Packed([wv.value for wv in bundle], [wv.ts for wv in bundle], window, pane, diff)
+
+
+def unpack(bundle: Any) -> Any:
+    if type(bundle) is not _Packed:
+        return bundle
+    raw, window, pane, diff = WindowedValue.raw, bundle.window, bundle.pane, bundle.diff
+    return [raw(v, t, window, pane, diff) for v, t in zip(bundle.values, bundle.stamps)]
+
+
 _process_worker: Optional[_Worker] = None
 
 
@@ -122,7 +158,8 @@ def _start_process(executor: "ParallelExecutor") -> None:
 
 
 def _run_in_process(index: int, tag: Optional[str], bundle: Any) -> Tuple[list, Dict[int, int]]:
-    return _process_worker.run(index, tag, bundle)
+    events, dead = _process_worker.run(index, tag, unpack(bundle))
+    return [(kind, i, key, pack(part)) for kind, i, key, part in events], dead
 
 
 class ParallelExecutor(SequentialExecutor):
@@ -195,8 +232,10 @@ class ParallelExecutor(SequentialExecutor):
             self.serial(lambda: SequentialExecutor.deliver(self, stage, tag, bundle))
             return
         serial = self._issue()
-        run = _run_in_process if self.mode == "processes" else self._run_in_thread
-        future = self.pool.submit(run, stage.index, tag, bundle)
+        if self.mode == "processes":
+            future = self.pool.submit(_run_in_process, stage.index, tag, pack(bundle))
+        else:
+            future = self.pool.submit(self._run_in_thread, stage.index, tag, bundle)
         future.add_done_callback(lambda f: self._done(serial, stage, tag, bundle, f))
 
     def serial(self, step: Any) -> None:
@@ -242,9 +281,13 @@ class ParallelExecutor(SequentialExecutor):
     def _done(self, serial: int, stage: Stage, tag: Optional[str], bundle: Any,
               future: Future) -> None:
         error = future.exception()
-        unit = (lambda: self._replay(stage, tag, bundle, *future.result())) if error is None \
-            else _raiser(error)
-        self._send(serial, unit)
+        if error is not None:
+            self._send(serial, _raiser(error))
+            return
+        events, dead = future.result()
+        if self.mode == "processes":
+            events = [(kind, i, key, unpack(part)) for kind, i, key, part in events]
+        self._send(serial, partial(self._replay, stage, tag, bundle, events, dead))
 
     def _replay(self, root: Stage, tag: Optional[str], bundle: Any, events: list,
                 dead: Dict[int, int]) -> None:
