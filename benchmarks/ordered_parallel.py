@@ -1,0 +1,300 @@
+"""The local runner's ordered-parallel executor: speed-up over its workers, with a calibration.
+
+Every figure is a ratio against one worker, measured in the same run, beside a calibration:
+the same independent CPU-bound Python work in k processes at once against one (what this
+machine gives k processes when nothing is shared; on a shared or throttled machine it is
+below k, and no pipeline can beat it).
+
+- **python**: a CPU-bound Python ParDo, `--worker_mode=processes`. A real text file of N lines
+  `key,value` is read (`ReadFromText`), each line parsed and scored by a pure-Python loop,
+  then summed per key (`CombinePerKey(Sum)`). *light*: 300 rounds (about 20 µs a line), with
+  16 keys and with 50,000 keys; *heavy*: 3,000 rounds over a quarter of the lines. Reading and
+  the grouping run serially (the driver, and the thread that releases units).
+- **numpy**: a batched DoFn, `--worker_mode=threads`: numbers read from a text file, parsed by
+  a `Map`, then a `process_batch` over numpy arrays (each number's sum of sin(k x) over K
+  values of k, vectorized: numpy releases the GIL) and a global sum; K = 200 (light) and
+  K = 2,000 (heavy).
+- **reorder**: the paper's Fig. 12: k threads run units of GIL-free work (SHA-256 of 32 KB)
+  taken in serial order from a shared worklist and send their outputs through the
+  non-blocking reorder buffer or the lock-based one; downstream does a few µs of Python per
+  output. Units per second, and the ratio of the two.
+
+Each pipeline's results at k workers must equal its results at one (exactly: the executor's
+output is the sequential executor's), or the run fails.
+
+    .venv/bin/python benchmarks/ordered_parallel.py                  # 1 and 2 workers; writes
+    .venv/bin/python benchmarks/ordered_parallel.py --workers 1,2,4,8,16 --no-write
+    .venv/bin/python benchmarks/ordered_parallel.py --profile numpy   # cProfile, 2 workers
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import hashlib
+import itertools
+import json
+import math
+import multiprocessing
+import os
+import platform
+import pstats
+import sys
+import tempfile
+import threading
+import time
+from typing import Any, Callable, Dict, List
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+
+import numpy as np  # noqa: E402
+
+import pomset as pm  # noqa: E402
+from pomset.runtime.ordered import LockedReorder, NonBlockingReorder  # noqa: E402
+
+BEGIN, END = "<!-- ordered-parallel-results:begin -->", "<!-- ordered-parallel-results:end -->"
+
+
+# --- calibration ---------------------------------------------------------------------------------
+
+def _spin(n: int) -> int:
+    s = 0
+    for i in range(n):
+        s += (i * i) % 7
+    return s
+
+
+def _spin_in(n: int, ready: Any, go: Any) -> None:
+    ready.release()
+    go.wait()
+    _spin(n)
+
+
+def calibration(k: int, n: int) -> float:
+    """Seconds for k processes each spinning n iterations at once."""
+    ctx = multiprocessing.get_context("fork")
+    ready, go = ctx.Semaphore(0), ctx.Event()
+    procs = [ctx.Process(target=_spin_in, args=(n, ready, go)) for _ in range(k)]
+    for p in procs:
+        p.start()
+    for _ in procs:
+        ready.acquire()
+    t = time.perf_counter()
+    go.set()
+    for p in procs:
+        p.join()
+    return time.perf_counter() - t
+
+
+# --- pipelines -----------------------------------------------------------------------------------
+
+def scorer(rounds: int) -> Callable[[str], tuple]:
+    """Parse `key,value` and score it with a deliberately Python-bound loop of `rounds`."""
+    def score(line: str) -> tuple:
+        key, value = line.split(",")
+        v = int(value)
+        s = 0
+        for i in range(rounds):
+            s = (s * 31 + v + i) % 1_000_003
+        return key, s
+    return score
+
+
+def python_pipeline(path: str, rounds: int, flags: List[str]) -> Callable[[], Any]:
+    def run() -> Any:
+        p = pm.Pipeline(options=pm.PipelineOptions(["--quiet", *flags]))
+        out = (p | pm.ReadFromText(path) | "score" >> pm.Map(scorer(rounds))
+               | pm.CombinePerKey(pm.Sum()))
+        return sorted(wv.value for wv in p.run().collect(out))
+    return run
+
+
+class SinSum(pm.DoFn):
+    """Each number's sum of sin(k x), k = 1..K, over a whole batch at once."""
+
+    def __init__(self, k: int) -> None:
+        self.ks = np.arange(1, k + 1, dtype=np.float64)
+
+    def process_batch(self, batch: np.ndarray) -> np.ndarray:
+        return np.sin(np.multiply.outer(batch, self.ks)).sum(axis=1)
+
+
+def numpy_pipeline(path: str, k: int, flags: List[str]) -> Callable[[], Any]:
+    def run() -> Any:
+        p = pm.Pipeline(options=pm.PipelineOptions(["--quiet", *flags]))
+        out = (p | pm.ReadFromText(path) | "parse" >> pm.Map(float)
+               | "sin sum" >> pm.ParDo(SinSum(k)) | pm.CombineGlobally(pm.Sum()))
+        return [wv.value for wv in p.run().collect(out)]
+    return run
+
+
+def timed(run: Callable[[], Any], repeats: int) -> tuple:
+    """(best seconds of `repeats`, the result)."""
+    best, result = math.inf, None
+    for _ in range(repeats):
+        t = time.perf_counter()
+        result = run()
+        best = min(best, time.perf_counter() - t)
+    return best, result
+
+
+# --- reorder buffers (Fig. 12) ------------------------------------------------------------------
+
+def reorder_rate(kind: str, threads: int, units: int) -> float:
+    """Units per second through `threads` workers and the reorder buffer `kind`."""
+    block = os.urandom(32 * 1024)
+    out: List[int] = []
+
+    def downstream(o: int) -> None:
+        x = o
+        for _ in range(20):
+            x = (x * 7 + 3) % 1_000_003
+        out.append(o)
+
+    size = 4 * threads
+    buf = (NonBlockingReorder(size, downstream) if kind == "non-blocking"
+           else LockedReorder(downstream))
+    serials = itertools.count(1)
+    take = threading.Lock()
+
+    def worker() -> None:
+        while True:
+            with take:
+                n = next(serials)
+            if n > units:
+                return
+            hashlib.sha256(block).digest()
+            while not buf.send(n, n):
+                time.sleep(0)
+
+    pool = [threading.Thread(target=worker) for _ in range(threads)]
+    t = time.perf_counter()
+    for th in pool:
+        th.start()
+    for th in pool:
+        th.join()
+    elapsed = time.perf_counter() - t
+    assert out == list(range(1, units + 1)), "the reorder buffer broke the order"
+    return units / elapsed
+
+
+# --- the run -------------------------------------------------------------------------------------
+
+def write_inputs(tmp: str, lines: int, keys_small: int, keys_large: int, numbers: int) -> dict:
+    rng = np.random.default_rng(7)
+    paths = {}
+    for name, keys in (("few keys", keys_small), ("many keys", keys_large)):
+        path = os.path.join(tmp, f"{name.replace(' ', '_')}.txt")
+        ks, vs = rng.integers(0, keys, lines), rng.integers(0, 1000, lines)
+        with open(path, "w") as f:
+            f.writelines(f"k{a},{b}\n" for a, b in zip(ks, vs))
+        paths[name] = path
+    path = os.path.join(tmp, "heavy.txt")   # a quarter of the lines, ten times the work each
+    with open(path, "w") as f:
+        f.writelines(f"k{a},{b}\n" for a, b in zip(rng.integers(0, keys_small, lines // 4),
+                                                   rng.integers(0, 1000, lines // 4)))
+    paths["heavy"] = path
+    path = os.path.join(tmp, "numbers.txt")
+    with open(path, "w") as f:
+        f.writelines(f"{x:.6f}\n" for x in rng.random(numbers))
+    paths["numbers"] = path
+    return paths
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--workers", default="1,2", help="worker counts, comma-separated (1 first)")
+    ap.add_argument("--lines", type=int, default=60_000)
+    ap.add_argument("--numbers", type=int, default=120_000)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--units", type=int, default=20_000, help="reorder benchmark units")
+    ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--json", default=None, help="also write the figures here")
+    ap.add_argument("--profile", choices=("python", "numpy"), default=None)
+    args = ap.parse_args()
+    counts = [int(w) for w in args.workers.split(",")]
+    assert counts[0] == 1, "the first worker count must be 1 (the baseline)"
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = write_inputs(tmp, args.lines, 16, 50_000, args.numbers)
+        if args.profile:
+            run = (python_pipeline(paths["few keys"], 300,
+                                   ["--workers=2", "--worker_mode=processes"])
+                   if args.profile == "python" else
+                   numpy_pipeline(paths["numbers"], 2000, ["--workers=2"]))
+            cProfile.runctx("run()", globals(), {"run": run}, os.path.join(tmp, "prof"))
+            pstats.Stats(os.path.join(tmp, "prof")).sort_stats("tottime").print_stats(15)
+            return
+        figures = measure(paths, counts, args)
+    block = render(figures, counts, args)
+    print(block)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(figures, f, indent=1)
+    if not args.no_write:
+        path = os.path.join(ROOT, "BENCHMARKS.md")
+        text = open(path).read()
+        start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
+        with open(path, "w") as f:
+            f.write(text[:start] + "\n" + block + "\n" + text[end:])
+
+
+def measure(paths: dict, counts: List[int], args: Any) -> Dict[str, Any]:
+    figures: Dict[str, Any] = {"calibration": {}, "pipelines": {}, "reorder": {}}
+    spin = 3_000_000
+    alone = {k: calibration(k, spin) for k in counts}
+    for k in counts:
+        figures["calibration"][k] = k * alone[1] / alone[k]
+    shapes = [("python light, 16 keys", "processes",
+               lambda f: python_pipeline(paths["few keys"], 300, f)),
+              ("python light, 50,000 keys", "processes",
+               lambda f: python_pipeline(paths["many keys"], 300, f)),
+              ("python heavy, 16 keys", "processes",
+               lambda f: python_pipeline(paths["heavy"], 3000, f)),
+              ("numpy K=200", "threads", lambda f: numpy_pipeline(paths["numbers"], 200, f)),
+              ("numpy K=2000", "threads", lambda f: numpy_pipeline(paths["numbers"], 2000, f))]
+    for name, mode, make in shapes:
+        rows = {}
+        base_s, base = timed(make(["--workers=1"]), args.repeats)
+        rows[1] = base_s
+        for k in counts[1:]:
+            s, got = timed(make([f"--workers={k}", f"--worker_mode={mode}"]), args.repeats)
+            if got != base:
+                raise SystemExit(f"{name}: {k} workers gave other results than one")
+            rows[k] = s
+        figures["pipelines"][name] = {"mode": mode, "seconds": rows}
+        print(name, {k: round(v, 2) for k, v in rows.items()}, file=sys.stderr)
+    for k in counts:
+        figures["reorder"][k] = {kind: reorder_rate(kind, k, args.units)
+                                 for kind in ("non-blocking", "locked")}
+    return figures
+
+
+def render(figures: Dict[str, Any], counts: List[int], args: Any) -> str:
+    cal = figures["calibration"]
+    lines = [f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/ordered_parallel.py "
+             f"--workers {args.workers}`: {args.lines:,} lines, {args.numbers:,} numbers, "
+             f"best of {args.repeats}. Machine: {len(os.sched_getaffinity(0))} cores, "
+             f"{platform.system()} {platform.release()}, Python {platform.python_version()}, "
+             f"numpy {np.__version__}.", ""]
+    head = "| shape | mode | " + " | ".join(f"{k} worker{'s' if k > 1 else ''}" for k in counts)
+    lines += [head + " |", "|---|---|" + "---|" * len(counts)]
+    lines.append("| calibration (independent Python work in k processes) | processes | "
+                 + " | ".join(f"**{cal[k]:.2f}x**" for k in counts) + " |")
+    for name, row in figures["pipelines"].items():
+        secs = row["seconds"]
+        cells = [f"{secs[1]:.2f} s"] + [f"{secs[k]:.2f} s (**{secs[1] / secs[k]:.2f}x**)"
+                                        for k in counts[1:]]
+        lines.append(f"| {name} | {row['mode']} | " + " | ".join(cells) + " |")
+    lines += ["", "Reorder buffers (units of SHA-256 over 32 KB per second; non-blocking / "
+              "lock-based):", "", "| threads | non-blocking | lock-based | ratio |",
+              "|---|---|---|---|"]
+    for k in counts:
+        r = figures["reorder"][k]
+        lines.append(f"| {k} | {r['non-blocking']:,.0f}/s | {r['locked']:,.0f}/s | "
+                     f"{r['non-blocking'] / r['locked']:.2f}x |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
