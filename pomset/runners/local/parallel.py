@@ -208,6 +208,8 @@ class ParallelExecutor(SequentialExecutor):
                     "lacks; use --worker_mode=threads")
             self.pool = ProcessPoolExecutor(self.workers, multiprocessing.get_context("fork"),
                                             initializer=_start_process, initargs=(self,))
+            # fork the workers now, before the run starts threads of its own (Kafka clients)
+            self.pool.submit(len, ()).result()
         else:
             self.pool = ThreadPoolExecutor(self.workers, "pomset-worker",
                                            initializer=self._start_thread)
