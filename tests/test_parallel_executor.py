@@ -61,8 +61,9 @@ def test_a_failing_element_fails_the_run_naming_the_step_and_element(mode):
     p = pm.Pipeline(options=pm.PipelineOptions(["--quiet", "--workers=2", "--bundle_size=50",
                                                 *mode]))
     p | pm.Create(list(range(3000))) | "check" >> pm.Map(boom) | pm.CombineGlobally(pm.Sum())
-    with pytest.raises(UserCodeError, match=r"check.*1234|1234.*check"):
+    with pytest.raises(UserCodeError, match=r"check.*1234|1234.*check") as info:
         p.run()
+    assert isinstance(info.value.__cause__, ValueError)   # the user's own, from a process too
 
 
 @pytest.mark.parametrize("mode", MODES)

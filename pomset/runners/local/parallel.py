@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import multiprocessing
+import pickle
 import threading
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from functools import partial
@@ -38,6 +39,7 @@ from .stages import AssignWindowsStage, FlattenStage, ParDoStage, Stage, stage_f
 UNITS_PER_WORKER = 4
 
 _EMIT, _HAND = 0, 1
+_UNSET: Any = object()
 
 
 def runs_anywhere(stage: Stage) -> bool:
@@ -158,8 +160,34 @@ def _start_process(executor: "ParallelExecutor") -> None:
 
 
 def _run_in_process(index: int, tag: Optional[str], bundle: Any) -> Tuple[list, Dict[int, int]]:
-    events, dead = _process_worker.run(index, tag, unpack(bundle))
+    try:
+        events, dead = _process_worker.run(index, tag, unpack(bundle))
+    except BaseException as e:
+        raise _Failed(e) from None
     return [(kind, i, key, pack(part)) for kind, i, key, part in events], dead
+
+
+class _Failed(Exception):
+    """A worker process's error with its cause, which pickling an exception drops: the run
+    fails with the user's exception as the error's cause, as it would at one worker."""
+
+    def __init__(self, error: BaseException, cause: Optional[BaseException] = _UNSET) -> None:
+        super().__init__(error, cause)
+        self.error = error
+        self.cause = error.__cause__ if cause is _UNSET else cause
+        if cause is _UNSET:
+            try:
+                pickle.dumps(self.cause)
+            except Exception:
+                self.cause = None
+
+    def __reduce__(self) -> tuple:
+        return _Failed, (self.error, self.cause)
+
+    def unwrap(self) -> BaseException:
+        if self.cause is not None:
+            self.error.__cause__ = self.cause
+        return self.error
 
 
 class ParallelExecutor(SequentialExecutor):
@@ -284,6 +312,8 @@ class ParallelExecutor(SequentialExecutor):
               future: Future) -> None:
         error = future.exception()
         if error is not None:
+            if isinstance(error, _Failed):
+                error = error.unwrap()
             self._send(serial, _raiser(error))
             return
         events, dead = future.result()
