@@ -50,7 +50,7 @@ def _reads(node: Any, memo: Dict[int, List[str]]) -> List[str]:
     """The stateful steps' and sources' outputs whose elements reach `node` through stateless
     steps only (main and side inputs): the graph's shape as the state sees it."""
     out: set = set()
-    for pc in list(node.inputs) + [s.pcoll for s in node.side_inputs]:
+    for pc in node.reads():
         producer = pc.producer
         if _stateful(producer):
             out.add(pc.label)

@@ -20,6 +20,10 @@ class Node:
         self.side_inputs = transform.side_inputs()
         self.outputs: Dict[Optional[str], PCollection] = {}
 
+    def reads(self) -> List[PCollection]:
+        """The PCollections this node reads: its main inputs, then its side inputs'."""
+        return list(self.inputs) + [s.pcoll for s in self.side_inputs]
+
     def __repr__(self) -> str:
         return f"<Node {self.label}: {type(self.transform).__name__}>"
 
@@ -67,7 +71,7 @@ class Pipeline:
             node.outputs = transform.outputs(node)
             for tag, out in node.outputs.items():
                 out.producer, out.tag, out.pipeline = node, tag, self
-            for pc in inputs + [s.pcoll for s in node.side_inputs]:
+            for pc in node.reads():
                 pc.consumers.append(node)
             self.nodes.append(node)
             return transform.result(node)

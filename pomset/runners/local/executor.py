@@ -63,12 +63,10 @@ class SequentialExecutor:
             self.consumers[id(stage)] = {tag: [] for tag in stage.node.outputs}
         for stage in self.stages:
             node = stage.node
-            feeds = list(node.inputs) + [s.pcoll for s in node.side_inputs]
-            for index, pc in enumerate(feeds):
+            for index, pc in enumerate(node.reads()):
                 producer = self.producer_of[id(pc)]
                 self.consumers[id(producer)][pc.tag].append((stage, index))
-        self.inputs_of = {id(s): [self.producer_of[id(pc)] for pc in
-                                  list(s.node.inputs) + [x.pcoll for x in s.node.side_inputs]]
+        self.inputs_of = {id(s): [self.producer_of[id(pc)] for pc in s.node.reads()]
                           for s in self.stages}
         for stage in self.stages:   # topological order: producers decide before consumers
             stage.owned = bool(stage.node.inputs) and all(

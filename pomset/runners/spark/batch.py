@@ -65,7 +65,7 @@ def _readers(pipeline: Any, recorded: List[Any]) -> Counter:
     driver if recorded."""
     uses = Counter(id(pc) for pc in recorded)
     for node in pipeline.nodes:
-        for pc in list(node.inputs) + [s.pcoll for s in node.side_inputs]:
+        for pc in node.reads():
             uses[id(pc)] += 1
     return uses
 

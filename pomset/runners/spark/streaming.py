@@ -102,7 +102,7 @@ class StreamingPlan:
         bus = reduce(lambda a, b: a.unionByName(b), [self._source(n) for n in sources])
         def read_after(s: int) -> Set[str]:   # what the driver and the stages after `s` read
             return self.targets | {self.address[id(x)] for later in stages[s + 1:]
-                                   for n in later for x in _reads(n)}
+                                   for n in later for x in n.reads()}
         for s, stage in enumerate(stages):
             needed = read_after(s)
             if self._is_stateful(stage[0]):
@@ -271,7 +271,7 @@ class StreamingPlan:
         """A grouping or a ParDo with side inputs in `transformWithState`, per bucket."""
         from pyspark.sql import functions as F
         t, i = node.transform, self.index[id(node)]
-        ins = [self.address[id(x)] for x in _reads(node)]
+        ins = [self.address[id(x)] for x in node.reads()]
         channels = [self.channels[a] for a in ins]
         outs = {tag: self.address[id(x)] for tag, x in node.outputs.items()}
         retained = [a for a in ins if a in needed]
@@ -306,11 +306,6 @@ class StreamingPlan:
         label = F.explode(F.transform(bucket, lambda b: F.element_at(values, (b + 1).cast("int"))))
         return (bus.fillna(0, subset=list(FILLED)).withColumn("bucket", label).groupBy("bucket")
                 .transformWithStateInPandas(processor, codec.KEYED_STREAM, "Append", "None"))
-
-
-def _reads(node: Any) -> List[Any]:
-    """A node's inputs, main then side."""
-    return list(node.inputs) + [s.pcoll for s in node.side_inputs]
 
 
 class _Op:
