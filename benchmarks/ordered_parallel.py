@@ -52,6 +52,7 @@ import numpy as np  # noqa: E402
 
 import pomset as pm  # noqa: E402
 from pomset.runtime.ordered import LockedReorder, NonBlockingReorder  # noqa: E402
+from pomset.sdk.options import usable_cores  # noqa: E402
 
 BEGIN, END = "<!-- ordered-parallel-results:begin -->", "<!-- ordered-parallel-results:end -->"
 
@@ -274,7 +275,7 @@ def render(figures: Dict[str, Any], counts: List[int], args: Any) -> str:
     cal = figures["calibration"]
     lines = [f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/ordered_parallel.py "
              f"--workers {args.workers}`: {args.lines:,} lines, {args.numbers:,} numbers, "
-             f"best of {args.repeats}. Machine: {len(os.sched_getaffinity(0))} cores, "
+             f"best of {args.repeats}. Machine: {usable_cores()} cores, "
              f"{platform.system()} {platform.release()}, Python {platform.python_version()}, "
              f"numpy {np.__version__}.", ""]
     head = "| shape | mode | " + " | ".join(f"{k} worker{'s' if k > 1 else ''}" for k in counts)

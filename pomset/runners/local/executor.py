@@ -18,11 +18,15 @@ from ...runtime.watermarks import output_watermark
 ELEMENT_SLICE = 8192
 
 
-def handoffs(bundle: Any, consumers: List[tuple]) -> Iterator[tuple]:
+def handoffs(bundle: Any, consumers: List[tuple],
+             record: Optional[list] = None) -> Iterator[tuple]:
     """(consumer, input index, part) in the order the consumers get a bundle: `Columns` go as
     they are to the stages that take them, then to the others as elements, a slice at a time,
-    so that a large columnar bundle never becomes one huge list of elements."""
+    so that a large columnar bundle never becomes one huge list of elements. `record`, where
+    given, gets the elements too (each slice converted once for both)."""
     if not isinstance(bundle, Columns):
+        if record is not None:
+            record.extend(bundle)
         for consumer, index in consumers:
             yield consumer, index, bundle
         return
@@ -32,9 +36,11 @@ def handoffs(bundle: Any, consumers: List[tuple]) -> Iterator[tuple]:
             yield consumer, index, bundle
         else:
             rest.append((consumer, index))
-    if rest:
+    if rest or record is not None:
         for part in bundle.slices(ELEMENT_SLICE):
             elements = part.elements()
+            if record is not None:
+                record.extend(elements)
             for consumer, index in rest:
                 yield consumer, index, elements
 
@@ -75,26 +81,22 @@ class SequentialExecutor:
 
     def deliver(self, stage: Stage, tag: Optional[str], bundle: Any) -> None:
         """Hand a bundle to the consumers of `stage`'s output `tag` (and the record)."""
-        self.note(stage, tag, bundle)
-        for consumer, index, part in handoffs(bundle, self.consumers[id(stage)][tag]):
+        record = self.recording(stage, tag)
+        for consumer, index, part in handoffs(bundle, self.consumers[id(stage)][tag], record):
             consumer.receive(index, part)
         if self.on_bundle is not None:
             self.on_bundle()
 
-    def note(self, stage: Stage, tag: Optional[str], bundle: Any) -> None:
-        """Record the bundle if its PCollection is recorded, with the processing time it was
-        delivered at."""
-        rec = self.record.get(id(stage.node.outputs[tag]))
-        if rec is None:
-            return
-        times = self.times[id(stage.node.outputs[tag])]
-        if not times or times[-1][1] != self.pt:
-            times.append((len(rec), self.pt))
-        if isinstance(bundle, Columns):
-            for part in bundle.slices(ELEMENT_SLICE):
-                rec.extend(part.elements())
-        else:
-            rec.extend(bundle)
+    def recording(self, stage: Stage, tag: Optional[str]) -> Optional[list]:
+        """The list that records `stage`'s output `tag`, with the processing time of the
+        delivery about to be added noted; None when that output is not recorded."""
+        out = id(stage.node.outputs[tag])
+        rec = self.record.get(out)
+        if rec is not None:
+            times = self.times[out]
+            if not times or times[-1][1] != self.pt:
+                times.append((len(rec), self.pt))
+        return rec
 
     def propagate(self) -> None:
         """Recompute every stage's input and output watermarks, upstream first."""

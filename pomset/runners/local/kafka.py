@@ -12,8 +12,8 @@ from .stages import SourceStage, Stage
 
 class KafkaSourceStage(SourceStage):
     """A `ReadFromKafka`: `open` assigns its partitions (where a checkpoint left them, else
-    where the source starts), `poll` pushes what arrived (the streaming driver moves its watermark).
-    Offsets lost to retention are counted (`lost_to_retention`) and warned about as found."""
+    where the source starts), `poll` pushes what arrived (the streaming driver moves its
+    watermark). Offsets lost to retention are counted (`lost_to_retention`) and warned about as found."""
 
     state = SourceStage.state + ("lost_to_retention",)
 

@@ -44,7 +44,8 @@ _UNSET: Any = object()
 
 def runs_anywhere(stage: Stage) -> bool:
     """Whether a stage is stateless, so that any worker may run any of its bundles."""
-    return type(stage) in (ParDoStage, AssignWindowsStage, FlattenStage) and not stage.node.side_inputs
+    return (type(stage) in (ParDoStage, AssignWindowsStage, FlattenStage)
+            and not stage.node.side_inputs)
 
 
 def worker_copy(node: Any) -> Any:
@@ -82,6 +83,8 @@ class _Worker:
                 mine.owned = stage.owned
                 mine.index = i
                 self.copies[i] = mine
+        self.runners = {i: mine.runner for i, mine in self.copies.items()
+                        if isinstance(mine, ParDoStage)}
         for mine in self.copies.values():
             mine.start()
         self.events: List[tuple] = []
@@ -90,9 +93,8 @@ class _Worker:
         self.events = []
         self._hand(self.stages[index], tag, bundle)
         dead = {}
-        for i, mine in self.copies.items():
-            runner = getattr(mine, "runner", None)
-            if runner is not None and runner.dead_count:
+        for i, runner in self.runners.items():
+            if runner.dead_count:
                 dead[i] = runner.dead_count
                 runner.dead_count = 0
         return self.events, dead
@@ -196,11 +198,6 @@ class ParallelExecutor(SequentialExecutor):
 
     def __init__(self, record: Dict[int, list], workers: int, mode: str = "threads") -> None:
         super().__init__(record)
-        if workers < 1:
-            raise PipelineConstructionError(f"--workers must be at least 1, got {workers}")
-        if mode not in ("threads", "processes"):
-            raise PipelineConstructionError(
-                f"--worker_mode must be threads or processes, got {mode!r}")
         self.workers = workers
         self.mode = mode
         self.recorded = set(record)
@@ -215,7 +212,8 @@ class ParallelExecutor(SequentialExecutor):
         self.local = threading.local()
         self.pool: Optional[Executor] = None
         self.thread_workers: List[_Worker] = []
-        self.spread: Dict[Tuple[int, Optional[str]], bool] = {}
+        # per (stage, tag): its consumers that run on workers
+        self.inside: Dict[Tuple[int, Optional[str]], List[Stage]] = {}
 
     def wire(self, stages: List[Stage]) -> None:
         super().wire(stages)
@@ -223,7 +221,7 @@ class ParallelExecutor(SequentialExecutor):
             stage.index = i
         for stage in self.stages:
             for tag, consumers in self.consumers[id(stage)].items():
-                self.spread[id(stage), tag] = any(runs_anywhere(c) for c, _ in consumers)
+                self.inside[id(stage), tag] = [c for c, _ in consumers if runs_anywhere(c)]
         anywhere = [s for s in self.stages if runs_anywhere(s)]
         if not anywhere:
             return
@@ -258,8 +256,8 @@ class ParallelExecutor(SequentialExecutor):
         if self._sending() or self.pool is None:
             super().deliver(stage, tag, bundle)
             return
-        if not self.spread[id(stage), tag]:
-            self.serial(lambda: SequentialExecutor.deliver(self, stage, tag, bundle))
+        if not self.inside[id(stage), tag]:
+            self.serial(partial(SequentialExecutor.deliver, self, stage, tag, bundle))
             return
         serial = self._issue()
         if self.mode == "processes":
@@ -278,7 +276,7 @@ class ParallelExecutor(SequentialExecutor):
         self.serial(super().propagate)
 
     def set_processing_time(self, pt: int) -> None:
-        self.serial(lambda: SequentialExecutor.set_processing_time(self, pt))
+        self.serial(partial(super().set_processing_time, pt))
 
     def quiesce(self) -> None:
         with self.changed:
@@ -325,8 +323,8 @@ class ParallelExecutor(SequentialExecutor):
                 dead: Dict[int, int]) -> None:
         """What a worker noted, done to the real stages in the order it was noted."""
         stages = self.stages
-        self.note(root, tag, bundle)
-        self._count_received(root, tag, bundle)
+        self._note(root, tag, bundle)
+        self._count_received(root, tag, len(bundle))
         for kind, i, key, part in events:
             stage = stages[i]
             if kind == _HAND:
@@ -335,18 +333,25 @@ class ParallelExecutor(SequentialExecutor):
             n = part if isinstance(part, int) else len(part)
             stage.emitted[key] += n
             if not isinstance(part, int):
-                self.note(stage, key, part)
+                self._note(stage, key, part)
             self._count_received(stage, key, n)
         for i, n in dead.items():
             stages[i].runner.dead_count += n
         if self.on_bundle is not None:
             self.on_bundle()
 
-    def _count_received(self, stage: Stage, tag: Optional[str], bundle: Any) -> None:
-        n = bundle if isinstance(bundle, int) else len(bundle)
-        for consumer, _ in self.consumers[id(stage)][tag]:
-            if runs_anywhere(consumer):
-                consumer.received += n
+    def _note(self, stage: Stage, tag: Optional[str], bundle: Any) -> None:
+        """Record what a stage emitted in a worker, where its output is recorded."""
+        record = self.recording(stage, tag)
+        if record is not None:
+            for _ in handoffs(bundle, [], record):
+                pass
+
+    def _count_received(self, stage: Stage, tag: Optional[str], n: int) -> None:
+        """The workers' copies received `n` elements of `stage`'s output `tag`: count them on
+        the real stages."""
+        for consumer in self.inside[id(stage), tag]:
+            consumer.received += n
 
     def _release(self, unit: Any) -> None:
         """Run a unit on the thread that sends (the reorder buffer's downstream)."""

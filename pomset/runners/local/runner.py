@@ -19,8 +19,8 @@ from ...runtime.fusion import Fusion
 from ...runtime.test_stream import stream_steps
 from ...windowing import MAX_MICROS, now_micros
 from .executor import SequentialExecutor
-from .parallel import ParallelExecutor
 from .kafka import KafkaSinkStage, KafkaSourceStage
+from .parallel import ParallelExecutor
 from .progress import Progress
 from .stages import SourceStage, stage_for
 from .streaming import StreamingDriver

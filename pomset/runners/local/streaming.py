@@ -14,10 +14,10 @@ idempotent, not transactional, and a run always starts from the sources' start o
 from __future__ import annotations
 
 import signal
-from functools import partial
 import threading
 import time
 import warnings
+from functools import partial
 from typing import Any, Callable, List, Optional, Tuple
 
 from ...sdk.errors import CheckpointError, CheckpointWarning

@@ -311,8 +311,8 @@ class StreamingPlan:
 class _Op:
     """An element-wise node on the bus: its step's label, input addresses, output addresses
     by tag, what makes its function (started once per task; None: Flatten, elements passed
-    on as they are),
-    `fresh(tag, owned)`: whether the elements it outputs on `tag` are its own new objects,
+    on as they are), `fresh(tag, owned)`: whether the elements it outputs on `tag` are its
+    own new objects,
     `ranges`: whether it sends its elements' marker range on (a typed declaration), and
     `native`: its columnar form (`runtime.columnar`; None: columns become elements for it)."""
 
