@@ -47,12 +47,14 @@ from typing import Any, Callable, Dict, List
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
+sys.path.insert(0, HERE)
 
 import numpy as np  # noqa: E402
 
 import pomset as pm  # noqa: E402
 from pomset.runtime.ordered import LockedReorder, NonBlockingReorder  # noqa: E402
 from pomset.sdk.options import usable_cores  # noqa: E402
+from results import write_block  # noqa: E402
 
 BEGIN, END = "<!-- ordered-parallel-results:begin -->", "<!-- ordered-parallel-results:end -->"
 
@@ -233,11 +235,7 @@ def main() -> None:
         with open(args.json, "w") as f:
             json.dump(figures, f, indent=1)
     if not args.no_write:
-        path = os.path.join(ROOT, "BENCHMARKS.md")
-        text = open(path).read()
-        start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
-        with open(path, "w") as f:
-            f.write(text[:start] + "\n" + block + "\n" + text[end:])
+        write_block(BEGIN, END, block)
 
 
 def measure(paths: dict, counts: List[int], args: Any) -> Dict[str, Any]:

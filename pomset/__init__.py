@@ -62,10 +62,10 @@ __all__ += [
 ]
 
 # --- typed data-trace annotations (pomset.traces) ---
-from .traces import (Hash, Marker, Merge, O, OpKeyedOrdered, OpKeyedUnordered,  # noqa: E402
-                     OpStateless, RoundRobin, Sort, SortInserted, TraceType, Typed, U, Unit)
+from .traces import (Hash, Marker, Merge, O, OPlus, OpKeyedOrdered,  # noqa: E402
+                     OpKeyedUnordered, OpStateless, RoundRobin, Sort, SortInserted, TraceType, Typed, U, Unit)
 
 __all__ += [
-    "Hash", "Marker", "Merge", "O", "OpKeyedOrdered", "OpKeyedUnordered", "OpStateless",
+    "Hash", "Marker", "Merge", "O", "OPlus", "OpKeyedOrdered", "OpKeyedUnordered", "OpStateless",
     "RoundRobin", "Sort", "SortInserted", "TraceType", "Typed", "U", "Unit",
 ]

@@ -59,3 +59,20 @@ def test_video_sessions_demo_converges_to_the_batch_answer():
     proc = _run("examples/video_sessions.py", "--events=600", "--produce_seconds=3", "--quiet")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "the billing totals equal the batch answer: yes" in proc.stdout
+
+
+def test_stretch_operators_reconfigure_and_run_on_spark():
+    lines = {}
+    for args in (["--operator=paircount"], ["--operator=paircount", "--reconfigure=4"],
+                 ["--operator=paircount", "--runner=spark"], ["--operator=bandjoin"]):
+        proc = _run("examples/stretch_operators.py", "--quiet", "--events=5000", *args)
+        assert proc.returncode == 0, proc.stderr
+        lines[" ".join(args)] = proc.stdout.splitlines()
+    static, moved, spark = (lines["--operator=paircount"],
+                            lines["--operator=paircount --reconfigure=4"],
+                            lines["--operator=paircount --runner=spark"])
+    assert "2 instances, 0 reconfigurations" in static[0]
+    assert "4 instances, 1 reconfigurations" in moved[0]
+    assert static[1:] == moved[1:] == spark[1:]
+    assert static[0].split(" on ")[0] == moved[0].split(" on ")[0] == spark[0].split(" on ")[0]
+    assert lines["--operator=bandjoin"][0].startswith("BandJoin: ")

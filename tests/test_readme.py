@@ -33,4 +33,5 @@ def test_readme_snippets_run_and_print_what_they_promise():
     assert printed[14:17] == ["[('a', 4), ('a', 4), ('b', 2)]", "[('a', 6), ('a', 8), ('b', 4)]",
                               "[('a', 40), ('b', 20)]"]
     assert printed[17] == "[(20.0, 1), (21.0, 2), (22.0, 3), (23.0, 4)]"
-    assert len(_snippets()) == 12
+    assert printed[18] == "[('a', -60, 1), ('a', 0, 1), ('b', -60, 1)]"
+    assert len(_snippets()) == 13

@@ -104,6 +104,10 @@ class PipelineOptions:
         parser.add_argument("--worker_mode", default="threads", choices=("threads", "processes"),
                             help="local runner: threads (overlap Arrow, numpy and IO, which "
                                  "release the GIL) or forked processes (Python-bound steps)")
+        parser.add_argument("--elastic", action="store_true",
+                            help="local runner: let a controller change the instance count of "
+                                 "each OPlus step with its measured load (up to its "
+                                 "max_parallelism)")
         parser.add_argument("--direct_running_mode", default=None,
                             choices=tuple(_BEAM_RUNNING_MODES),
                             help="Beam's name: in_memory is --workers=1, multi_threading "

@@ -8,6 +8,7 @@ from .options import PipelineOptions
 from .ptransform import Primitive, PTransform
 from .pvalue import PBegin, PCollection
 from .runners import get_runner
+from .running import Controls, RunningPipeline
 
 
 class Node:
@@ -55,6 +56,7 @@ class Pipeline:
         self._labels: set = set()
         self._scope: List[str] = []
         self._result: Any = None
+        self.controls = Controls()
 
     # --- construction -----------------------------------------------------------------------
     def apply(self, transform: Any, pvalue: Any = None, label: Optional[str] = None) -> Any:
@@ -134,6 +136,11 @@ class Pipeline:
         if self._result is None:
             self._result = get_runner(self.options.runner).run(self)
         return self._result
+
+    def start(self) -> RunningPipeline:
+        """Run the pipeline on a background thread; the handle waits for the result and
+        changes what may change while it runs (`set_parallelism`)."""
+        return RunningPipeline(self)
 
     @property
     def result(self) -> Any:

@@ -4,11 +4,12 @@ with."""
 from . import fluent as _fluent  # noqa: F401  (adds the fluent methods to PCollection)
 from .edges import EdgeTrace, trace_of
 from .equivalence import equivalent, normal_form
+from .oplus import OPlus
 from .templates import (Hash, Merge, OpKeyedOrdered, OpKeyedUnordered, OpStateless,
                         RoundRobin, Sort, SortInserted, TemplateStep, Typed)
 from .types import MARKER, O, KeyValueType, Marker, TraceType, U, Unit
 
-__all__ = ["EdgeTrace", "trace_of", "equivalent", "normal_form", "Hash", "Merge",
+__all__ = ["EdgeTrace", "trace_of", "equivalent", "normal_form", "OPlus", "Hash", "Merge",
            "OpKeyedOrdered", "OpKeyedUnordered", "OpStateless", "RoundRobin", "Sort",
            "SortInserted", "TemplateStep", "Typed", "MARKER", "O", "KeyValueType", "Marker",
            "TraceType", "U", "Unit"]

@@ -116,3 +116,14 @@ def require(pcoll: Any, needed: KeyValueType, step: str, what: str, fix: str) ->
         raise PipelineConstructionError(
             f"{what} {step!r} needs {needed!r}{reason}: it got {got.describe()}. Fix: {fix}")
     return got
+
+
+def refuse_retractions(node: Any, what: str) -> None:
+    """Templates and O+ take data only: an input that may carry retractions is an error
+    naming the step (`what` is its kind) and the input."""
+    for pc in node.inputs:
+        if pc.may_retract:
+            raise PipelineConstructionError(
+                f"{what} {node.label!r}: its input {pc.label!r} may carry retractions "
+                f"(accumulating-and-retracting mode upstream); {what} takes traces of data "
+                f"only: use discarding or accumulating mode upstream")

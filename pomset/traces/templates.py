@@ -16,7 +16,7 @@ from ..sdk.errors import PipelineConstructionError
 from ..sdk.kinds import KV, UNKNOWN
 from ..sdk.ptransform import Primitive, PTransform
 from ..windowing.time import duration_micros
-from .edges import EdgeTrace, merged, require, trace_of
+from .edges import EdgeTrace, merged, refuse_retractions, require, trace_of
 from .hashing import stable_hash
 from .types import O, KeyValueType, TraceType, U, type_name, unordered
 
@@ -196,12 +196,7 @@ class TemplateStep(Primitive):
         return "keyed_ordered" if isinstance(self.template, OpKeyedOrdered) else "keyed_unordered"
 
     def validate(self, node: Any) -> None:
-        (main,) = node.inputs
-        if main.may_retract:
-            raise PipelineConstructionError(
-                f"{type(self.template).__name__} {node.label!r}: its input {main.label!r} may "
-                f"carry retractions (accumulating-and-retracting mode upstream); templates take "
-                f"traces of data only: use discarding or accumulating mode upstream")
+        refuse_retractions(node, type(self.template).__name__)
 
     def outputs(self, node: Any) -> Dict[Optional[str], Any]:
         main = node.inputs[0]

@@ -20,6 +20,7 @@ from ...runtime.test_stream import stream_steps
 from ...windowing import MAX_MICROS, now_micros
 from .executor import SequentialExecutor
 from .kafka import KafkaSinkStage, KafkaSourceStage
+from .oplus import ELASTIC_INTERVAL, OPlusStage
 from .parallel import ParallelExecutor
 from .progress import Progress
 from .stages import SourceStage, stage_for
@@ -43,6 +44,10 @@ class LocalRunner:
         stages = [stage_for(node, executor, fusion, options.shuffle_merges)
                   for node in pipeline.nodes]
         executor.wire(stages)
+        oplus = {s.label: s for s in stages if isinstance(s, OPlusStage)}
+        for s in oplus.values():
+            s.elastic = ELASTIC_INTERVAL if options.elastic else None
+        pipeline.controls.attach({label: s.request for label, s in oplus.items()})
         progress = Progress(stages, options.quiet)
         executor.on_bundle = progress.tick
 

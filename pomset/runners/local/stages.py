@@ -10,7 +10,7 @@ from ...runtime.reads import read_tagged
 from ...runtime.side_inputs import SideInputBuffer
 from ...sdk.errors import UserCodeError
 from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
-from ...traces import TemplateStep, Typed
+from ...traces import OPlus, TemplateStep, Typed
 from ...runtime import columnar
 from ...runtime.columnar import Columns
 from ...runtime.kernel_host import KernelHost
@@ -100,6 +100,21 @@ class Stage:
 
     def fail(self, element: Any, exc: BaseException) -> UserCodeError:
         return user_code_error(self.label, element, exc)
+
+
+class DeploymentStage(Stage):
+    """A stage hosting a deployment (a template's instances, an O+'s): a checkpoint saves the
+    deployment's state beside the stage's own."""
+
+    deployment: Any
+
+    def snapshot(self) -> Dict[str, Any]:
+        return dict(super().snapshot(), deployment=self.deployment.snapshot())
+
+    def restore(self, state: Dict[str, Any]) -> None:
+        state = dict(state)
+        self.deployment.restore(state.pop("deployment"))
+        super().restore(state)
 
 
 #: rows per columnar bundle read from a file
@@ -418,8 +433,11 @@ def stage_for(node: Any, executor: Any, fusion: Any, seed: Optional[int] = None)
     """The stage class that runs this node's primitive (`fusion` says which Sorts fuse into
     the template after them; `seed` shuffles the merges of templates' parallel instances)."""
     from .kafka import KafkaSinkStage, KafkaSourceStage   # they build on the stages here
+    from .oplus import OPlusStage
     from .templates import TemplateStage, TypedStage
     t = node.transform
+    if isinstance(t, OPlus):
+        return OPlusStage(node, executor)
     if isinstance(t, TemplateStep):
         return TemplateStage(node, executor, fusion, seed)
     if isinstance(t, Typed):

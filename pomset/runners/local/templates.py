@@ -11,7 +11,7 @@ from ...runtime.fusion import Fusion
 from ...runtime.deployment import Deployment, as_elements, as_items, time_range
 from ...runtime.markers import MarkerRange
 from ...windowing import MAX_MICROS
-from .stages import FlattenStage, Stage
+from .stages import DeploymentStage, FlattenStage, Stage
 
 
 class TypedStage(FlattenStage):
@@ -32,8 +32,10 @@ class TypedStage(FlattenStage):
         return self.range
 
 
-class TemplateStage(Stage):
+class TemplateStage(DeploymentStage):
     """One template step. A Sort fused into the step after it passes its items through."""
+
+    state = Stage.state + ("finished",)
 
     def __init__(self, node: Any, executor: Any, fusion: Fusion, seed: Optional[int]) -> None:
         super().__init__(node, executor)
@@ -82,15 +84,6 @@ class TemplateStage(Stage):
     def hold(self) -> int:
         hold = self.deployment.hold()
         return MAX_MICROS if hold is None else hold
-
-    def snapshot(self) -> Dict[str, Any]:
-        return dict(super().snapshot(), deployment=self.deployment.snapshot(),
-                    finished=self.finished)
-
-    def restore(self, state: Dict[str, Any]) -> None:
-        state = dict(state)
-        self.deployment.restore(state.pop("deployment"))
-        super().restore(state)
 
     def metrics(self) -> Dict[str, int]:
         out = super().metrics()

@@ -27,7 +27,7 @@ from ...sdk.core import Create, Filter, Flatten, GroupByKey, ParDo, Source, Wind
 from ...runtime.elementwise import DoFnRunner, assign_windows, side_input_args, user_code_error
 from ...sdk.errors import UserCodeError
 from ...sdk.io.base import FileSink, FileSource
-from ...traces import TemplateStep, Typed
+from ...traces import OPlus, TemplateStep, Typed
 from ...runtime.fusion import Fusion
 from ...runtime.kernel_host import KernelHost
 from ...runtime.columnar import window_geometry
@@ -42,7 +42,7 @@ from .columns import Columnar
 
 BATCH_ROWS = 10_000   # elements per Arrow batch a task emits
 TRANSLATED = (Create, FileSource, ParDo, WindowInto, Flatten, GroupByKey, FileSink, Typed,
-              TemplateStep)
+              TemplateStep, OPlus)
 
 
 def read_more_than_once(pipeline: Any, recorded: List[Any]) -> Callable[[Any], bool]:
@@ -189,7 +189,7 @@ class BatchPlan:
         native = self._columnar(node, t)
         if native is not None:
             return native
-        if isinstance(t, (Typed, TemplateStep)):
+        if isinstance(t, (Typed, TemplateStep, OPlus)):
             for pc in node.inputs:   # these read element rows
                 if isinstance(self.dfs[id(pc)], Columnar):
                     self.dfs[id(pc)] = self.df(pc)
@@ -210,6 +210,9 @@ class BatchPlan:
         if isinstance(t, TemplateStep):
             from .templates import translate
             return {None: translate(self, node, self.fusion, self.marker_ranges)}
+        if isinstance(t, OPlus):
+            from .oplus import translate as oplus
+            return {None: oplus(self, node)}
         return {None: self._group(t, node)}
 
     def _columnar(self, node: Any, t: Any) -> Optional[Dict[Optional[str], Any]]:

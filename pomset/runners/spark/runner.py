@@ -22,6 +22,7 @@ from ...sdk.result import PipelineResult
 from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
 from ...sdk.io.kafka_clients import KafkaOutput
 from ...sdk.test_stream import TestStream
+from ...traces.oplus import OPlus
 from .batch import TRANSLATED, BatchPlan, read_more_than_once, unread
 from .failures import user_errors
 from .progress import SparkProgress
@@ -37,7 +38,7 @@ class SparkRunner:
         streaming = options.streaming or any(
             isinstance(n.transform, TestStream) or not pc.bounded
             for n in pipeline.nodes for pc in n.outputs.values())
-        self._check(pipeline)
+        self._check(pipeline, streaming)
         started = time.monotonic()
         spark = spark_session(options)
         url = spark.sparkContext.uiWebUrl
@@ -87,9 +88,14 @@ class SparkRunner:
                               time.monotonic() - started)
 
     @staticmethod
-    def _check(pipeline: Any) -> None:
+    def _check(pipeline: Any, streaming: bool) -> None:
         """Refuse, before Spark starts, what this runner cannot run yet."""
         for node in pipeline.nodes:
+            if streaming and isinstance(node.transform, OPlus):
+                raise PipelineConstructionError(
+                    f"OPlus {node.label!r} runs on the local runner (batch and streaming) and on "
+                    f"Spark in batch; Spark streaming does not run it yet: run without "
+                    f"--streaming, or on the local runner")
             if not isinstance(node.transform, TRANSLATED + (TestStream, ReadFromKafka,
                                                             WriteToKafka)):
                 raise PipelineConstructionError(
