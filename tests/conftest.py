@@ -8,15 +8,19 @@ from typing import List
 
 import pytest
 
-RUNNERS = ["local", "local-threads", "local-processes", "spark", "spark-streaming"]
+RUNNERS = ["local", "local-sequential", "local-threads", "local-processes", "spark",
+           "spark-streaming"]
 
 
 def runner_flags(runner: str) -> List[str]:
-    """The pipeline flags that choose a runner mode: the local runner's sequential executor,
-    its ordered-parallel one with three threads or two forked processes, Spark batch and
-    Spark streaming."""
+    """The pipeline flags that choose a runner mode: the local runner as it runs by default
+    (the ordered-parallel executor, a thread per core), its sequential reference executor,
+    the parallel one with three threads or two forked processes, Spark batch and Spark
+    streaming."""
     if runner == "spark-streaming":
         return ["--runner=spark", "--streaming", "--streaming_until=latest"]
+    if runner == "local-sequential":
+        return ["--runner=local", "--workers=1"]
     if runner == "local-threads":
         return ["--runner=local", "--workers=3", "--worker_mode=threads"]
     if runner == "local-processes":

@@ -41,9 +41,11 @@ def test_by_default_a_run_keeps_the_leaves_not_what_transforms_or_sinks_read(tmp
 
 def test_a_run_whose_results_all_go_to_sinks_keeps_nothing(tmp_path, monkeypatch):
     records = []
-    executor = local_runner.SequentialExecutor
+    sequential, parallel = local_runner.SequentialExecutor, local_runner.ParallelExecutor
     monkeypatch.setattr(local_runner, "SequentialExecutor",
-                        lambda record: records.append(record) or executor(record))
+                        lambda record: records.append(record) or sequential(record))
+    monkeypatch.setattr(local_runner, "ParallelExecutor",
+                        lambda record, *a: records.append(record) or parallel(record, *a))
     p = _pipeline()
     _, sums = _doubled_and_sums(p, str(tmp_path / "sums"))
     result = p.run()

@@ -126,7 +126,7 @@ CASES = {
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_case_matches_the_local_runner(case, runner, local_reference):
     if case not in local_reference:
-        local_reference[case] = run("local", CASES[case])[1]
+        local_reference[case] = run("local-sequential", CASES[case])[1]
     expected = local_reference[case]
     got = run(runner, CASES[case])[1]
     if case.startswith("late_and_early"):
@@ -286,7 +286,7 @@ COMBINERS = [lambda: pm.Sum(), lambda: pm.Count(), lambda: pm.Max(), lambda: pm.
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 10_000))
 def test_random_batch_pipelines_match_local(seed, runner):
-    if runner == "local":
+    if runner == "local-sequential":
         return   # the reference itself
     rng = random.Random(seed)
     events = [(rng.choice("abcd"), rng.randrange(1, 50), rng.randrange(0, 200))
@@ -300,7 +300,7 @@ def test_random_batch_pipelines_match_local(seed, runner):
              | pm.WindowInto(window(), allowed_lateness=lateness))
         out = w | (pm.GroupByKey() if group else pm.CombinePerKey(combiner()))
         return {"o": out | pm.Map(lambda kv: (kv[0], kv[1]))}
-    assert run(runner, build)[1] == run("local", build)[1]
+    assert run(runner, build)[1] == run("local-sequential", build)[1]
 
 
 # --- differential: random streams, spark streaming the same as local -----------------------
@@ -331,7 +331,7 @@ def test_random_streams_on_spark_match_local(spark_session, data, events, spec, 
                  | "Sum" >> pm.CombinePerKey(sum))
         return {"sums": sums | "Leaf" >> pm.Map(lambda kv: kv), "total": total}
     spark = run("spark-streaming", build)[1]
-    local = run("local", build)[1]
+    local = run("local-sequential", build)[1]
     assert spark["sums"] == local["sums"]
     assert _netted(spark["total"]) == _netted(local["total"])
 

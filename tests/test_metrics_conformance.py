@@ -59,8 +59,8 @@ def _metrics(pipeline, mode, tmp_path):
 
 def test_metrics_are_the_same_on_every_runner(runner, tmp_path):
     for pipeline in (_elements, _columns):
-        local = _metrics(pipeline, "local", tmp_path / f"{pipeline.__name__}-local")
-        if runner != "local":
+        local = _metrics(pipeline, "local-sequential", tmp_path / f"{pipeline.__name__}-reference")
+        if runner != "local-sequential":
             got = _metrics(pipeline, runner, tmp_path / f"{pipeline.__name__}-{runner}")
             assert got == local, (pipeline.__name__, got, local)
     counts = _metrics(_elements, "local", tmp_path / "again")

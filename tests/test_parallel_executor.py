@@ -149,8 +149,9 @@ def test_batched_dofns_run_on_workers(mode):
 
 
 def test_flags_choose_the_executor_as_beam_names_them_too():
-    assert pm.PipelineOptions([]).workers == 1
+    assert pm.PipelineOptions([]).workers == usable_cores()   # the default: one per core
     assert pm.PipelineOptions(["--workers=0"]).workers == usable_cores()
+    assert pm.PipelineOptions(["--workers=1"]).workers == 1
     beam = pm.PipelineOptions(["--direct_num_workers=3", "--direct_running_mode=multi_processing"])
     assert (beam.workers, beam.worker_mode) == (3, "processes")
     assert pm.PipelineOptions(["--direct_num_workers=4",

@@ -141,8 +141,10 @@ class TestDoFn:
             def teardown(self):
                 log.append("teardown")
 
+        # one DoFn instance: the sequential executor (each of several workers has its own
+        # copy, set up and torn down once: test_parallel_executor.py)
         _, out = run(lambda p: p | pm.Create([1, 2, 3]) | pm.ParDo(Life()),
-                     argv=["--bundle_size=2"])
+                     argv=["--bundle_size=2", "--workers=1"])
         assert out == [10, 20, 30]
         assert log[0] == "setup" and log[-1] == "teardown"
         assert log.count("setup") == 1 and log.count("teardown") == 1

@@ -98,9 +98,10 @@ class PipelineOptions:
         parser.add_argument("--bundle_size", type=int, default=1000,
                             help="elements per bundle read from a bounded source")
         parser.add_argument("--workers", "--direct_num_workers", dest="workers", type=_workers,
-                            default=1, metavar="N",
-                            help="local runner: workers for its stateless steps (0: one per "
-                                 "core); 1 runs the sequential reference executor")
+                            default=0, metavar="N",
+                            help="local runner: workers for its stateless steps (0, the "
+                                 "default: one per core); 1 runs the sequential reference "
+                                 "executor")
         parser.add_argument("--worker_mode", default="threads", choices=("threads", "processes"),
                             help="local runner: threads (overlap Arrow, numpy and IO, which "
                                  "release the GIL) or forked processes (Python-bound steps)")

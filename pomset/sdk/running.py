@@ -17,6 +17,10 @@ class Controls:
         self._handlers: Optional[Dict[str, Callable[[int], None]]] = None
         self._waiting: List[Tuple[str, int]] = []
 
+    def __reduce__(self) -> tuple:
+        """A copy of the pipeline (shipped to Spark's workers) takes no requests: a fresh one."""
+        return Controls, ()
+
     def attach(self, handlers: Dict[str, Callable[[int], None]]) -> None:
         """The run can take requests now: `handlers[step](n)` sets a step's parallelism."""
         with self._lock:

@@ -87,6 +87,15 @@ def refuse_connect(master: str, active: Any) -> None:
 _started: Dict[str, Any] = {}
 
 
+def _process_session(session_class: Any) -> Any:
+    """The session this process made its default, if it is still running: the active session
+    is per thread, and a run on another thread (`Pipeline.start()`) must find it too."""
+    session = getattr(session_class, "_instantiatedSession", None)
+    if session is None or getattr(session.sparkContext, "_jsc", None) is None:
+        return None
+    return session
+
+
 def spark_session(options: Any) -> Any:
     """The session a run uses: an active one someone else started, as it is; else the one
     pomset started in this process, when it started with the same master and settings (a
@@ -97,7 +106,7 @@ def spark_session(options: Any) -> Any:
     except ImportError:
         raise SparkSetupError("the Spark runner needs pyspark: pip install 'pomset[spark]'") from None
     key = (options.spark_master, tuple(options.spark_conf))
-    active = SparkSession.getActiveSession()
+    active = SparkSession.getActiveSession() or _process_session(SparkSession)
     refuse_connect(options.spark_master, active)
     if active is not None and (active is not _started.get("session") or _started["key"] == key):
         set_level(active, options.spark_log_level)
