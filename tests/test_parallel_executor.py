@@ -105,7 +105,8 @@ class Counting(pm.DoFn):
 
 def test_each_thread_worker_has_its_own_dofn_set_up_and_torn_down():
     Counting.instances = []
-    p = pm.Pipeline(options=pm.PipelineOptions(["--quiet", "--workers=3", "--bundle_size=10"]))
+    p = pm.Pipeline(options=pm.PipelineOptions(["--quiet", "--workers=3", "--bundle_size=10",
+                                                "--worker_mode=threads"]))
     out = p | pm.Create(list(range(2000))) | pm.ParDo(Counting())
     result = p.run()
     assert sorted(wv.value for wv in result.collect(out)) == list(range(2000))
@@ -124,7 +125,8 @@ def test_a_dofn_that_cannot_be_copied_is_named():
         def process(self, x):
             yield x
 
-    p = pm.Pipeline(options=pm.PipelineOptions(["--quiet", "--workers=2"]))
+    p = pm.Pipeline(options=pm.PipelineOptions(["--quiet", "--workers=2",
+                                                "--worker_mode=threads"]))
     p | pm.Create([1, 2]) | "locked" >> pm.ParDo(Locked())
     with pytest.raises(PipelineConstructionError, match=r"locked.*cannot be copied.*--workers=1"):
         p.run()
@@ -148,8 +150,38 @@ def test_batched_dofns_run_on_workers(mode):
         == [sum(i * i for i in range(5000))]
 
 
+def test_auto_mode_gives_workers_only_what_releases_the_gil():
+    """By default, bundles that reach a batched DoFn go to worker threads, which run it on
+    their own copies; steps that only meet Python-bound ones run on the real stages, in
+    order, as at one worker."""
+    seen = {"plain": set(), "batch": set()}
+
+    class Plain(pm.DoFn):
+        def process(self, x):
+            seen["plain"].add(id(self))
+            yield x
+
+    class Squares(pm.DoFn):
+        def process_batch(self, batch: np.ndarray) -> np.ndarray:
+            seen["batch"].add((id(self), threading.current_thread().name))
+            return batch * batch
+
+    plain_fn, squares_fn = Plain(), Squares()
+    p = pm.Pipeline(options=pm.PipelineOptions(["--quiet", "--workers=2", "--bundle_size=64"]))
+    numbers = p | pm.Create(list(range(2000)))
+    plain = numbers | "plain" >> pm.ParDo(plain_fn)
+    squares = numbers | "float" >> pm.Map(float) | pm.ParDo(squares_fn)
+    result = p.run()
+    assert sorted(wv.value for wv in result.collect(plain)) == list(range(2000))
+    assert sum(wv.value for wv in result.collect(squares)) == sum(i * i for i in range(2000))
+    assert seen["plain"] == {id(plain_fn)}
+    assert {name[:13] for _, name in seen["batch"]} == {"pomset-worker"}
+    assert id(squares_fn) not in {i for i, _ in seen["batch"]}
+
+
 def test_flags_choose_the_executor_as_beam_names_them_too():
     assert pm.PipelineOptions([]).workers == usable_cores()   # the default: one per core
+    assert pm.PipelineOptions([]).worker_mode == "auto"
     assert pm.PipelineOptions(["--workers=0"]).workers == usable_cores()
     assert pm.PipelineOptions(["--workers=1"]).workers == 1
     beam = pm.PipelineOptions(["--direct_num_workers=3", "--direct_running_mode=multi_processing"])

@@ -102,9 +102,13 @@ class PipelineOptions:
                             help="local runner: workers for its stateless steps (0, the "
                                  "default: one per core); 1 runs the sequential reference "
                                  "executor")
-        parser.add_argument("--worker_mode", default="threads", choices=("threads", "processes"),
-                            help="local runner: threads (overlap Arrow, numpy and IO, which "
-                                 "release the GIL) or forked processes (Python-bound steps)")
+        parser.add_argument("--worker_mode", default="auto",
+                            choices=("auto", "threads", "processes"),
+                            help="local runner: auto (the default: worker threads for the steps "
+                                 "that release the GIL, batched DoFns and columnar steps; "
+                                 "Python-bound ones run inline), threads (every stateless "
+                                 "step on worker threads) or forked processes (Python-bound "
+                                 "steps)")
         parser.add_argument("--elastic", action="store_true",
                             help="local runner: let a controller change the instance count of "
                                  "each OPlus step with its measured load (up to its "

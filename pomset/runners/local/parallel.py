@@ -15,7 +15,10 @@ the output is the sequential executor's.
 
 Workers are threads (`--worker_mode=threads`: they overlap work that releases the GIL, Arrow
 and numpy, and the driver's reading) or processes (`processes`: for Python-bound steps; they
-are forked once per run and each keeps its copies of the steps). A DoFn is copied for each
+are forked once per run and each keeps its copies of the steps). In `auto` mode, the default,
+workers are threads and take only the bundles that reach a step releasing the GIL (a batched
+DoFn, a columnar step); the others run inline, in order, as the sequential executor runs them,
+since threads would only contend for the interpreter over them. A DoFn is copied for each
 worker, as Beam deserializes one per worker; its `teardown` runs on the thread workers' copies
 at the end of the run, and on the process workers' never (Beam's teardown is best-effort).
 """
@@ -48,6 +51,13 @@ def runs_anywhere(stage: Stage) -> bool:
             and not stage.node.side_inputs)
 
 
+def releases_gil(stage: Stage) -> bool:
+    """Whether a stateless stage spends its time where threads run in parallel: a batched
+    DoFn (numpy, pandas, Arrow over whole batches) or a columnar step (Arrow compute)."""
+    return isinstance(stage, ParDoStage) and (stage.runner.batch is not None
+                                              or stage.native is not None)
+
+
 def worker_copy(node: Any) -> Any:
     """The node with a DoFn of its own (functions are shared: they keep no state)."""
     t = node.transform
@@ -78,7 +88,7 @@ class _Worker:
         self.recorded = executor.recorded
         self.copies: Dict[int, Stage] = {}
         for i, stage in enumerate(self.stages):
-            if runs_anywhere(stage):
+            if id(stage) in executor.on_worker:
                 mine = stage_for(worker_copy(stage.node), self, None)
                 mine.owned = stage.owned
                 mine.index = i
@@ -212,21 +222,26 @@ class ParallelExecutor(SequentialExecutor):
         self.local = threading.local()
         self.pool: Optional[Executor] = None
         self.thread_workers: List[_Worker] = []
-        # per (stage, tag): its consumers that run on workers
+        # the stages that run on workers (stateless ones; in `auto` mode, only those from
+        # which a bundle reaches a stage that releases the GIL), and per (stage, tag) its
+        # consumers among them
+        self.on_worker: set = set()
         self.inside: Dict[Tuple[int, Optional[str]], List[Stage]] = {}
 
     def wire(self, stages: List[Stage]) -> None:
         super().wire(stages)
         for i, stage in enumerate(self.stages):
             stage.index = i
+        self.on_worker = {id(s) for s in self.stages if runs_anywhere(s) and (
+            self.mode != "auto" or any(releases_gil(r) for r in self._reached(s)))}
         for stage in self.stages:
             for tag, consumers in self.consumers[id(stage)].items():
-                self.inside[id(stage), tag] = [c for c, _ in consumers if runs_anywhere(c)]
-        anywhere = [s for s in self.stages if runs_anywhere(s)]
-        if not anywhere:
+                self.inside[id(stage), tag] = [c for c, _ in consumers if id(c) in self.on_worker]
+        if not self.on_worker:
             return
-        for stage in anywhere:   # fail here, naming the step, rather than in a worker
-            worker_copy(stage.node)
+        for stage in self.stages:   # fail here, naming the step, rather than in a worker
+            if id(stage) in self.on_worker:
+                worker_copy(stage.node)
         if self.mode == "processes":
             if "fork" not in multiprocessing.get_all_start_methods():
                 raise PipelineConstructionError(
@@ -239,6 +254,20 @@ class ParallelExecutor(SequentialExecutor):
         else:
             self.pool = ThreadPoolExecutor(self.workers, "pomset-worker",
                                            initializer=self._start_thread)
+
+    def _reached(self, first: Stage) -> List[Stage]:
+        """The stateless stages a bundle `first` takes goes through on a worker: `first` and,
+        on from it, the consumers that run anywhere too."""
+        seen: Dict[int, Stage] = {}
+        todo = [first]
+        while todo:
+            stage = todo.pop()
+            if id(stage) in seen:
+                continue
+            seen[id(stage)] = stage
+            for consumers in self.consumers[id(stage)].values():
+                todo.extend(c for c, _ in consumers if runs_anywhere(c))
+        return list(seen.values())
 
     def _start_thread(self) -> None:
         worker = _Worker(self)
