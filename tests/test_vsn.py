@@ -308,17 +308,33 @@ def test_spark_runs_it_shared_nothing_and_refuses_set_parallelism(by_value):
 
 def slow_count(w, value, emit):
     import time
-    time.sleep(0.0002)
+    time.sleep(0.0005)
     w.state += 1
 
 
-def test_elastic_run_gives_the_static_output():
-    tweets = tweets_of(2000, seed=6)
+def test_elastic_run_scales_up_under_load_and_gives_the_static_output():
+    """A stream of tweets whose update is slow (sleeps: the instances' threads overlap it):
+    the controller sees one instance busy nearly all the time, adds one, and the output is
+    the static run's."""
+    tweets = sorted(tweets_of(800, seed=6), key=lambda r: r[1])
+    stream = pm.TestStream()
+    for i in range(0, len(tweets), 40):
+        chunk = tweets[i:i + 40]
+        stream = (stream.add_elements([pm.TimestampedValue(text, t) for text, t in chunk])
+                  .advance_watermark_to(chunk[-1][1]))
+    stream = stream.advance_watermark_to_infinity()
     op = dict(advance=60, size=120, keys=lambda tweet: set(tweet.split()), initial=lambda: 0,
               update=slow_count, output=emit_count, label="wc", max_parallelism=4)
-    static, _ = run_oplus(tweets, pm.OPlus(**op))
-    elastic, metrics = run_oplus(tweets, pm.OPlus(**op), ["--elastic", "--bundle_size=100"])
+
+    def run(flags):
+        p = pm.Pipeline(argv=["--quiet", *flags])
+        out = p | stream | pm.OPlus(**op)
+        result = p.run()
+        return [(wv.ts, wv.value) for wv in result.collect(out)], result.metrics()["wc"]
+    static, _ = run([])
+    elastic, metrics = run(["--elastic"])
     assert elastic == static
+    assert metrics["reconfigurations"] >= 1 and metrics["instances"] >= 2
 
 
 # --- errors ---------------------------------------------------------------------------------
