@@ -62,6 +62,8 @@ def test_a_session_is_kept_for_the_same_options_and_restarted_for_others(monkeyp
     monkeypatch.setattr(session, "set_level", lambda spark, level: None)
     monkeypatch.setattr(session.atexit, "register", lambda fn: None)
     monkeypatch.setattr(SparkSession, "getActiveSession", classmethod(lambda cls: active[0]))
+    # no process-wide session either (another test's real one may be there)
+    monkeypatch.setattr(SparkSession, "_instantiatedSession", None)
     local2 = pm.PipelineOptions(["--spark_master=local[2]"])
     first = session.spark_session(local2)
     assert session.spark_session(local2) is first and len(started) == 1
