@@ -405,3 +405,28 @@ def test_kafka_run_resumes_its_windows_from_the_checkpoint(kafka_broker, tmp_pat
     assert set(got.values()) == {1}
     assert {(k, s): c for k, s, c in got} == expected_counts(tweets,
                                                              lambda text: set(text.split()))
+
+
+def test_a_grouping_after_it_sees_its_outputs_on_time():
+    """OPlus outputs at a window's last instant, and holds its output watermark at what it
+    may still emit: a windowed grouping after it drops nothing and sums every count."""
+    tweets = sorted(tweets_of(600, seed=9), key=lambda r: r[1])
+    stream = pm.TestStream()
+    for i in range(0, len(tweets), 50):
+        chunk = tweets[i:i + 50]
+        stream = (stream.add_elements([pm.TimestampedValue(text, t) for text, t in chunk])
+                  .advance_watermark_to(chunk[-1][1]))
+    stream = stream.advance_watermark_to_infinity()
+    p = pm.Pipeline(argv=["--quiet"])
+    sums = (p | stream | wordcount(label="wc", parallelism=2)
+            | pm.Map(lambda r: (r[0], r[2])) | pm.WindowInto(pm.FixedWindows(600))
+            | "Sum" >> pm.CombinePerKey(sum))
+    result = p.run()
+    got = Counter()
+    for wv in result.collect(sums):
+        got[(wv.value[0], wv.window.start.micros // S)] += wv.value[1]
+    expected = Counter()
+    for (k, start), c in expected_counts(tweets, lambda text: set(text.split())).items():
+        expected[(k, ((start + 120) * S - 1) // (600 * S) * 600)] += c
+    assert got == expected
+    assert result.metrics()["Sum"]["late"] == 0 and result.metrics()["Sum"]["dropped"] == 0
