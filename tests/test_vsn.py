@@ -238,6 +238,17 @@ def test_the_elastic_controller_keeps_the_load_per_instance_between_its_threshol
     assert elastic_target(0.0, 3, 8) == 1
 
 
+def streamed(tweets, chunk):
+    """A TestStream of the tweets (in timestamp order), `chunk` at a time, the watermark
+    moving to each chunk's last time."""
+    stream = pm.TestStream()
+    for i in range(0, len(tweets), chunk):
+        part = tweets[i:i + chunk]
+        stream = (stream.add_elements([pm.TimestampedValue(text, t) for text, t in part])
+                  .advance_watermark_to(part[-1][1]))
+    return stream.advance_watermark_to_infinity()
+
+
 # --- on a running pipeline ----------------------------------------------------------------
 class Gate:
     """Holds the run at one element until the test lets it go on."""
@@ -317,12 +328,7 @@ def test_elastic_run_scales_up_under_load_and_gives_the_static_output():
     the controller sees one instance busy nearly all the time, adds one, and the output is
     the static run's."""
     tweets = sorted(tweets_of(800, seed=6), key=lambda r: r[1])
-    stream = pm.TestStream()
-    for i in range(0, len(tweets), 40):
-        chunk = tweets[i:i + 40]
-        stream = (stream.add_elements([pm.TimestampedValue(text, t) for text, t in chunk])
-                  .advance_watermark_to(chunk[-1][1]))
-    stream = stream.advance_watermark_to_infinity()
+    stream = streamed(tweets, 40)
     op = dict(advance=60, size=120, keys=lambda tweet: set(tweet.split()), initial=lambda: 0,
               update=slow_count, output=emit_count, label="wc", max_parallelism=4)
 
@@ -411,12 +417,7 @@ def test_a_grouping_after_it_sees_its_outputs_on_time():
     """OPlus outputs at a window's last instant, and holds its output watermark at what it
     may still emit: a windowed grouping after it drops nothing and sums every count."""
     tweets = sorted(tweets_of(600, seed=9), key=lambda r: r[1])
-    stream = pm.TestStream()
-    for i in range(0, len(tweets), 50):
-        chunk = tweets[i:i + 50]
-        stream = (stream.add_elements([pm.TimestampedValue(text, t) for text, t in chunk])
-                  .advance_watermark_to(chunk[-1][1]))
-    stream = stream.advance_watermark_to_infinity()
+    stream = streamed(tweets, 50)
     p = pm.Pipeline(argv=["--quiet"])
     sums = (p | stream | wordcount(label="wc", parallelism=2)
             | pm.Map(lambda r: (r[0], r[2])) | pm.WindowInto(pm.FixedWindows(600))

@@ -71,8 +71,7 @@ class RunningPipeline:
                 f"set_parallelism: the {runner} runner deploys OPlus shared-nothing, with the "
                 f"parallelism fixed when the run starts; the local runner changes it while "
                 f"running")
-        t = node.transform
-        most = max(t.parallelism, t.max_parallelism or t.parallelism)
+        most = node.transform.most_instances
         if not isinstance(n, int) or not 1 <= n <= most:
             raise ValueError(f"set_parallelism: {step!r} takes 1 to {most} instances (its "
                              f"max_parallelism), got {n!r}")

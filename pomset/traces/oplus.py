@@ -120,6 +120,11 @@ class OPlus(Primitive):
         from ..sdk.core import _default_strategy
         return {None: node.inputs[0].derive(windowing=_default_strategy(), kind=UNKNOWN)}
 
+    @property
+    def most_instances(self) -> int:
+        """The most instances it may run as: `max_parallelism`, else `parallelism`."""
+        return self.max_parallelism or self.parallelism
+
     def key_function(self, index: int) -> Callable[[Any], Any]:
         """The multi-key function of input `index`."""
         return self.keys[index] if len(self.keys) > 1 else self.keys[0]

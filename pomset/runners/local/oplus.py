@@ -6,6 +6,7 @@ busy time with the time that passed."""
 from __future__ import annotations
 
 import time
+from bisect import bisect_left
 from typing import Any, Dict, List, Optional
 
 from ...runtime.ordered.vsn import VSNDeployment, elastic_target
@@ -48,9 +49,7 @@ class OPlusStage(DeploymentStage):
                 continue
             buffer = self.buffers[i]
             buffer.sort(key=_ts)   # stable: ties keep their arrival order
-            cut = 0
-            while cut < len(buffer) and buffer[cut][0] < wm:
-                cut += 1
+            cut = bisect_left(buffer, wm, key=_ts)
             deployment.add(i, buffer[:cut])
             self.buffers[i] = buffer[cut:]
             deployment.advance(i, wm)

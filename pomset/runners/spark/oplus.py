@@ -9,9 +9,7 @@ from typing import Any, Iterator, List
 
 import pyarrow as pa
 
-from ...runtime.ordered.vsn import VSNDeployment
-from ...sdk.errors import UserCodeError
-from ...runtime.elementwise import user_code_error
+from ...runtime.ordered.vsn import VSNDeployment, keys_of
 from ...traces.hashing import stable_hash
 from ...windowing import GLOBAL_WINDOW, NO_FIRING, WindowedValue
 from . import codec
@@ -31,13 +29,7 @@ def translate(plan: Any, node: Any) -> Any:
             for bundle in bundles:
                 copies, splits = [], []
                 for wv in bundle:
-                    try:
-                        ks = list(keys(wv.value))
-                    except UserCodeError:
-                        raise
-                    except Exception as e:
-                        raise user_code_error(f"{label} (keys)", wv.value, e) from e
-                    for k in ks:
+                    for k in keys_of(label, keys, wv.value):
                         copies.append(raw((i, k, wv.value), wv.ts, GLOBAL_WINDOW, NO_FIRING, 1))
                         splits.append(b"%d" % (stable_hash(k) % n))
                 if copies:

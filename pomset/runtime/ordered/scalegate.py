@@ -58,24 +58,24 @@ class ScaleGate:
     def add(self, source: Hashable, ts: Any, item: Any, order: Any = None) -> None:
         """Source `source` adds a tuple; its timestamps must not go back. `order` settles the
         place among tuples of the same timestamp (default: the source's rank, then arrival)."""
-        with self._lock:
-            self._check_time(source, ts)
-            self._frontier[source] = ts
-            key = (self._rank[source],) if order is None else order
-            heapq.heappush(self._pending, (ts, key, next(self._arrivals), source, item))
-            self._release()
+        self.add_many(source, [(ts, order, item)])
 
     def add_many(self, source: Hashable, tuples: List[Tuple[Any, Any, Any]]) -> None:
         """`add` for several (ts, order, item) of one source, in timestamp order, at once."""
         if not tuples:
             return
         with self._lock:
-            rank, pending, arrivals = (self._rank.get(source),), self._pending, self._arrivals
-            last = self._frontier.get(source)
-            for ts, order, item in tuples:
-                if last is None or ts < last:
-                    self._check_time(source, ts)
+            if source not in self._frontier:
+                raise KeyError(f"{source!r} is not a source of this gate")
+            rank, pending, arrivals = (self._rank[source],), self._pending, self._arrivals
+            last = self._frontier[source]
+            for ts, _, _ in tuples:   # all or nothing: check before adding any
+                if ts < last:
+                    raise ValueError(f"source {source!r} added a tuple at {ts!r}, before its "
+                                     f"frontier {last!r}: a source's timestamps must not go "
+                                     f"back")
                 last = ts
+            for ts, order, item in tuples:
                 heapq.heappush(pending, (ts, rank if order is None else order,
                                          next(arrivals), source, item))
             self._frontier[source] = last
@@ -212,14 +212,6 @@ class ScaleGate:
             return self._base + len(self._ready) - self._cursor[reader]
 
     # --- inside -------------------------------------------------------------------------------
-    def _check_time(self, source: Hashable, ts: Any) -> None:
-        frontier = self._frontier.get(source)
-        if frontier is None:
-            raise KeyError(f"{source!r} is not a source of this gate")
-        if ts < frontier:
-            raise ValueError(f"source {source!r} added a tuple at {ts!r}, before its frontier "
-                             f"{frontier!r}: a source's timestamps must not go back")
-
     def _release(self) -> None:
         """Move the pending tuples below the least frontier to the ready stream, in order."""
         least = self._least = min(self._frontier.values(), default=CLOSED)

@@ -116,7 +116,7 @@ class VSNDeployment:
         self.label = label
         self.inputs = inputs
         n = parallelism or spec.parallelism
-        self.max = max(n, max_parallelism or spec.max_parallelism or n)
+        self.max = max(n, max_parallelism or spec.most_instances)
         if self.max > BUCKETS:
             raise ValueError(f"{label}: at most {BUCKETS} instances, got {self.max}")
         self.advance_by, self.size = spec.advance, spec.size
@@ -141,12 +141,7 @@ class VSNDeployment:
         keys, label = self.keyfns[index], self.label
         rows = []
         for ts, value in items:
-            try:
-                keyed = [_keyed(k) for k in keys(value)]
-            except UserCodeError:
-                raise
-            except Exception as e:
-                raise user_code_error(f"{label} (keys)", value, e) from e
+            keyed = [_keyed(k) for k in keys_of(label, keys, value)]
             rows.append((ts, None, (index, value, keyed)))
         self.gate_in.add_many(index, rows)
 
@@ -264,12 +259,7 @@ class VSNDeployment:
                 if w.end < earliest:
                     earliest = w.end
             w.ts, w.input = ts, i
-            try:
-                update(w, value, self._emitter(bucket, w))
-            except UserCodeError:
-                raise
-            except Exception as e:
-                raise user_code_error(f"{self.label} (update)", value, e) from e
+            call_user(self.label, "update", value, update, w, value, self._emitter(bucket, w))
         return earliest
 
     def _create(self, bucket: _Bucket, wins: Dict[int, Window], key: Any, h: int,
@@ -304,22 +294,13 @@ class VSNDeployment:
                 if w is None or w.end != end:
                     continue
                 w.ts = end - 1
-                try:
-                    spec.output(w, self._emitter(bucket, w))
-                except UserCodeError:
-                    raise
-                except Exception as e:
-                    raise user_code_error(f"{self.label} (output)", repr(w), e) from e
+                call_user(self.label, "output", repr(w), spec.output, w,
+                          self._emitter(bucket, w))
                 del wins[w.start]
                 if single:
                     w.start += advance
                     w.end += advance
-                    try:
-                        spec.slide(w)
-                    except UserCodeError:
-                        raise
-                    except Exception as e:
-                        raise user_code_error(f"{self.label} (slide)", repr(w), e) from e
+                    call_user(self.label, "slide", repr(w), spec.slide, w)
                     if any(w.states):
                         wins[w.start] = w
                         heapq.heappush(ends, (w.end, h, next(self._ties), key))
@@ -367,6 +348,22 @@ class VSNDeployment:
         for index, wm in data["frontiers"].items():
             self.gate_in.add_many(index, pending.get(index, []))
             self.gate_in.advance(index, wm)
+
+
+def call_user(label: str, what: str, subject: Any, fn: Callable[..., Any], *args: Any) -> Any:
+    """`fn(*args)`, one of the operator's functions (`what`): its error as a `UserCodeError`
+    naming the step, the function and the value or window it failed on."""
+    try:
+        return fn(*args)
+    except UserCodeError:
+        raise
+    except Exception as e:
+        raise user_code_error(f"{label} ({what})", subject, e) from e
+
+
+def keys_of(label: str, keys: Callable[[Any], Any], value: Any) -> list:
+    """The keys a multi-key function gives a tuple."""
+    return list(call_user(label, "keys", value, keys, value))
 
 
 def _keyed(key: Any) -> Tuple[Any, int, int]:
