@@ -59,10 +59,11 @@ def make_events(n: int, keys: int, hours: float, seed: int) -> List[tuple]:
 
 # --- the two pipelines -------------------------------------------------------------------------
 
-def run_pomset(events: List[tuple], shape: str, gap: float) -> List[tuple]:
+def run_pomset(events: List[tuple], shape: str, gap: float, flags: tuple = ()) -> List[tuple]:
     import pomset as pm
     wf = pm.FixedWindows(60) if shape == "fixed" else pm.Sessions(gap)
-    p = pm.Pipeline(runner="local", options=pm.PipelineOptions(["--quiet", "--collect=leaves"]))
+    p = pm.Pipeline(runner="local",
+                    options=pm.PipelineOptions(["--quiet", "--collect=leaves", *flags]))
     rows = (p
             | pm.Create(events)
             | pm.Map(lambda e: pm.TimestampedValue((e[0], e[1]), pm.Timestamp(micros=e[2])))

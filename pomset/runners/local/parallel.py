@@ -296,7 +296,7 @@ class ParallelExecutor(SequentialExecutor):
         future.add_done_callback(lambda f: self._done(serial, stage, tag, bundle, f))
 
     def serial(self, step: Any) -> None:
-        if self._sending():
+        if self.pool is None or self._sending():   # no workers: nothing to keep in order with
             step()
             return
         self._send(self._issue(), step)
