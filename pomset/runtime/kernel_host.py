@@ -127,6 +127,8 @@ class KernelHost:
         self.timers = {EVENT_TIME: TimeQueue(), PROCESSING_TIME: TimeQueue()}
         self.holds = TimeQueue()   # flat (key, window) entries
         self.out_wm = MIN_MICROS
+        # the instant of the wake-ups now firing: a partitioned host orders outputs by it
+        self.firing: Any = None
         # whether every queued entry has its record and states need no loading (in memory,
         # nothing restored), so due entries go to the kernel as they are
         self._direct = isinstance(self.store, InMemoryStates)
@@ -228,6 +230,17 @@ class KernelHost:
         return MAX_MICROS
 
     # --- state ---------------------------------------------------------------------------------
+    def save(self) -> Dict[str, Any]:
+        """Everything the host keeps, for a checkpoint: the keys' states, the clocks, wake-ups
+        and holds, and the counters."""
+        return dict(states=self.store.states, queues=self.save_queues(), counters=self.counters)
+
+    def load(self, saved: Dict[str, Any]) -> None:
+        """Put back what `save` gave."""
+        self.store.states = saved["states"]
+        self.restore_queues(saved["queues"])
+        self.kernel.counters = saved["counters"]
+
     def save_queues(self, key_form: Callable[[Any], Any] = _same) -> Dict[str, Any]:
         """The clocks, wake-ups and holds as plain data naming keys (not records), for a store
         that keeps states apart (`restore_queues`); keys as `key_form` gives them. Entries
@@ -292,6 +305,7 @@ class KernelHost:
         while times and times[0] <= now:
             time = times[0]
             entries = self._resolve(domain, time, queue.pop_first())
+            self.firing = time
             try:
                 kernel.on_timers(self.store.states, domain, time, entries, out)
             except ElementError as e:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import copy
 import multiprocessing
-import pickle
 import threading
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from functools import partial
@@ -35,14 +34,19 @@ from typing import Any, Dict, List, Optional, Tuple
 from ...runtime.ordered import NonBlockingReorder
 from ...sdk.errors import PipelineConstructionError
 from ...windowing import WindowedValue
+from ...runtime.partitioned import PartitionedHost, new_buckets
 from .executor import SequentialExecutor, handoffs
-from .stages import AssignWindowsStage, FlattenStage, ParDoStage, Stage, stage_for
+from .lanes import Failed, LanePool, ProcessLanes, ThreadLanes
+from .stages import (AssignWindowsStage, FlattenStage, GroupStage, ParDoStage, Stage,
+                     stage_for)
 
 #: units in flight per worker: enough to keep every worker busy while the next in order runs
 UNITS_PER_WORKER = 4
+#: buckets per worker thread of a partitioned grouping: enough that a hot key's bucket leaves
+#: the others to spread over the rest of the workers
+BUCKETS_PER_THREAD = 4
 
 _EMIT, _HAND = 0, 1
-_UNSET: Any = object()
 
 
 def runs_anywhere(stage: Stage) -> bool:
@@ -175,31 +179,8 @@ def _run_in_process(index: int, tag: Optional[str], bundle: Any) -> Tuple[list, 
     try:
         events, dead = _process_worker.run(index, tag, unpack(bundle))
     except BaseException as e:
-        raise _Failed(e) from None
+        raise Failed(e) from None
     return [(kind, i, key, pack(part)) for kind, i, key, part in events], dead
-
-
-class _Failed(Exception):
-    """A worker process's error with its cause, which pickling an exception drops: the run
-    fails with the user's exception as the error's cause, as it would at one worker."""
-
-    def __init__(self, error: BaseException, cause: Optional[BaseException] = _UNSET) -> None:
-        super().__init__(error, cause)
-        self.error = error
-        self.cause = error.__cause__ if cause is _UNSET else cause
-        if cause is _UNSET:
-            try:
-                pickle.dumps(self.cause)
-            except Exception:
-                self.cause = None
-
-    def __reduce__(self) -> tuple:
-        return _Failed, (self.error, self.cause)
-
-    def unwrap(self) -> BaseException:
-        if self.cause is not None:
-            self.error.__cause__ = self.cause
-        return self.error
 
 
 class ParallelExecutor(SequentialExecutor):
@@ -227,6 +208,7 @@ class ParallelExecutor(SequentialExecutor):
         # consumers among them
         self.on_worker: set = set()
         self.inside: Dict[Tuple[int, Optional[str]], List[Stage]] = {}
+        self.lane_pool: Optional[LanePool] = None
 
     def wire(self, stages: List[Stage]) -> None:
         super().wire(stages)
@@ -237,7 +219,11 @@ class ParallelExecutor(SequentialExecutor):
         for stage in self.stages:
             for tag, consumers in self.consumers[id(stage)].items():
                 self.inside[id(stage), tag] = [c for c, _ in consumers if id(c) in self.on_worker]
-        if not self.on_worker:
+        # partitioned groupings: their buckets on the workers, where threads or processes
+        # were asked for (in `auto` mode the kernel's Python would only contend for the GIL)
+        grouped = [s for s in self.stages if isinstance(s, GroupStage) and s.partitions()
+                   and self.mode != "auto"]
+        if not self.on_worker and not grouped:
             return
         for stage in self.stages:   # fail here, naming the step, rather than in a worker
             if id(stage) in self.on_worker:
@@ -247,11 +233,21 @@ class ParallelExecutor(SequentialExecutor):
                 raise PipelineConstructionError(
                     "--worker_mode=processes needs the fork start method, which this platform "
                     "lacks; use --worker_mode=threads")
-            self.pool = ProcessPoolExecutor(self.workers, multiprocessing.get_context("fork"),
-                                            initializer=_start_process, initargs=(self,))
             # fork the workers now, before the run starts threads of its own (Kafka clients)
-            self.pool.submit(len, ()).result()
+            if grouped:
+                self.lane_pool = LanePool(self.workers, self)
+                for stage in grouped:
+                    stage.host = PartitionedHost(self.workers,
+                                                 ProcessLanes(self.lane_pool, stage.index))
+            if self.on_worker:
+                self.pool = ProcessPoolExecutor(self.workers,
+                                                multiprocessing.get_context("fork"),
+                                                initializer=_start_process, initargs=(self,))
+                self.pool.submit(len, ()).result()
         else:
+            for stage in grouped:
+                buckets = new_buckets(stage.new_host, BUCKETS_PER_THREAD * self.workers)
+                stage.host = PartitionedHost(len(buckets), ThreadLanes(buckets, self))
             self.pool = ThreadPoolExecutor(self.workers, "pomset-worker",
                                            initializer=self._start_thread)
 
@@ -317,6 +313,9 @@ class ParallelExecutor(SequentialExecutor):
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
             self.pool = None
+        if self.lane_pool is not None:
+            self.lane_pool.shutdown()
+            self.lane_pool = None
         for worker in self.thread_workers:
             worker.finish()
         self.thread_workers = []
@@ -339,7 +338,7 @@ class ParallelExecutor(SequentialExecutor):
               future: Future) -> None:
         error = future.exception()
         if error is not None:
-            if isinstance(error, _Failed):
+            if isinstance(error, Failed):
                 error = error.unwrap()
             self._send(serial, _raiser(error))
             return

@@ -294,13 +294,23 @@ class GroupStage(Stage):
         super().__init__(node, executor)
         t: GroupByKey = node.transform
         main = node.inputs[0]
-        self.host = KernelHost(main.windowing, t.reducer(), self.label)
+        self.host = self.new_host()
         self.aggregator = (columnar.aggregator(t.combine_fn, main.windowing.timestamp_combiner)
                            if columnar.native_combine(t, main.windowing, main.may_retract)
                            else None)
         # all of the grouping columnar, until an element or a watermark short of the end says
         # the kernel must see it
         self.final = self.aggregator is not None and columnar.fires_once(main.windowing)
+
+    def new_host(self) -> KernelHost:
+        """A kernel host for this grouping (one, or one per bucket when it is partitioned)."""
+        main = self.node.inputs[0]
+        return KernelHost(main.windowing, self.node.transform.reducer(), self.label)
+
+    def partitions(self) -> bool:
+        """Whether workers may run its buckets: its kernel holds the state (no columnar
+        aggregation, which Arrow already runs on several threads)."""
+        return self.aggregator is None
 
     def takes_columns(self, index: int) -> bool:
         return self.aggregator is not None
@@ -362,18 +372,11 @@ class GroupStage(Stage):
             out: list = []
             self._to_kernel(out)
             self.emit(None, out)
-        host = self.host
-        return dict(super().snapshot(), host=dict(states=host.store.states,
-                                                  queues=host.save_queues(),
-                                                  counters=host.counters))
+        return dict(super().snapshot(), host=self.host.save())
 
     def restore(self, state: Dict[str, Any]) -> None:
         state = dict(state)
-        saved = state.pop("host")
-        host = self.host
-        host.store.states = saved["states"]
-        host.restore_queues(saved["queues"])
-        host.kernel.counters = saved["counters"]
+        self.host.load(state.pop("host"))
         super().restore(state)
 
     def metrics(self) -> Dict[str, int]:
