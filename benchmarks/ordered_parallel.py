@@ -14,6 +14,14 @@ below k, and no pipeline can beat it).
   a `Map`, then a `process_batch` over numpy arrays (each number's sum of sin(k x) over K
   values of k, vectorized: numpy releases the GIL) and a global sum; K = 200 (light) and
   K = 2,000 (heavy).
+- **python grouping**: the grouping itself Python-bound, `--worker_mode=processes`: lines
+  parsed by a `Map`, then `CombinePerKey` of a CombineFn whose `add_input` runs 600 rounds of
+  Python (about 30 µs a value), 16 keys and 50,000 keys. The grouping is partitioned: each
+  worker process owns its buckets of keys and folds their values.
+- **skew**: the paper's Figs. 9-10, a partitioned grouping's buckets run by k threads through
+  the hybrid queue or through the partitioned baseline (bucket b on thread b % k), keys drawn
+  from a Zipf law over 64 keys (s = 0 is uniform; at s = 2 one key has 61% of the values);
+  each value costs a SHA-256 of 64 KB in the CombineFn (GIL-free). Values per second.
 - **reorder**: the paper's Fig. 12: k threads run units of GIL-free work (SHA-256 of 32 KB)
   taken in serial order from a shared worklist and send their outputs through the
   non-blocking reorder buffer or the lock-based one; downstream does a few µs of Python per
@@ -52,7 +60,14 @@ sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 
 import pomset as pm  # noqa: E402
+from pomset.runners.local.lanes import ThreadLanes  # noqa: E402
+from pomset.runtime.kernel_host import KernelHost  # noqa: E402
 from pomset.runtime.ordered import LockedReorder, NonBlockingReorder  # noqa: E402
+from pomset.runtime.partitioned import PartitionedHost, new_buckets  # noqa: E402
+from pomset.triggers.reducers import CombineReducer  # noqa: E402
+from pomset.triggers.strategy import WindowingStrategy  # noqa: E402
+from pomset.windowing import GLOBAL_WINDOW, MAX_MICROS, NO_FIRING, WindowedValue  # noqa: E402
+from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 from pomset.sdk.options import usable_cores  # noqa: E402
 from results import write_block  # noqa: E402
 import local_vs_beam  # noqa: E402
@@ -133,6 +148,36 @@ def numpy_pipeline(path: str, k: int, flags: List[str]) -> Callable[[], Any]:
     return run
 
 
+class Scored(pm.CombineFn):
+    """Per key: how many values, and the sum of a Python-bound score of each."""
+
+    def create_accumulator(self) -> tuple:
+        return 0, 0
+
+    def add_input(self, acc: tuple, value: int) -> tuple:
+        s = 0
+        for i in range(600):
+            s = (s * 31 + value + i) % 1_000_003
+        return acc[0] + 1, acc[1] + s
+
+    def merge_accumulators(self, accs: Any) -> tuple:
+        accs = list(accs)
+        return sum(a[0] for a in accs), sum(a[1] for a in accs)
+
+    def extract_output(self, acc: tuple) -> tuple:
+        return acc
+
+
+def grouping_pipeline(path: str, flags: List[str]) -> Callable[[], Any]:
+    def run() -> Any:
+        p = pm.Pipeline(options=pm.PipelineOptions(["--quiet", *flags]))
+        out = (p | pm.ReadFromText(path)
+               | "parse" >> pm.Map(lambda line: (line.split(",")[0], int(line.split(",")[1])))
+               | pm.CombinePerKey(Scored()))
+        return sorted(wv.value for wv in p.run().collect(out))
+    return run
+
+
 def timed(run: Callable[[], Any], repeats: int) -> tuple:
     """(best seconds of `repeats`, the result)."""
     best, result = math.inf, None
@@ -183,6 +228,61 @@ def reorder_rate(kind: str, threads: int, units: int) -> float:
     return units / elapsed
 
 
+# --- partitioned groupings under key skew (Figs. 9-10) ---------------------------------------
+
+_BLOCK = os.urandom(64 * 1024)
+
+
+class Digested(pm.CombineFn):
+    """A sum of one byte of a SHA-256 of 64 KB per value: hashing releases the GIL."""
+
+    def create_accumulator(self) -> int:
+        return 0
+
+    def add_input(self, acc: int, value: int) -> int:
+        return acc + hashlib.sha256(_BLOCK).digest()[value % 32]
+
+    def merge_accumulators(self, accs: Any) -> int:
+        return sum(accs)
+
+    def extract_output(self, acc: int) -> int:
+        return acc
+
+
+def zipf_keys(s: float, keys: int, n: int) -> List[int]:
+    rng = np.random.default_rng(11)
+    weights = 1.0 / np.arange(1, keys + 1) ** s
+    return list(rng.choice(keys, n, p=weights / weights.sum()))
+
+
+def skew_rate(kind: str, threads: int, keys: List[int], bundle: int) -> tuple:
+    """(values per second, panes) through one grouping: one host (`kind` "one"), or
+    4 x `threads` buckets run through the hybrid queue or the partitioned baseline."""
+    def new() -> KernelHost:
+        return KernelHost(WindowingStrategy(), CombineReducer(Digested()), "skew")
+
+    pool = None
+    if kind == "one":
+        host: Any = new()
+    else:
+        pool = ThreadPoolExecutor(threads)
+        executor = type("Executor", (), {"pool": pool, "workers": threads})
+        host = PartitionedHost(4 * threads, ThreadLanes(new_buckets(new, 4 * threads), executor,
+                                                        kind))
+    elements = [WindowedValue.raw((k, i), 0, GLOBAL_WINDOW, NO_FIRING, 1)
+                for i, k in enumerate(keys)]
+    out: list = []
+    t = time.perf_counter()
+    for i in range(0, len(elements), bundle):
+        host.elements(elements[i:i + bundle], out)
+        host.end_step()
+    host.watermark(MAX_MICROS, out)
+    elapsed = time.perf_counter() - t
+    if pool is not None:
+        pool.shutdown()
+    return len(elements) / elapsed, sorted(wv.value for wv in out)
+
+
 # --- the run -------------------------------------------------------------------------------------
 
 def write_inputs(tmp: str, lines: int, keys_small: int, keys_large: int, numbers: int) -> dict:
@@ -213,6 +313,7 @@ def main() -> None:
     ap.add_argument("--numbers", type=int, default=120_000)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--units", type=int, default=20_000, help="reorder benchmark units")
+    ap.add_argument("--skew_values", type=int, default=20_000, help="skew benchmark values")
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--json", default=None, help="also write the figures here")
     ap.add_argument("--profile", choices=("python", "numpy"), default=None)
@@ -251,6 +352,10 @@ def measure(paths: dict, counts: List[int], args: Any) -> Dict[str, Any]:
                lambda f: python_pipeline(paths["many keys"], 300, f)),
               ("python heavy, 16 keys", "processes",
                lambda f: python_pipeline(paths["heavy"], 3000, f)),
+              ("python grouping, 16 keys", "processes",
+               lambda f: grouping_pipeline(paths["few keys"], f)),
+              ("python grouping, 50,000 keys", "processes",
+               lambda f: grouping_pipeline(paths["many keys"], f)),
               ("numpy K=200", "threads", lambda f: numpy_pipeline(paths["numbers"], 200, f)),
               ("numpy K=2000", "threads", lambda f: numpy_pipeline(paths["numbers"], 2000, f))]
     for name, mode, make in shapes:
@@ -289,6 +394,19 @@ def measure(paths: dict, counts: List[int], args: Any) -> Dict[str, Any]:
     for k in counts:
         figures["reorder"][k] = {kind: reorder_rate(kind, k, args.units)
                                  for kind in ("non-blocking", "locked")}
+    figures["skew"] = {}
+    for s in (0.0, 1.0, 2.0):
+        keys = zipf_keys(s, 64, args.skew_values)
+        one, want = skew_rate("one", 1, keys, 500)
+        row = {"one": one, "hot share": keys.count(0) / len(keys)}
+        for k in counts[1:]:
+            for kind in ("hybrid", "partitioned"):
+                rate, got = skew_rate(kind, k, keys, 500)
+                if got != want:
+                    raise SystemExit(f"skew {s}: {kind} at {k} threads gave other panes")
+                row[f"{kind} {k}"] = rate
+        figures["skew"][s] = row
+        print("skew", s, {str(a): round(b) for a, b in row.items()}, file=sys.stderr)
     return figures
 
 
@@ -323,6 +441,20 @@ def render(figures: Dict[str, Any], counts: List[int], args: Any) -> str:
         r = figures["reorder"][k]
         lines.append(f"| {k} | {r['non-blocking']:,.0f}/s | {r['locked']:,.0f}/s | "
                      f"{r['non-blocking'] / r['locked']:.2f}x |")
+    lines += ["", "A partitioned grouping under key skew (the paper's Figs. 9-10; values per second, "
+              "500 values a step, 64 keys, 4 buckets per thread; the hybrid queue / the "
+              "partitioned baseline):", "",
+              "| Zipf s | hot key's share | one host | "
+              + " | ".join(f"{k} threads hybrid | {k} threads partitioned | hybrid / partitioned"
+                           for k in counts[1:]) + " |",
+              "|---|---|---|" + "---|---|---|" * len(counts[1:])]
+    for s, row in figures["skew"].items():
+        cells = [f"{row['one']:,.0f}/s"]
+        for k in counts[1:]:
+            h, p = row[f"hybrid {k}"], row[f"partitioned {k}"]
+            cells += [f"{h:,.0f}/s ({h / row['one']:.2f}x)", f"{p:,.0f}/s ({p / row['one']:.2f}x)",
+                      f"**{h / p:.2f}x**"]
+        lines.append(f"| {s:g} | {row['hot share']:.0%} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -129,9 +129,10 @@ def _apply(host, op, arg, out):
 
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10_000), cut=st.integers(0, 60), before=st.integers(1, 9),
-       after=st.integers(0, 9))
-def test_a_checkpoint_restores_at_any_number_of_buckets(seed, cut, before, after):
-    """`after` 0 restores into one host, as the sequential executor keeps it."""
+       after=st.integers(0, 9), queue=st.sampled_from(["hybrid", "partitioned"]))
+def test_a_checkpoint_restores_at_any_number_of_buckets(seed, cut, before, after, queue):
+    """`after` 0 restores into one host, as the sequential executor keeps it; the buckets
+    run through the hybrid queue or the partitioned baseline."""
     ops = _host_ops(seed)
     cut = min(cut, len(ops))
     pool = ThreadPoolExecutor(3)
@@ -141,7 +142,7 @@ def test_a_checkpoint_restores_at_any_number_of_buckets(seed, cut, before, after
         new = lambda: KernelHost(_strategy(), CombineReducer(pm.Sum()), "g")
         if buckets == 0:
             return new()
-        return PartitionedHost(buckets, ThreadLanes(new_buckets(new, buckets), executor))
+        return PartitionedHost(buckets, ThreadLanes(new_buckets(new, buckets), executor, queue))
 
     want: list = []
     reference = host(0)

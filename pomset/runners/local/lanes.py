@@ -15,7 +15,7 @@ import pickle
 import threading
 from typing import Any, Dict, List, Optional, Tuple
 
-from ...runtime.ordered import HybridQueue
+from ...runtime.ordered import HybridQueue, PartitionedQueue
 from ...runtime.partitioned import ELEMENTS, PARTIALS, SAVE, Bucket, Job, pack, unpack
 
 _UNSET: Any = object()
@@ -45,11 +45,16 @@ class Failed(Exception):
 
 
 class ThreadLanes:
-    """A grouping's buckets in this process, run by the executor's worker threads."""
+    """A grouping's buckets in this process, run by the executor's worker threads (its
+    `pool`, `workers` of them) through a `HybridQueue`; with `queue="partitioned"`, through
+    the baseline that ties bucket b to worker b % workers (the asking thread is worker 0)."""
 
-    def __init__(self, buckets: List[Bucket], executor: Any) -> None:
+    def __init__(self, buckets: List[Bucket], executor: Any, queue: str = "hybrid") -> None:
+        if queue not in ("hybrid", "partitioned"):
+            raise ValueError(f"queue is 'hybrid' or 'partitioned', got {queue!r}")
         self.buckets = buckets
         self.executor = executor
+        self.queue = queue
 
     def run(self, jobs: List[Tuple[int, Job]]) -> List[Any]:
         pool = self.executor.pool
@@ -71,12 +76,21 @@ class ThreadLanes:
                 if not left[0]:
                     finished.notify_all()
 
-        queue = HybridQueue(len(self.buckets))
-        for j, (b, job) in enumerate(jobs):
-            queue.add(b, (j, job))
-        for _ in range(min(self.executor.workers, len(jobs)) - 1):
-            pool.submit(queue.consume, operate)
-        queue.consume(operate)
+        workers = self.executor.workers
+        if self.queue == "hybrid":
+            queue = HybridQueue(len(self.buckets))
+            for j, (b, job) in enumerate(jobs):
+                queue.add(b, (j, job))
+            for _ in range(min(workers, len(jobs)) - 1):
+                pool.submit(queue.consume, operate)
+            queue.consume(operate)
+        else:
+            fixed = PartitionedQueue(len(self.buckets), workers)
+            for j, (b, job) in enumerate(jobs):
+                fixed.add(b, (j, job))
+            for w in {b % workers for b, _ in jobs} - {0}:
+                pool.submit(fixed.consume, w, operate)
+            fixed.consume(0, operate)
         with finished:
             finished.wait_for(lambda: not left[0])
         if errors:
