@@ -74,8 +74,11 @@ def test_video_sessions_on_kafka_equal_the_batch_answer(kafka_broker, runner):
     _check_against_batch(kafka_broker, prefix, events)
 
 
-@pytest.mark.parametrize("runner", ["local", "local-threads"])   # Spark's: test_chaos.py, killed at random
-def test_killed_and_restarted_run_writes_each_result_once(kafka_broker, runner, tmp_path):
+# Spark's: test_chaos.py, killed at random. The last pair kills a run whose groupings are
+# partitioned over 2 processes and resumes it with them over 3 threads' 12 buckets.
+@pytest.mark.parametrize("runner,resumed", [("local", "local"), ("local-threads", "local-threads"),
+                                            ("local-processes", "local-threads")])
+def test_killed_and_restarted_run_writes_each_result_once(kafka_broker, runner, resumed, tmp_path):
     prefix = _topics(kafka_broker)
     events = [e for _, e in vs.generate(2000, 30, 5, seed=5)]
     _produce_views(kafka_broker, prefix, events[:1200])
@@ -96,7 +99,7 @@ def test_killed_and_restarted_run_writes_each_result_once(kafka_broker, runner, 
         first.wait()
     committed = len(read_topic(kafka_broker, f"{prefix}sessions"))
     _produce_views(kafka_broker, prefix, events[1600:])
-    second = subprocess.run(_pipeline(kafka_broker, prefix, runner, *flags, "--until=latest"),
+    second = subprocess.run(_pipeline(kafka_broker, prefix, resumed, *flags, "--until=latest"),
                             capture_output=True, text=True, timeout=600)
     assert second.returncode == 0, second.stderr[-3000:]
     records = _check_against_batch(kafka_broker, prefix, events)

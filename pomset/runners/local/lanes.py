@@ -11,6 +11,7 @@ processes, where Python-bound groupings run in parallel.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import pickle
 import threading
 from typing import Any, Dict, List, Optional, Tuple
@@ -108,7 +109,8 @@ class LanePool:
         self.processes = []
         for _ in range(workers):
             mine, theirs = context.Pipe()
-            process = context.Process(target=_serve_lane, args=(theirs, executor), daemon=True)
+            process = context.Process(target=_serve_lane, args=(theirs, executor, os.getpid()),
+                                      daemon=True)
             process.start()
             theirs.close()
             self.pipes.append(mine)
@@ -177,10 +179,15 @@ def _unpacked_reply(job: Job, reply: Any) -> Any:
     return (list(zip(keys, unpack(panes))),) + tuple(reply[1:])
 
 
-def _serve_lane(pipe: Any, executor: Any) -> None:
-    """A lane process: its buckets of every partitioned grouping, made on first use."""
+def _serve_lane(pipe: Any, executor: Any, parent: int) -> None:
+    """A lane process: its buckets of every partitioned grouping, made on first use. It ends
+    when the run's process does, even one killed without a word (other processes forked from
+    it may hold the pipe's other end open)."""
     buckets: Dict[Tuple[int, int], Bucket] = {}
     while True:
+        while not pipe.poll(1.0):
+            if os.getppid() != parent:
+                return
         message = pipe.recv()
         if message is None:
             return
