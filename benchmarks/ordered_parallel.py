@@ -18,6 +18,10 @@ below k, and no pipeline can beat it).
   parsed by a `Map`, then `CombinePerKey` of a CombineFn whose `add_input` runs 600 rounds of
   Python (about 30 µs a value), 16 keys and 50,000 keys. The grouping is partitioned: each
   worker process owns its buckets of keys and folds their values.
+- **template**: a typed deployment, `--worker_mode=processes`: an `OpKeyedOrdered` of 4
+  instances over 64 keys whose `on_item` runs 600 rounds of Python, after parsing lines into
+  `(key, value)` items; the instances run in the worker processes (instance i in process
+  i % k).
 - **skew**: the paper's Figs. 9-10, a partitioned grouping's buckets run by k threads through
   the hybrid queue or through the partitioned baseline (bucket b on thread b % k), keys drawn
   from a Zipf law over 64 keys (s = 0 is uniform; at s = 2 one key has 61% of the values);
@@ -174,6 +178,27 @@ def grouping_pipeline(path: str, flags: List[str]) -> Callable[[], Any]:
         out = (p | pm.ReadFromText(path)
                | "parse" >> pm.Map(lambda line: (line.split(",")[0], int(line.split(",")[1])))
                | pm.CombinePerKey(Scored()))
+        return sorted(wv.value for wv in p.run().collect(out))
+    return run
+
+
+def _ordered_score(state: Any, key: int, value: int, emit: Callable[[Any, Any], None]) -> int:
+    s = state or 0
+    for i in range(600):
+        s = (s * 31 + value + i) % 1_000_003
+    emit(key, s)
+    return s
+
+
+def template_pipeline(path: str, flags: List[str]) -> Callable[[], Any]:
+    def run() -> Any:
+        p = pm.Pipeline(options=pm.PipelineOptions(["--quiet", *flags]))
+        items = (p | pm.ReadFromText(path)
+                 | "parse" >> pm.Map(lambda line: pm.TimestampedValue(
+                     (int(line.split(",")[0][1:]) % 64, int(line.split(",")[1])), 0))
+                 | pm.Typed(pm.O(int, int), period=1))
+        out = items | "score" >> pm.OpKeyedOrdered(initial_state=lambda: None,
+                                                   on_item=_ordered_score, parallelism=4)
         return sorted(wv.value for wv in p.run().collect(out))
     return run
 
@@ -356,6 +381,8 @@ def measure(paths: dict, counts: List[int], args: Any) -> Dict[str, Any]:
                lambda f: grouping_pipeline(paths["few keys"], f)),
               ("python grouping, 50,000 keys", "processes",
                lambda f: grouping_pipeline(paths["many keys"], f)),
+              ("template, 4 instances, 64 keys", "processes",
+               lambda f: template_pipeline(paths["many keys"], f)),
               ("numpy K=200", "threads", lambda f: numpy_pipeline(paths["numbers"], 200, f)),
               ("numpy K=2000", "threads", lambda f: numpy_pipeline(paths["numbers"], 2000, f))]
     for name, mode, make in shapes:

@@ -21,6 +21,7 @@ from pomset.sdk.errors import UserCodeError
 from pomset.triggers.reducers import CombineReducer
 from pomset.triggers.strategy import WindowingStrategy
 from pomset.windowing import MAX_MICROS, NO_FIRING, WindowedValue
+from test_parallel_executor import by_key
 from test_properties import (AGGREGATIONS, LATENESS, agg_st, eager_trigger_st, events_st,
                              make_stream, steps_st, window_fn, window_st)
 
@@ -38,13 +39,6 @@ def _run(flags, steps, spec, trigger, mode, agg):
     panes = [(wv.value[0], wv.value[1] if agg != "gbk" else list(wv.value[1]), wv.ts,
               wv.window, wv.pane, wv.diff) for wv in result.collect(out)]
     return panes, result.metrics()
-
-
-def by_key(panes: list) -> dict:
-    out: dict = {}
-    for pane in panes:
-        out.setdefault(pane[0], []).append(pane)
-    return out
 
 
 @settings(max_examples=40, deadline=None)

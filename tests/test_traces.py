@@ -211,6 +211,80 @@ def test_any_parallel_deployment_equals_the_sequential_one(seed, data_seed, n, s
     assert blocks_form(out_type, parallel) == blocks_form(out_type, sequential)
 
 
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10**6), data_seed=st.integers(0, 10**6), n=st.integers(0, 60),
+       shuffle=st.integers(0, 10**6))
+@example(seed=130294, data_seed=787803, n=10, shuffle=834715)
+def test_instances_in_worker_processes_give_the_same_output(seed, data_seed, n, shuffle):
+    """With --worker_mode=processes a template step's instances run in the worker processes
+    (instance i in process i % workers): the same output, merged the same way, as in one."""
+    data = items(data_seed, n)
+    out_type, here = _run(seed, data, parallel=True, shuffle_seed=shuffle)
+    _, there = _run(seed, data, parallel=True, shuffle_seed=shuffle, runner="local-processes")
+    assert there == here
+    _, sequential = _run(seed, data, parallel=False)
+    assert blocks_form(out_type, there) == blocks_form(out_type, sequential)
+
+
+def _template_stages(executor):
+    """A keyed ordered step of 3 instances over typed input, as the local runner's stages on
+    `executor`; (the step's stage, its output's record)."""
+    from pomset.runners.local.stages import stage_for
+    from pomset.runtime.fusion import Fusion
+    p = pm.Pipeline(argv=["--quiet"])
+    src = (p | pm.Create([pm.TimestampedValue(kv, ts) for kv, ts in items(4, 120)])
+           | pm.Typed(pm.U(int, int), period=PERIOD))
+    out = src | pm.Sort(lambda v: v) | "KO" >> keyed_ordered(9).with_parallelism(3)
+    executor.record[id(out)] = []
+    executor.times[id(out)] = []
+    fusion = Fusion(p.nodes)
+    stages = [stage_for(n, executor, fusion) for n in p.nodes]
+    executor.wire(stages)
+    step = next(s for s in stages if s.label == "KO")
+    return stages, step, executor.record[id(out)]
+
+
+@pytest.mark.parametrize("before,after", [("processes", "sequential"), ("sequential", "processes")])
+def test_a_checkpoint_of_instances_in_worker_processes_restores_in_one_and_back(before, after):
+    """A step's instances checkpointed in worker processes restore in this process, and the
+    other way round: the output is the uninterrupted run's."""
+    from pomset.runners.local.executor import SequentialExecutor
+    from pomset.runners.local.parallel import ParallelExecutor
+    from pomset.windowing import MAX_MICROS
+
+    def executor(kind):
+        return (ParallelExecutor({}, 2, "processes") if kind == "processes"
+                else SequentialExecutor({}))
+
+    def feed(stages, elements, wm=MAX_MICROS):
+        stages[1].receive(0, elements)   # the source's elements, to Typed
+        for stage in stages[1:]:
+            stage.in_wms = [wm] * len(stage.in_wms)
+            stage.advance()
+
+    elements = list(pm.Create([pm.TimestampedValue(kv, ts) for kv, ts in items(4, 120)])
+                    .bundles(1000))[0]
+    cut = 40 * 10**6
+    early = [wv for wv in elements if wv.ts < cut]
+    late = [wv for wv in elements if wv.ts >= cut]
+    stages, _, whole = _template_stages(executor("sequential"))
+    feed(stages, elements)
+
+    first_ex = executor(before)
+    stages, step, got = _template_stages(first_ex)
+    feed(stages, early, cut)
+    saved = pickle.loads(pickle.dumps([s.snapshot() for s in stages]))
+    first_ex.shutdown()
+    assert got and any(saved[-1]["deployment"]["states"])   # markers passed, keys kept state
+    second_ex = executor(after)
+    stages, step, rest = _template_stages(second_ex)
+    for stage, state in zip(stages, saved):
+        stage.restore(state)
+    feed(stages, late)
+    second_ex.shutdown()
+    assert [wv.value for wv in got + rest] == [wv.value for wv in whole]
+
+
 @pytest.mark.parametrize("parallelism", [1, 2, 3, 4])
 def test_each_parallelism_with_shuffled_input_and_merges_gives_the_sequential_output(parallelism):
     data = items(11, 300)

@@ -14,7 +14,9 @@ marker. An item whose block was already closed (late data) joins the open block,
 Deployment. Stateless steps deal items round-robin to `parallelism` instances; keyed ones
 send each key to instance `stable_hash(key) % parallelism`; every instance sees every marker.
 Instances' outputs are merged: within a block, any interleaving of their sequences (random,
-given an `rng`); all of a block's outputs come before its marker. A fused Sort orders each
+given an `rng`); all of a block's outputs come before its marker. A host may run the
+instances elsewhere (the local runner's worker processes): it replaces them with stand-ins
+that take items and markers, and sets `flush`, which runs what they took before each merge. A fused Sort orders each
 block's items by the sort key before the instances see them.
 """
 from __future__ import annotations
@@ -236,6 +238,9 @@ class Deployment:
         self.first_hint: Optional[int] = None
         self.last_hint: Optional[int] = None
         self.check = self._checker()
+        # where the instances run elsewhere (worker processes), what sends them the items and
+        # markers handed to them so far and puts their outputs in their channels
+        self.flush: Optional[Callable[[], None]] = None
 
     # --- input ----------------------------------------------------------------------------
     def _checker(self) -> Callable[[Any], Tuple[Any, Any]]:
@@ -432,6 +437,8 @@ class Deployment:
     def _merge(self) -> List[Tuple[int, Any]]:
         """The instances' outputs so far as one sequence: each instance's in order, the
         instances interleaved (at random, with an rng)."""
+        if self.flush is not None:
+            self.flush()
         chans = [inst.out.items for inst in self.instances if inst.out.items]
         for inst in self.instances:
             inst.out.items = []

@@ -1,12 +1,16 @@
-"""What runs a partitioned grouping's buckets on the parallel executor's workers (the
-runtime's `PartitionedHost` asks; see `pomset/runtime/partitioned.py`).
+"""What runs a partitioned grouping's buckets, and a template step's instances, on the
+parallel executor's workers (the runtime's `PartitionedHost` and `Deployment` ask; see
+`pomset/runtime/partitioned.py` and `pomset/runtime/deployment.py`).
 
 `ThreadLanes`: the buckets live in this process and any worker thread runs any bucket, one
 at a time, through the paper's hybrid queue; the thread that asks runs buckets too, so it
 never waits for a busy pool. `ProcessLanes`: each worker process owns a fixed share of every
 grouping's buckets (bucket b on process b % workers), keeps their states, and gets only their
 jobs: the partitioned scheme the paper compares against, the one that works across
-processes, where Python-bound groupings run in parallel.
+processes, where Python-bound groupings run in parallel. `RemoteInstances`: a template step's
+instances, instance i in process i % workers; the step's deployment hands stand-ins its items
+and markers, and before each merge of their outputs one round trip runs them all, every
+process its instances at once.
 """
 from __future__ import annotations
 
@@ -117,25 +121,32 @@ class LanePool:
             self.processes.append(process)
 
     def run(self, stage: int, jobs: List[Tuple[int, Job]]) -> List[Any]:
+        """Buckets' jobs of a partitioned grouping (bucket b on process b % workers)."""
+        replies = self.call(_BUCKETS, stage, [_packed_job(*job) for job in jobs])
+        return [_unpacked_reply(job, reply) for (_, job), reply in zip(jobs, replies)]
+
+    def call(self, kind: str, stage: int, jobs: List[Tuple[int, Any]]) -> List[Any]:
+        """(part, job) pairs to the processes that own the parts (part p on p % workers), all
+        at once; their replies in the same order. The first process's error is raised."""
         n = len(self.pipes)
         by_lane: Dict[int, List[int]] = {}
-        for j, (b, _) in enumerate(jobs):
-            by_lane.setdefault(b % n, []).append(j)
+        for j, (part, _) in enumerate(jobs):
+            by_lane.setdefault(part % n, []).append(j)
         for lane, js in by_lane.items():
-            self.pipes[lane].send((stage, [_packed_job(*jobs[j]) for j in js]))
+            self.pipes[lane].send((kind, stage, [jobs[j] for j in js]))
         replies: List[Any] = [None] * len(jobs)
         error = None
         for lane, js in by_lane.items():
             try:
                 ok, answer = self.pipes[lane].recv()
             except EOFError:
-                raise RuntimeError(f"worker process {lane} of a partitioned grouping exited "
-                                   f"(exit code {self.processes[lane].exitcode})") from None
+                raise RuntimeError(f"worker process {lane} exited (exit code "
+                                   f"{self.processes[lane].exitcode})") from None
             if not ok:
                 error = error or answer.unwrap()
                 continue
             for j, reply in zip(js, answer):
-                replies[j] = _unpacked_reply(jobs[j][1], reply)
+                replies[j] = reply
         if error is not None:
             raise error
         return replies
@@ -162,6 +173,85 @@ class ProcessLanes:
 
     def run(self, jobs: List[Tuple[int, Job]]) -> List[Any]:
         return self.pool.run(self.stage, jobs)
+
+
+class _Channel:
+    """An instance stand-in's output channel: what the instance emitted, brought back."""
+
+    __slots__ = ("items",)
+
+    def __init__(self) -> None:
+        self.items: List[Tuple[int, Any]] = []
+
+
+class _StandIn:
+    """An instance that runs in a worker process: takes items and markers until the flush."""
+
+    def __init__(self, remote: "RemoteInstances", index: int) -> None:
+        self.remote = remote
+        self.index = index
+        self.out = _Channel()
+        self.commands: list = []
+
+    def item(self, ts: int, key: Any, value: Any, element: Any) -> None:
+        self.commands.append((ts, key, value, element))
+
+    def marker(self, m: Any) -> None:
+        self.commands.append(m)
+
+    @property
+    def states(self) -> Dict[Any, Any]:
+        return self.remote.pool.call(_INSTANCES, self.remote.stage, [(self.index, _GET)])[0]
+
+    @states.setter
+    def states(self, states: Dict[Any, Any]) -> None:
+        self.remote.pool.call(_INSTANCES, self.remote.stage, [(self.index, (_SET, states))])
+
+
+class RemoteInstances:
+    """A deployment's instances in a `LanePool`'s processes: `attach` replaces them with
+    stand-ins and makes the deployment flush them before each merge."""
+
+    def __init__(self, pool: LanePool, stage: int) -> None:
+        self.pool = pool
+        self.stage = stage
+        self.stand_ins: List[_StandIn] = []
+
+    def attach(self, deployment: Any) -> None:
+        self.stand_ins = [_StandIn(self, i) for i in range(len(deployment.instances))]
+        deployment.instances = self.stand_ins
+        deployment.flush = self.flush
+
+    def flush(self) -> None:
+        busy = [s for s in self.stand_ins if s.commands]
+        if not busy:
+            return
+        jobs = [(s.index, s.commands) for s in busy]
+        for s in busy:
+            s.commands = []
+        for s, items in zip(busy, self.pool.call(_INSTANCES, self.stage, jobs)):
+            s.out.items = items
+
+
+_BUCKETS, _INSTANCES = "buckets", "instances"
+_GET, _SET = "get states", "set states"
+
+
+def _run_instance(instance: Any, commands: Any) -> Any:
+    """An instance's share of a flush (items and markers in order; its outputs), or a
+    request for its states."""
+    if commands == _GET:
+        return instance.states
+    if type(commands) is tuple:
+        instance.states = commands[1]
+        return None
+    for c in commands:
+        if type(c) is tuple:
+            instance.item(*c)
+        else:
+            instance.marker(c)
+    items, instance.out.items = instance.out.items, []
+    return items
 
 
 def _packed_job(bucket: int, job: Job) -> Tuple[int, Job]:
@@ -191,8 +281,12 @@ def _serve_lane(pipe: Any, executor: Any, parent: int) -> None:
         message = pipe.recv()
         if message is None:
             return
-        stage, jobs = message
+        kind, stage, jobs = message
         try:
+            if kind == _INSTANCES:
+                instances = executor.stages[stage].deployment.instances
+                pipe.send((True, [_run_instance(instances[i], c) for i, c in jobs]))
+                continue
             replies = []
             for b, job in jobs:
                 bucket = buckets.get((stage, b))

@@ -36,9 +36,10 @@ from ...sdk.errors import PipelineConstructionError
 from ...windowing import WindowedValue
 from ...runtime.partitioned import PartitionedHost, new_buckets
 from .executor import SequentialExecutor, handoffs
-from .lanes import Failed, LanePool, ProcessLanes, ThreadLanes
+from .lanes import Failed, LanePool, ProcessLanes, RemoteInstances, ThreadLanes
 from .stages import (AssignWindowsStage, FlattenStage, GroupStage, ParDoStage, Stage,
                      stage_for)
+from .templates import TemplateStage
 
 #: units in flight per worker: enough to keep every worker busy while the next in order runs
 UNITS_PER_WORKER = 4
@@ -220,10 +221,13 @@ class ParallelExecutor(SequentialExecutor):
             for tag, consumers in self.consumers[id(stage)].items():
                 self.inside[id(stage), tag] = [c for c, _ in consumers if id(c) in self.on_worker]
         # partitioned groupings: their buckets on the workers, where threads or processes
-        # were asked for (in `auto` mode the kernel's Python would only contend for the GIL)
+        # were asked for (in `auto` mode the kernel's Python would only contend for the GIL);
+        # template steps of several instances: those in worker processes
         grouped = [s for s in self.stages if isinstance(s, GroupStage) and s.partitions()
                    and self.mode != "auto"]
-        if not self.on_worker and not grouped:
+        deployed = [s for s in self.stages if isinstance(s, TemplateStage) and not s.through
+                    and s.deployment.n > 1 and self.mode == "processes"]
+        if not self.on_worker and not grouped and not deployed:
             return
         for stage in self.stages:   # fail here, naming the step, rather than in a worker
             if id(stage) in self.on_worker:
@@ -234,11 +238,13 @@ class ParallelExecutor(SequentialExecutor):
                     "--worker_mode=processes needs the fork start method, which this platform "
                     "lacks; use --worker_mode=threads")
             # fork the workers now, before the run starts threads of its own (Kafka clients)
-            if grouped:
+            if grouped or deployed:
                 self.lane_pool = LanePool(self.workers, self)
-                for stage in grouped:
-                    stage.host = PartitionedHost(self.workers,
-                                                 ProcessLanes(self.lane_pool, stage.index))
+            for stage in grouped:
+                stage.host = PartitionedHost(self.workers,
+                                             ProcessLanes(self.lane_pool, stage.index))
+            for stage in deployed:
+                RemoteInstances(self.lane_pool, stage.index).attach(stage.deployment)
             if self.on_worker:
                 self.pool = ProcessPoolExecutor(self.workers,
                                                 multiprocessing.get_context("fork"),
