@@ -8,7 +8,8 @@ from .sdk.core import (CoGroupByKey, CombineGlobally, CombinePerKey, CombineValu
                        Partition, Source, Values, WindowInto, WithTimestamps)
 from .sdk.dofn import DeadLetter, DoFn, TaggedOutput
 from .sdk.errors import (CheckpointError, CheckpointWarning, DataLossError, DataLossWarning,
-                         OptionsError, PipelineConstructionError, UserCodeError)
+                         LateDataWarning, OptionsError, PipelineConstructionError,
+                         UserCodeError)
 from .sdk.options import PipelineOptions
 from .sdk.pipeline import Pipeline
 from .sdk.ptransform import PTransform
@@ -34,7 +35,8 @@ __all__ = [
     "Filter", "FlatMap", "Flatten", "GroupByKey", "Keys", "KvSwap", "Map", "ParDo", "Partition",
     "Source", "Values", "WindowInto", "WithTimestamps",
     "DeadLetter", "DoFn", "TaggedOutput",
-    "CheckpointError", "CheckpointWarning", "DataLossError", "DataLossWarning", "OptionsError",
+    "CheckpointError", "CheckpointWarning", "DataLossError", "DataLossWarning",
+    "LateDataWarning", "OptionsError",
     "PipelineConstructionError",
     "UserCodeError",
     "PipelineOptions", "Pipeline", "PTransform", "Row", "GroupBy", "Select", "WithColumns",

@@ -224,7 +224,7 @@ def test_files_round_trip(runner, tmp_path):
 def test_late_and_dropped_elements_are_counted(runner):
     """Nothing is lost silently: elements behind the watermark are counted as late, and those
     whose window had expired as dropped, on every runner (a TestStream runs as a streaming
-    query on Spark)."""
+    query on Spark); the run ends with a warning naming the step, the count and its share."""
     stream = (pm.TestStream()
               .add_elements([pm.TimestampedValue(("k", 1), 10), pm.TimestampedValue(("j", 1), 10)])
               .advance_watermark_to(200)
@@ -235,10 +235,19 @@ def test_late_and_dropped_elements_are_counted(runner):
 
     def build(p):
         return {"o": p | stream | pm.WindowInto(pm.FixedWindows(100), allowed_lateness=300)
-                | pm.CombinePerKey(sum)}
-    result, out = run(runner, build)
+                | "Sum" >> pm.CombinePerKey(sum)}
+    with pytest.warns(pm.LateDataWarning, match=r"^'Sum' dropped 1 late elements \(20\.0% of "
+                      r"the 5 it received\): their windows had expired.*allowed_lateness="):
+        result, out = run(runner, build)
     assert values(out["o"]) == Counter([("k", 1), ("j", 1), ("k", 2), ("j", 4)])
     assert (result.counter("late"), result.counter("dropped")) == (2, 1)
+
+
+def test_a_run_that_drops_nothing_warns_of_nothing():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pm.LateDataWarning)
+        run("local", lambda p: {"o": p | pm.Create([("k", 1)]) | pm.CombinePerKey(sum)})
 
 
 def test_late_elements_merging_into_a_fired_session_wait_for_the_late_trigger(runner):

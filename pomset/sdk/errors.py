@@ -29,6 +29,13 @@ class DataLossError(RuntimeError):
     topic, partition and offsets."""
 
 
+class LateDataWarning(UserWarning):
+    """A run dropped elements that came too late: behind the watermark by more than their
+    window's allowed lateness (a grouping), or behind the step's watermark (an O+ step). The
+    message names the step, the count and its share of what the step received; the count is
+    also in `result.metrics()`."""
+
+
 class DataLossWarning(UserWarning):
     """A source's data was deleted (Kafka retention) before the run read it; the run went on
     from the earliest data left (`--on_data_loss=warn`, the default). Filter it with the

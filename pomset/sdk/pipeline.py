@@ -8,6 +8,7 @@ from .options import PipelineOptions
 from .ptransform import Primitive, PTransform
 from .pvalue import PBegin, PCollection
 from .runners import get_runner
+from .late_data import warn_dropped
 from .running import Controls, RunningPipeline
 
 
@@ -135,6 +136,7 @@ class Pipeline:
         A pipeline runs once: after a `with` block has run it, `run()` returns that result."""
         if self._result is None:
             self._result = get_runner(self.options.runner).run(self)
+            warn_dropped(self.nodes, self._result.metrics())
         return self._result
 
     def start(self) -> RunningPipeline:
