@@ -242,19 +242,6 @@ def _by_bucket(flat: list, stride: int, buckets: int) -> Dict[int, list]:
     return out
 
 
-def pack(elements: Sequence[WindowedValue]) -> tuple:
-    """Elements as five plain lists, what goes to and from a worker process: pickled much
-    faster than the elements, windows and panes shared by many pickled once."""
-    return ([wv.value for wv in elements], [wv.ts for wv in elements],
-            [wv.window for wv in elements], [wv.pane for wv in elements],
-            [wv.diff for wv in elements])
-
-
-def unpack(columns: tuple) -> List[WindowedValue]:
-    raw = WindowedValue.raw
-    return [raw(v, t, w, p, d) for v, t, w, p, d in zip(*columns)]
-
-
 def new_buckets(factory: Callable[[], KernelHost], buckets: int) -> List[Bucket]:
     """`buckets` buckets, each with a host of its own."""
     return [Bucket(factory()) for _ in range(buckets)]

@@ -99,9 +99,10 @@ class PipelineOptions:
                             help="elements per bundle read from a bounded source")
         parser.add_argument("--workers", "--direct_num_workers", dest="workers", type=_workers,
                             default=0, metavar="N",
-                            help="local runner: workers for its stateless steps (0, the "
-                                 "default: one per core); 1 runs the sequential reference "
-                                 "executor")
+                            help="local runner: workers for its stateless steps, and with "
+                                 "threads or processes its groupings' key buckets and "
+                                 "templates' instances (0, the default: one per core); 1 runs "
+                                 "the sequential reference executor")
         parser.add_argument("--worker_mode", default="auto",
                             choices=("auto", "threads", "processes"),
                             help="local runner: auto (the default: worker threads for the steps "

@@ -21,7 +21,8 @@ import threading
 from typing import Any, Dict, List, Optional, Tuple
 
 from ...runtime.ordered import HybridQueue, PartitionedQueue
-from ...runtime.partitioned import ELEMENTS, PARTIALS, SAVE, Bucket, Job, pack, unpack
+from ...runtime.packing import pack, unpack
+from ...runtime.partitioned import ELEMENTS, PARTIALS, SAVE, Bucket, Job
 
 _UNSET: Any = object()
 

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import heapq
 import threading
+from bisect import bisect_left
 from itertools import count
+from operator import itemgetter
 from typing import Any, Dict, Hashable, Iterable, List, Optional, Tuple
 
 #: the frontier of a source that has closed: it adds nothing more
@@ -146,14 +148,7 @@ class ScaleGate:
             end = len(ready) if limit is None else min(len(ready), i - base + limit)
             j = i - base
             if end > j and not ready[end - 1][0] < before:
-                lo, hi = j, end
-                while lo < hi:   # the first ready tuple at or after `before`
-                    mid = (lo + hi) // 2
-                    if ready[mid][0] < before:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                end = lo
+                end = bisect_left(ready, before, j, end, key=itemgetter(0))
             out = ready[j:end]
             self._cursor[reader] = base + max(j, end)
             self._compact()
