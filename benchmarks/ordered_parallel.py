@@ -291,9 +291,8 @@ def skew_rate(kind: str, threads: int, keys: List[int], bundle: int) -> tuple:
         host: Any = new()
     else:
         pool = ThreadPoolExecutor(threads)
-        executor = type("Executor", (), {"pool": pool, "workers": threads})
-        host = PartitionedHost(4 * threads, ThreadLanes(new_buckets(new, 4 * threads), executor,
-                                                        kind))
+        host = PartitionedHost(4 * threads, ThreadLanes(new_buckets(new, 4 * threads), threads,
+                                                        pool.submit, kind))
     elements = [WindowedValue.raw((k, i), 0, GLOBAL_WINDOW, NO_FIRING, 1)
                 for i, k in enumerate(keys)]
     out: list = []

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import random
 from concurrent.futures import ThreadPoolExecutor
-from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -130,13 +129,12 @@ def test_a_checkpoint_restores_at_any_number_of_buckets(seed, cut, before, after
     ops = _host_ops(seed)
     cut = min(cut, len(ops))
     pool = ThreadPoolExecutor(3)
-    executor = SimpleNamespace(pool=pool, workers=3)
 
     def host(buckets):
         new = lambda: KernelHost(_strategy(), CombineReducer(pm.Sum()), "g")
         if buckets == 0:
             return new()
-        return PartitionedHost(buckets, ThreadLanes(new_buckets(new, buckets), executor, queue))
+        return PartitionedHost(buckets, ThreadLanes(new_buckets(new, buckets), 3, pool.submit, queue))
 
     want: list = []
     reference = host(0)

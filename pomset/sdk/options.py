@@ -35,6 +35,9 @@ def _workers(text: str) -> int:
     return n
 
 
+#: the local runner's scheduling policies (pomset/runtime/ordered/schedule.py)
+SCHEDULES = ("ct", "lp", "qst", "et", "random")
+
 #: Beam's --direct_running_mode, as --workers and --worker_mode
 _BEAM_RUNNING_MODES = {"in_memory": None, "multi_threading": "threads",
                        "multi_processing": "processes"}
@@ -110,6 +113,16 @@ class PipelineOptions:
                                  "Python-bound ones run inline), threads (every stateless "
                                  "step on worker threads) or forked processes (Python-bound "
                                  "steps)")
+        parser.add_argument("--schedule", default="ct", choices=SCHEDULES,
+                            help="local runner: which operator a free worker thread serves "
+                                 "next (Prasaad et al.): ct (the default: the one with the "
+                                 "lowest current throughput), lp (the last in the pipeline "
+                                 "with work), qst (the first whose output queue is under its "
+                                 "threshold), et (the one whose worklist would take longest); "
+                                 "random picks at random, seeded by --schedule_seed, to try "
+                                 "interleavings in tests")
+        parser.add_argument("--schedule_seed", type=int, default=0, metavar="N",
+                            help="local runner: the seed of --schedule=random")
         parser.add_argument("--elastic", action="store_true",
                             help="local runner: let a controller change the instance count of "
                                  "each OPlus step with its measured load (up to its "

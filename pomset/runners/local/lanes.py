@@ -18,7 +18,7 @@ import multiprocessing
 import os
 import pickle
 import threading
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ...runtime.ordered import HybridQueue, PartitionedQueue
 from ...runtime.packing import pack, unpack
@@ -51,20 +51,22 @@ class Failed(Exception):
 
 
 class ThreadLanes:
-    """A grouping's buckets in this process, run by the executor's worker threads (its
-    `pool`, `workers` of them) through a `HybridQueue`; with `queue="partitioned"`, through
-    the baseline that ties bucket b to worker b % workers (the asking thread is worker 0)."""
+    """A grouping's buckets in this process, run by `workers` threads (the asking one, and
+    those `submit(fn, *args)` has run `fn(*args)`) through a `HybridQueue`; with
+    `queue="partitioned"`, through the baseline that ties bucket b to worker b % workers (the
+    asking thread is worker 0)."""
 
-    def __init__(self, buckets: List[Bucket], executor: Any, queue: str = "hybrid") -> None:
+    def __init__(self, buckets: List[Bucket], workers: int, submit: Callable[..., Any],
+                 queue: str = "hybrid") -> None:
         if queue not in ("hybrid", "partitioned"):
             raise ValueError(f"queue is 'hybrid' or 'partitioned', got {queue!r}")
         self.buckets = buckets
-        self.executor = executor
+        self.workers = workers
+        self.submit = submit
         self.queue = queue
 
     def run(self, jobs: List[Tuple[int, Job]]) -> List[Any]:
-        pool = self.executor.pool
-        if len(jobs) == 1 or pool is None:
+        if len(jobs) == 1 or self.workers == 1:
             return [self.buckets[b].serve(job) for b, job in jobs]
         replies: List[Any] = [None] * len(jobs)
         errors: Dict[int, BaseException] = {}
@@ -82,20 +84,20 @@ class ThreadLanes:
                 if not left[0]:
                     finished.notify_all()
 
-        workers = self.executor.workers
+        workers, submit = self.workers, self.submit
         if self.queue == "hybrid":
             queue = HybridQueue(len(self.buckets))
             for j, (b, job) in enumerate(jobs):
                 queue.add(b, (j, job))
             for _ in range(min(workers, len(jobs)) - 1):
-                pool.submit(queue.consume, operate)
+                submit(queue.consume, operate)
             queue.consume(operate)
         else:
             fixed = PartitionedQueue(len(self.buckets), workers)
             for j, (b, job) in enumerate(jobs):
                 fixed.add(b, (j, job))
             for w in {b % workers for b, _ in jobs} - {0}:
-                pool.submit(fixed.consume, w, operate)
+                submit(fixed.consume, w, operate)
             fixed.consume(0, operate)
         with finished:
             finished.wait_for(lambda: not left[0])

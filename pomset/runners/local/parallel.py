@@ -27,11 +27,12 @@ from __future__ import annotations
 import copy
 import multiprocessing
 import threading
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor
 from functools import partial
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ...runtime.ordered import NonBlockingReorder
+from ...runtime.ordered.schedule import DEFAULT_POLICY, Board, Operator, policy_named
 from ...sdk.errors import PipelineConstructionError
 from ...runtime.packing import pack, unpack
 from ...runtime.partitioned import PartitionedHost, new_buckets
@@ -47,7 +48,7 @@ UNITS_PER_WORKER = 4
 #: the others to spread over the rest of the workers
 BUCKETS_PER_THREAD = 4
 
-_EMIT, _HAND = 0, 1
+_EMIT, _HAND, _SUB = 0, 1, 2
 
 
 def runs_anywhere(stage: Stage) -> bool:
@@ -81,11 +82,47 @@ def worker_copy(node: Any) -> Any:
     return copied
 
 
+def hand_on(bundle: Any, consumers: List[tuple], events: list, copies: Dict[int, Stage],
+            spawn: Optional[Callable[..., None]]) -> None:
+    """Hand a bundle to its consumers as the sequential executor would, noting in `events`
+    what happens: a consumer with a copy here runs it now (`spawn` None) or in a task of its
+    own (`spawn(stage index, input, part, events of the task)`, its place in `events` kept
+    by the task's own list); a hand-over to any other stage is noted for the release."""
+    for consumer, index, part in handoffs(bundle, consumers):
+        mine = copies.get(consumer.index)
+        if mine is None:
+            events.append((_HAND, consumer.index, index, part))
+        elif spawn is None:
+            mine.receive(index, part)
+        else:
+            child: list = []
+            events.append((_SUB, child))
+            spawn(consumer.index, index, part, child)
+
+
+def flatten(events: list) -> list:
+    """The events of a unit in the sequential executor's order: each task's in its place."""
+    out: list = []
+    stack = [iter(events)]
+    while stack:
+        for event in stack[-1]:
+            if event[0] == _SUB:
+                stack.append(iter(event[1]))
+                break
+            out.append(event)
+        else:
+            stack.pop()
+    return out
+
+
 class _Worker:
-    """One worker's copies of the stateless stages. `run` takes a bundle a driver-side stage
-    emitted and returns the events the sequential executor would have made of it: emissions of
-    the stateless stages (`_EMIT`, stage index, tag, the bundle or, where nothing records it,
-    its size) and hand-overs to the other stages (`_HAND`, stage index, input, part)."""
+    """One worker's copies of the stateless stages, and the events the sequential executor
+    would make of what they are given: emissions of the stateless stages (`_EMIT`, stage
+    index, tag, the bundle or, where nothing records it, its size) and hand-overs to the
+    other stages (`_HAND`, stage index, input, part). A worker process runs a bundle through
+    every stateless stage it reaches (`run`); a worker thread runs one stage on one part
+    (`task`), and what that stage hands to another stateless stage becomes a task of its own
+    (`_SUB`: the new task's events, in their place)."""
 
     def __init__(self, executor: "ParallelExecutor") -> None:
         self.stages = executor.stages
@@ -102,32 +139,44 @@ class _Worker:
                         if isinstance(mine, ParDoStage)}
         for mine in self.copies.values():
             mine.start()
-        self.events: List[tuple] = []
+        self.events: list = []
+        self.spawn: Optional[Callable[..., None]] = None
+        self.emitted = 0
 
     def run(self, index: int, tag: Optional[str], bundle: Any) -> Tuple[list, Dict[int, int]]:
+        """A bundle `index`'s output `tag` emitted, through every stateless stage it reaches."""
         self.events = []
         self._hand(self.stages[index], tag, bundle)
+        return self.events, self._dead()
+
+    def task(self, i: int, index: int, part: Any, events: list,
+             spawn: Callable[..., None]) -> Dict[int, int]:
+        """Stage `i`'s copy given `part` on input `index`, its events into `events`."""
+        self.events, self.spawn = events, spawn
+        try:
+            self.copies[i].receive(index, part)
+        finally:
+            self.spawn = None
+        return self._dead()
+
+    def _dead(self) -> Dict[int, int]:
         dead = {}
         for i, runner in self.runners.items():
             if runner.dead_count:
                 dead[i] = runner.dead_count
                 runner.dead_count = 0
-        return self.events, dead
+        return dead
 
     def deliver(self, stage: Stage, tag: Optional[str], bundle: Any) -> None:
         """A copy emitted: note it, then hand it on as the sequential executor would."""
         i = stage.index
         out = self.stages[i].node.outputs[tag]
         self.events.append((_EMIT, i, tag, bundle if id(out) in self.recorded else len(bundle)))
+        self.emitted += len(bundle)
         self._hand(self.stages[i], tag, bundle)
 
     def _hand(self, stage: Stage, tag: Optional[str], bundle: Any) -> None:
-        for consumer, index, part in handoffs(bundle, self.consumers[id(stage)][tag]):
-            mine = self.copies.get(consumer.index)
-            if mine is not None:
-                mine.receive(index, part)
-            else:
-                self.events.append((_HAND, consumer.index, index, part))
+        hand_on(bundle, self.consumers[id(stage)][tag], self.events, self.copies, self.spawn)
 
     def finish(self) -> None:
         for mine in self.copies.values():
@@ -150,26 +199,49 @@ def _run_in_process(index: int, tag: Optional[str], bundle: Any) -> Tuple[list, 
     return [(kind, i, key, pack(part)) for kind, i, key, part in events], dead
 
 
+class _Unit:
+    """A bundle the driver handed over, on its way to the release: its serial number, the
+    events its tasks note, the tasks not yet finished, their dead letters, the first error."""
+
+    __slots__ = ("serial", "stage", "tag", "bundle", "events", "pending", "dead", "error")
+
+    def __init__(self, serial: int, stage: Stage, tag: Optional[str], bundle: Any) -> None:
+        self.serial = serial
+        self.stage = stage
+        self.tag = tag
+        self.bundle = bundle
+        self.events: list = []
+        self.pending = 1
+        self.dead: Dict[int, int] = {}
+        self.error: Optional[BaseException] = None
+
+
 class ParallelExecutor(SequentialExecutor):
     """The sequential executor's interface and results, its stateless steps run by `workers`
-    threads or processes (`mode`), units released in order by a `NonBlockingReorder`."""
+    threads or processes (`mode`), the worker threads' next operator picked by the
+    `schedule` policy, units released in order by a `NonBlockingReorder`."""
 
-    def __init__(self, record: Dict[int, list], workers: int, mode: str = "threads") -> None:
+    def __init__(self, record: Dict[int, list], workers: int, mode: str = "threads",
+                 schedule: str = DEFAULT_POLICY, seed: int = 0) -> None:
         super().__init__(record)
         self.workers = workers
         self.mode = mode
+        self.policy = policy_named(schedule, seed)
         self.recorded = set(record)
         self.window = UNITS_PER_WORKER * workers
         # one slot more than the units in flight: a unit counts as released while it runs,
         # before the buffer moves on from its slot
-        self.reorder = NonBlockingReorder(self.window + 1, self._release)
+        self.reorder = NonBlockingReorder(self.window + 1, self._ready)
         self.issued = 0
         self.released = 0
         self.error: Optional[BaseException] = None
         self.changed = threading.Condition()
+        self.units = threading.Lock()
         self.local = threading.local()
-        self.pool: Optional[Executor] = None
+        self.board: Optional[Board] = None
+        self.threads: List[threading.Thread] = []
         self.thread_workers: List[_Worker] = []
+        self.process_pool: Optional[Executor] = None
         # the stages that run on workers (stateless ones; in `auto` mode, only those from
         # which a bundle reaches a stage that releases the GIL), and per (stage, tag) its
         # consumers among them
@@ -198,6 +270,13 @@ class ParallelExecutor(SequentialExecutor):
         for stage in self.stages:   # fail here, naming the step, rather than in a worker
             if id(stage) in self.on_worker:
                 worker_copy(stage.node)
+        if self.on_worker or (grouped and self.mode == "threads"):
+            # the release and the workers' operators; with nothing to run beside it, the
+            # driver's thread runs everything itself, in order
+            self.board = Board(self.policy)
+            self.board.in_flight = self.window
+            self.releaser = self.board.add(Operator("release", len(self.stages), 1,
+                                                    self._releases))
         if self.mode == "processes":
             if "fork" not in multiprocessing.get_all_start_methods():
                 raise PipelineConstructionError(
@@ -211,17 +290,39 @@ class ParallelExecutor(SequentialExecutor):
                                              ProcessLanes(self.lane_pool, stage.index))
             for stage in deployed:
                 RemoteInstances(self.lane_pool, stage.index).attach(stage.deployment)
+            threads = 0
             if self.on_worker:
-                self.pool = ProcessPoolExecutor(self.workers,
-                                                multiprocessing.get_context("fork"),
-                                                initializer=_start_process, initargs=(self,))
-                self.pool.submit(len, ()).result()
+                self.process_pool = ProcessPoolExecutor(
+                    self.workers, multiprocessing.get_context("fork"),
+                    initializer=_start_process, initargs=(self,))
+                self.process_pool.submit(len, ()).result()
+                first = min(s.index for s in self.stages if id(s) in self.on_worker)
+                self.segments = self.board.add(Operator("stateless steps", first, self.workers,
+                                                        self._segments))
+                threads = self.workers + 1
         else:
             for stage in grouped:
                 buckets = new_buckets(stage.new_host, BUCKETS_PER_THREAD * self.workers)
-                stage.host = PartitionedHost(len(buckets), ThreadLanes(buckets, self))
-            self.pool = ThreadPoolExecutor(self.workers, "pomset-worker",
-                                           initializer=self._start_thread)
+                stage.host = PartitionedHost(len(buckets),
+                                             ThreadLanes(buckets, self.workers, self.help))
+            self.operators = {s.index: self.board.add(
+                Operator(s.node.label, s.index, self.workers, self._tasks))
+                for s in self.stages if id(s) in self.on_worker}
+            for i, op in self.operators.items():
+                op.outputs = [self.operators.get(c.index, self.releaser)
+                              for cs in self.consumers[id(self.stages[i])].values()
+                              for c, _ in cs]
+            self.helpers = self.board.add(Operator("grouping buckets", len(self.stages) - 0.5,
+                                                   self.workers, self._helps))
+            self.worker_stages = {s.index: s for s in self.stages if id(s) in self.on_worker}
+            self.thread_workers = [_Worker(self) for _ in range(self.workers)]
+            threads = self.workers
+        for n in range(threads):
+            worker = self.thread_workers[n] if n < len(self.thread_workers) else None
+            thread = threading.Thread(target=self._serve, args=(worker,),
+                                      name=f"pomset-worker-{n}", daemon=True)
+            thread.start()
+            self.threads.append(thread)
 
     def _reached(self, first: Stage) -> List[Stage]:
         """The stateless stages a bundle `first` takes goes through on a worker: `first` and,
@@ -237,37 +338,94 @@ class ParallelExecutor(SequentialExecutor):
                 todo.extend(c for c, _ in consumers if runs_anywhere(c))
         return list(seen.values())
 
-    def _start_thread(self) -> None:
-        worker = _Worker(self)
+    def _serve(self, worker: Optional[_Worker]) -> None:
         self.local.worker = worker
-        with self.changed:
-            self.thread_workers.append(worker)
-
-    def _run_in_thread(self, index: int, tag: Optional[str], bundle: Any) -> tuple:
-        return self.local.worker.run(index, tag, bundle)
+        self.board.serve()
 
     def _sending(self) -> bool:
         return getattr(self.local, "sending", False)
 
+    def help(self, fn: Callable[..., None], *args: Any) -> None:
+        """Have a worker thread run `fn(*args)`: work a release waits for (grouping buckets)."""
+        self.board.put(self.helpers, partial(fn, *args), 1)
+
     def deliver(self, stage: Stage, tag: Optional[str], bundle: Any) -> None:
-        if self._sending() or self.pool is None:
+        if self._sending() or self.board is None:
             super().deliver(stage, tag, bundle)
             return
         if not self.inside[id(stage), tag]:
             self.serial(partial(SequentialExecutor.deliver, self, stage, tag, bundle))
             return
-        serial = self._issue()
+        unit = _Unit(self._issue(), stage, tag, bundle)
+        self.board.enter(len(bundle))
         if self.mode == "processes":
-            future = self.pool.submit(_run_in_process, stage.index, tag, pack(bundle))
+            self.board.put(self.segments, unit, len(bundle))
+            return
+        hand_on(bundle, self.consumers[id(stage)][tag], unit.events, self.worker_stages,
+                partial(self._spawn, unit))
+        self._task_done(unit, {})
+
+    def _spawn(self, unit: _Unit, i: int, index: int, part: Any, events: list) -> None:
+        with self.units:
+            unit.pending += 1
+        self.board.put(self.operators[i], (unit, i, index, part, events), len(part))
+
+    def _tasks(self, items: list) -> int:
+        """A worker thread's slice of one stateless stage's tasks."""
+        worker = self.local.worker
+        worker.emitted = 0
+        for unit, i, index, part, events in items:
+            dead: Dict[int, int] = {}
+            if unit.error is None:
+                try:
+                    dead = worker.task(i, index, part, events, partial(self._spawn, unit))
+                except BaseException as e:
+                    unit.error = unit.error or e
+            self._task_done(unit, dead)
+        return worker.emitted
+
+    def _task_done(self, unit: _Unit, dead: Dict[int, int]) -> None:
+        """One of a unit's tasks finished: when it was the last, the unit goes to be sent."""
+        with self.units:
+            for i, n in dead.items():
+                unit.dead[i] = unit.dead.get(i, 0) + n
+            unit.pending -= 1
+            if unit.pending:
+                return
+        if unit.error is not None:
+            self._send(unit.serial, _raiser(unit.error), 1)
         else:
-            future = self.pool.submit(self._run_in_thread, stage.index, tag, bundle)
-        future.add_done_callback(lambda f: self._done(serial, stage, tag, bundle, f))
+            self._send(unit.serial, partial(self._replay, unit.stage, unit.tag, unit.bundle,
+                                            flatten(unit.events), unit.dead), len(unit.bundle))
+
+    def _segments(self, units: list) -> int:
+        """A worker thread's slice of bundles for the worker processes: each through every
+        stateless stage it reaches, in a process, while the thread waits."""
+        emitted = 0
+        for unit in units:
+            try:
+                events, dead = self.process_pool.submit(
+                    _run_in_process, unit.stage.index, unit.tag, pack(unit.bundle)).result()
+            except BaseException as e:
+                self._send(unit.serial, _raiser(e.unwrap() if isinstance(e, Failed) else e), 1)
+                continue
+            events = [(kind, i, key, unpack(part)) for kind, i, key, part in events]
+            emitted += sum(len(part) if kind == _EMIT and not isinstance(part, int) else
+                           part if kind == _EMIT else 0 for kind, _, _, part in events)
+            self._send(unit.serial, partial(self._replay, unit.stage, unit.tag, unit.bundle,
+                                            events, dead), len(unit.bundle))
+        return emitted
+
+    def _helps(self, calls: list) -> int:
+        for call in calls:
+            call()
+        return 0
 
     def serial(self, step: Any) -> None:
-        if self.pool is None or self._sending():   # no workers: nothing to keep in order with
+        if self.board is None or self._sending():   # no workers: nothing to keep in order with
             step()
             return
-        self._send(self._issue(), step)
+        self._send(self._issue(), step, 1)
 
     def propagate(self) -> None:
         self.serial(super().propagate)
@@ -282,9 +440,14 @@ class ParallelExecutor(SequentialExecutor):
             raise self.error
 
     def shutdown(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-            self.pool = None
+        if self.board is not None:
+            self.board.close()
+            for thread in self.threads:
+                thread.join()
+            self.threads = []
+        if self.process_pool is not None:
+            self.process_pool.shutdown(wait=True, cancel_futures=True)
+            self.process_pool = None
         if self.lane_pool is not None:
             self.lane_pool.shutdown()
             self.lane_pool = None
@@ -302,26 +465,25 @@ class ParallelExecutor(SequentialExecutor):
             self.issued += 1
             return self.issued
 
-    def _send(self, serial: int, unit: Any) -> None:
-        if not self.reorder.send(serial, unit):   # `_issue` keeps every unit within the ring
+    def _send(self, serial: int, unit: Any, size: int) -> None:
+        if not self.reorder.send(serial, (unit, size)):   # `_issue` keeps units in the ring
             raise RuntimeError(f"unit {serial} fell outside the reorder buffer's ring")
 
-    def _done(self, serial: int, stage: Stage, tag: Optional[str], bundle: Any,
-              future: Future) -> None:
-        error = future.exception()
-        if error is not None:
-            if isinstance(error, Failed):
-                error = error.unwrap()
-            self._send(serial, _raiser(error))
-            return
-        events, dead = future.result()
-        if self.mode == "processes":
-            events = [(kind, i, key, unpack(part)) for kind, i, key, part in events]
-        self._send(serial, partial(self._replay, stage, tag, bundle, events, dead))
+    def _ready(self, sent: Tuple[Any, int]) -> None:
+        """The reorder buffer's downstream: the next unit in order, to the release's worklist."""
+        unit, size = sent
+        self.board.put(self.releaser, unit, size)
+
+    def _releases(self, units: list) -> int:
+        """The release (one worker at a time): units run in serial order, through every stage
+        the workers do not run."""
+        for unit in units:
+            self._release(unit)
+        return 0
 
     def _replay(self, root: Stage, tag: Optional[str], bundle: Any, events: list,
                 dead: Dict[int, int]) -> None:
-        """What a worker noted, done to the real stages in the order it was noted."""
+        """What the workers noted, done to the real stages in the order it was noted."""
         stages = self.stages
         self._note(root, tag, bundle)
         self._count_received(root, tag, len(bundle))
@@ -354,7 +516,7 @@ class ParallelExecutor(SequentialExecutor):
             consumer.received += n
 
     def _release(self, unit: Any) -> None:
-        """Run a unit on the thread that sends (the reorder buffer's downstream)."""
+        """Run a unit on the release's thread."""
         if self.error is None:
             self.local.sending = True
             try:

@@ -39,7 +39,8 @@ class LocalRunner:
         record: Dict[int, list] = {id(pc): [] for pc in pipeline.recorded()}
         workers = options.workers
         executor = (SequentialExecutor(record) if workers == 1
-                    else ParallelExecutor(record, workers, options.worker_mode))
+                    else ParallelExecutor(record, workers, options.worker_mode,
+                                          options.schedule, options.schedule_seed))
         fusion = Fusion(pipeline.nodes)
         stages = [stage_for(node, executor, fusion, options.shuffle_merges)
                   for node in pipeline.nodes]
