@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import pomset as pm
 import test_properties as props
-from conftest import runner_flags
+from conftest import LOCAL_RUNNERS, runner_flags
 from pomset.windowing import PaneTiming
 
 
@@ -362,6 +362,18 @@ def test_paper_batch_figures(number, runner):
     got = paper.run_figure(number, pm.PipelineOptions(runner_flags(runner) + ["--quiet"]))
     expected = paper.run_figure(number, pm.PipelineOptions(["--quiet"]))
     assert Counter(got) == Counter(expected) and got
+
+
+@pytest.mark.parametrize("local", LOCAL_RUNNERS)
+@pytest.mark.parametrize("number", [7, 8, 9, 12, 13, 14])
+def test_paper_streaming_figures_in_every_local_mode(number, local):
+    """The streaming figures' transcript on every mode of the local runner, whatever its
+    workers and scheduler: exactly the sequential executor's panes, in its order."""
+    from test_paper_figures import paper
+    got = paper.run_figure(number, pm.PipelineOptions(runner_flags(local) + ["--quiet"]))
+    expected = paper.run_figure(number, pm.PipelineOptions(runner_flags("local-sequential")
+                                                           + ["--quiet"]))
+    assert got == expected and got
 
 
 @pytest.mark.parametrize("number", [7, 8, 9, 12, 13, 14])

@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 
 import pomset as pm
 from pomset.sdk.errors import OptionsError, PipelineConstructionError, UserCodeError
-from pomset.sdk.options import usable_cores
+from pomset.sdk.options import SCHEDULES, usable_cores
 
 MODES = [["--worker_mode=threads"], ["--worker_mode=processes"]]
 
@@ -51,12 +51,14 @@ def by_key(panes: list) -> dict:
     return out
 
 
-@settings(max_examples=6, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(seed=st.integers(0, 10_000), workers=st.integers(2, 4),
-       mode=st.sampled_from(MODES + [[]]))
-def test_out_of_order_completion_gives_the_sequential_output_in_its_order(seed, workers, mode):
+       mode=st.sampled_from(MODES + [[]]), schedule=st.sampled_from(SCHEDULES))
+def test_out_of_order_completion_gives_the_sequential_output_in_its_order(seed, workers, mode,
+                                                                          schedule):
     want, want_metrics = _grouped(["--workers=1"], seed)
-    got, got_metrics = _grouped([f"--workers={workers}", *mode], seed)
+    got, got_metrics = _grouped([f"--workers={workers}", *mode, f"--schedule={schedule}",
+                                 f"--schedule_seed={seed}"], seed)
     if mode:   # the grouping is partitioned over the workers
         assert by_key(got) == by_key(want)
     else:

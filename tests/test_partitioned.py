@@ -17,6 +17,7 @@ from pomset.runtime.kernel_host import KernelHost
 from pomset.runtime.partitioned import PartitionedHost, new_buckets
 from pomset.runners.local.lanes import ThreadLanes
 from pomset.sdk.errors import UserCodeError
+from pomset.sdk.options import SCHEDULES
 from pomset.triggers.reducers import CombineReducer
 from pomset.triggers.strategy import WindowingStrategy
 from pomset.windowing import MAX_MICROS, NO_FIRING, WindowedValue
@@ -26,6 +27,11 @@ from test_properties import (AGGREGATIONS, LATENESS, agg_st, eager_trigger_st, e
 
 PARALLEL = [["--workers=2", "--worker_mode=processes"], ["--workers=3", "--worker_mode=threads"],
             ["--workers=2", "--worker_mode=threads"]]
+#: the parallel executor's flags under every scheduler, random picks with any seed included
+parallel_st = st.builds(lambda flags, schedule, seed: [*flags, f"--schedule={schedule}",
+                                                       f"--schedule_seed={seed}"],
+                        st.sampled_from(PARALLEL), st.sampled_from(SCHEDULES),
+                        st.integers(0, 10_000))
 
 
 def _run(flags, steps, spec, trigger, mode, agg):
@@ -42,7 +48,7 @@ def _run(flags, steps, spec, trigger, mode, agg):
 
 @settings(max_examples=40, deadline=None)
 @given(st.data(), events_st, window_st, eager_trigger_st, st.sampled_from(list(pm.AccumulationMode)),
-       agg_st, st.sampled_from(PARALLEL))
+       agg_st, parallel_st)
 def test_every_key_gets_the_sequential_panes_in_order(data, events, spec, trigger, mode, agg,
                                                       flags):
     steps = data.draw(steps_st(events))
