@@ -4,14 +4,22 @@ by several workers.
 
 Every bundle the driver hands over, and every step of its own (a clock tick, a watermark
 move), is a unit with a serial number. A bundle whose consumers include stateless steps
-(ParDos without side inputs, WindowInto, Flatten) goes to a worker, which runs it through its
-own copies of every stateless step it reaches and notes, in the order the sequential executor
-would make them, what those steps emit and what they hand to the other steps. Units then
-leave through the non-blocking reorder buffer in serial order: the thread that sends them
-(whichever worker finished the next one, or the driver) counts what the stateless steps did,
-records what is recorded, and runs the rest of the pipeline on what they handed over, as the
+(ParDos without side inputs, WindowInto, Flatten) is worked on by the workers, which run it
+through their own copies of the stateless steps it reaches and note, in the order the
+sequential executor would make them, what those steps emit and what they hand to the other
+steps. Units then leave through the non-blocking reorder buffer in serial order to the
+release, which one worker at a time runs: it counts what the stateless steps did, records
+what is recorded, and runs the rest of the pipeline on what they handed over, as the
 sequential executor would. So every stateful step sees the same calls in the same order, and
 the output is the sequential executor's.
+
+The workers' work is a board of operators, each with its worklist (`runtime/ordered/schedule`):
+with threads, one per stateless step (a task is one part of a bundle given to that step; what
+it hands to another stateless step becomes a task there, its events kept in their place), the
+release, and the buckets of partitioned groupings; a free worker asks the board, and the
+`--schedule` policy (the paper's CT, LP, QST or ET) picks the operator it serves for one time
+slice. With processes, a bundle goes through every stateless step it reaches in one process,
+while a thread waits for it.
 
 Workers are threads (`--worker_mode=threads`: they overlap work that releases the GIL, Arrow
 and numpy, and the driver's reading) or processes (`processes`: for Python-bound steps; they
