@@ -121,6 +121,21 @@ def test_take_gives_a_slice_of_the_chosen_operators_items_in_order():
     assert first.selectivity() == 0.5 and first.cost == pytest.approx(2e-6)
 
 
+@pytest.mark.parametrize("policy", ["qst", "lp", "et", "ct", "random"])
+def test_urgent_work_is_taken_before_the_policy_picks(policy):
+    """Work a running operator waits for (a grouping's buckets, while the release folds it)
+    goes to the next free worker, whatever the policy would pick among the others."""
+    board = Board(policy_named(policy))
+    first = board.add(Operator("first", 0, 2, _noop))
+    buckets = board.add(Operator("buckets", 1, 2, _noop, urgent=True))
+    last = board.add(Operator("last", 2, 1, _noop))
+    for op in (first, last):
+        board.put(op, "x", 100)
+    board.put(buckets, "job", 1)
+    assert board.take()[0] is buckets
+    assert board.take()[0] is not buckets
+
+
 @settings(max_examples=20, deadline=None)
 @given(policy=st.sampled_from(["qst", "lp", "et", "ct", "random"]), seed=st.integers(0, 99),
        items=st.lists(st.tuples(st.integers(0, 2), st.integers(1, 50)), max_size=60))

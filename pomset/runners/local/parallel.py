@@ -321,7 +321,7 @@ class ParallelExecutor(SequentialExecutor):
                               for cs in self.consumers[id(self.stages[i])].values()
                               for c, _ in cs]
             self.helpers = self.board.add(Operator("grouping buckets", len(self.stages) - 0.5,
-                                                   self.workers, self._helps))
+                                                   self.workers, self._helps, urgent=True))
             self.worker_stages = {s.index: s for s in self.stages if id(s) in self.on_worker}
             self.thread_workers = [_Worker(self) for _ in range(self.workers)]
             threads = self.workers

@@ -5,8 +5,8 @@ A `Board` holds the operators' worklists and what the workers measure on them: c
 element (c), selectivity (s) and, from ingress, cumulative selectivity (cs), workers on each
 (w) and its most (M: one for a stateful operator, the workers for a stateless one). A worker
 asks `take` for work, runs what it got, and reports with `done`; `take` picks among the
-schedulable operators (work waiting, w < M) by the board's policy and hands out one time
-slice of elements (at least one item). The policies are the paper's:
+schedulable operators (work waiting, w < M) by the board's policy (urgent ones first: work
+a running operator waits for) and hands out one time slice of elements (at least one item). The policies are the paper's:
 
 - `QST` (queue-size throttling) pushes from ingress: the earliest operator whose output
   queue is under its threshold T = C * cs / sum(cs);
@@ -41,14 +41,18 @@ UNMEASURED_COST = 1e-6
 class Operator:
     """One operator's worklist and measurements. `run(items)` does the work of a slice and
     returns the elements it emitted; `order` places it in the pipeline (ingress first);
-    `outputs` are the operators its output queue feeds (for QST)."""
+    `outputs` are the operators its output queue feeds (for QST). An `urgent` operator's
+    items are work that an operator already running waits for (the buckets of a grouping
+    its release is folding): a free worker takes them before the policy picks, as the
+    paper's partitioned stateful operator takes up to one worker per partition once chosen."""
 
     def __init__(self, name: str, order: float, limit: int,
-                 run: Callable[[List[Any]], int]) -> None:
+                 run: Callable[[List[Any]], int], urgent: bool = False) -> None:
         self.name = name
         self.order = order
         self.limit = limit
         self.run = run
+        self.urgent = urgent
         self.outputs: List["Operator"] = []
         self.items: deque = deque()
         self.queued = 0
@@ -215,7 +219,8 @@ class Board:
                 if self.closed:
                     return None
                 ready = [op for op in self.operators if op.items and op.workers < op.limit]
-                op = self.policy.pick(self, ready) if ready else None
+                urgent = [op for op in ready if op.urgent]
+                op = urgent[0] if urgent else self.policy.pick(self, ready) if ready else None
                 if op is not None:
                     break
                 self.changed.wait()
