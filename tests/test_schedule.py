@@ -74,7 +74,8 @@ def test_qst_picks_the_earliest_operator_under_its_output_threshold(data):
     ready = _ready(board)
     if not ready:
         return
-    total = sum(_cs(board, op) for op in board.operators)
+    # every operator measured and none emitting: the thresholds are all zero
+    total = sum(_cs(board, op) for op in board.operators) or 1.0
     capacity = max(board.in_flight * board.ingress / board.roots, 1.0)
     under = [op for op in ready if not op.outputs or sum(o.queued for o in op.outputs)
              < capacity * _cs(board, op) / total]
