@@ -188,22 +188,16 @@ def measure(path: str, counts: List[int], args: Any) -> Dict[str, Any]:
         figures["one"][terms] = base_s
         print(f"K={terms} one worker", round(base_s, 2), want, file=sys.stderr)
         for k in counts[1:]:
-            for name in SCHEDULERS:
-                s, p50, p95, got = measured(q4(path, terms, [
-                    f"--workers={k}", "--worker_mode=threads", f"--schedule={name}"]),
-                    args.repeats)
+            for name in (*SCHEDULERS, "auto"):
+                flags = [f"--workers={k}"] + ([] if name == "auto" else [
+                    "--worker_mode=threads", f"--schedule={name}"])
+                s, p50, p95, got = measured(q4(path, terms, flags), args.repeats)
                 if got != want:
-                    raise SystemExit(f"K={terms}: {name} at {k} workers gave {got}, one "
-                                     f"worker {want}")
+                    raise SystemExit(f"K={terms}: {' '.join(flags)} gave {got}, one worker "
+                                     f"{want}")
                 figures["runs"][terms, k, name] = (s, p50, p95)
                 print(f"K={terms}", name, k, round(s, 2), f"{p50 * 1e3:.1f} ms",
                       f"{p95 * 1e3:.1f} ms", file=sys.stderr)
-            s, p50, p95, got = measured(q4(path, terms, [f"--workers={k}"]), args.repeats)
-            if got != want:
-                raise SystemExit(f"K={terms}: default flags at {k} workers gave {got}, one "
-                                 f"worker {want}")
-            figures["runs"][terms, k, "auto"] = (s, p50, p95)
-            print(f"K={terms} auto", k, round(s, 2), file=sys.stderr)
     return figures
 
 
