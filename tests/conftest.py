@@ -5,9 +5,14 @@ each of the paper's schedulers and under seeded random picks), spark (batch), sp
 (a Structured Streaming query, bounded sources read as streams that end)."""
 from __future__ import annotations
 
+import sys
 from typing import List
 
 import pytest
+
+# A pipeline built without flags reads the program's command line, as Beam's does; the tests'
+# command line is pytest's, none of it a pipeline's.
+sys.argv[1:] = []
 
 #: the local runner's modes: its default, the sequential reference, the parallel executor's
 #: threads (under its default scheduler, CT, and each other one: the paper's LP, QST and ET,

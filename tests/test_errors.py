@@ -2,6 +2,9 @@
 run-time failures of user code, dead-letter outputs, and option errors."""
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 import pomset as pm
@@ -459,6 +462,94 @@ class TestOptions:
             MyOptions(["--other=1"])
         with pytest.raises(AttributeError):
             opts.missing_option
+
+
+    @pytest.mark.parametrize("kind", ["classmethod", "staticmethod", "method"])
+    def test_add_arguments_may_be_any_kind_of_method(self, kind):
+        def add(parser):
+            parser.add_argument("--threshold", type=int, default=5)
+        body = {"classmethod": classmethod(lambda cls, parser: add(parser)),
+                "staticmethod": staticmethod(add),
+                "method": lambda self, parser: add(parser)}[kind]
+        MyOptions = type("MyOptions", (pm.PipelineOptions,), {"add_arguments": body})
+        assert MyOptions(["--threshold=9"]).threshold == 9
+        assert MyOptions([]).threshold == 5
+
+    def test_flags_come_from_the_command_line_when_none_are_given(self, monkeypatch):
+        monkeypatch.setattr(sys, "argv", ["p.py", "--runner=spark", "--bundle_size=7"])
+        assert pm.PipelineOptions().runner == "spark"
+        p = pm.Pipeline()
+        assert (p.options.runner, p.options.bundle_size) == ("spark", 7)
+        assert pm.Pipeline(argv=[]).options.runner == "local"   # explicit flags win
+
+    def test_the_command_lines_other_flags_are_passed_over_with_a_warning_at_the_run(
+            self, monkeypatch, recwarn):
+        monkeypatch.setattr(sys, "argv", ["p.py", "--quiet", "--input", "in.txt", "--bogus"])
+        p = pm.Pipeline()
+        out = p | pm.Create([1, 2]) | pm.Map(lambda x: x * 10)
+        assert not recwarn.list                             # a view may still know them
+        with pytest.warns(pm.OptionsWarning, match="--input in.txt --bogus: not pipeline"):
+            result = p.run()
+        assert sorted(wv.value for wv in result.collect(out)) == [10, 20]
+
+    def test_view_as_parses_the_flags_with_the_views_own_and_shares_the_values(
+            self, monkeypatch, recwarn):
+        class MyOptions(pm.PipelineOptions):
+            def add_arguments(self, parser):
+                parser.add_argument("--input", default="-")
+
+        monkeypatch.setattr(sys, "argv", ["p.py", "--input=a.txt", "--workers=2"])
+        options = pm.PipelineOptions()
+        mine = options.view_as(MyOptions)
+        assert (mine.input, mine.workers) == ("a.txt", 2)
+        mine.workers = 3
+        assert options.workers == 3                        # one set of values
+        pm.Pipeline(options=options).run()
+        assert not [w for w in recwarn.list if issubclass(w.category, pm.OptionsWarning)]
+        assert options.view_as(pm.PipelineOptions).workers == 3
+        with pytest.raises(TypeError, match="PipelineOptions subclass"):
+            options.view_as(dict)
+
+
+_SCRIPT = """
+import pomset as pm
+
+class MyOptions(pm.PipelineOptions):
+    def add_arguments(self, parser):
+        parser.add_argument("--threshold", type=int, default=5, help="the smallest value kept")
+
+options = MyOptions()
+p = pm.Pipeline(options=options)
+kept = p | pm.Create([3, 5, 8]) | pm.Filter(lambda x: x >= options.threshold)
+print(sorted(wv.value for wv in p.run().collect(kept)), options.runner)
+"""
+
+
+@pytest.mark.parametrize("argv,code,out,err", [
+    (["--threshold=4", "--quiet"], 0, "[5, 8] local", ""),
+    (["--threshold=6", "--quiet", "--bogus"], 0, "[8] local", "--bogus: not pipeline options"),
+    (["--worker_mode=fast"], 2, "", "p.py: error: argument --worker_mode: invalid choice: "
+                                    "'fast' (choose from 'auto', 'threads', 'processes')"),
+    (["--runner=flink"], 2, "", "p.py: error: unknown runner 'flink'; available runners:"),
+    (["--help"], 0, "--threshold THRESHOLD", ""),
+])
+def test_a_script_reads_its_command_line_as_a_beam_user_expects(tmp_path, argv, code, out,
+                                                                 err):
+    """As a user runs it: `python p.py FLAGS`. A bad value is one line on stderr, not a
+    traceback; --help lists every flag with its help, the script's own too."""
+    script = tmp_path / "p.py"
+    script.write_text(_SCRIPT)
+    run = subprocess.run([sys.executable, str(script), *argv], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == code, run.stderr
+    assert out in run.stdout
+    assert err in run.stderr
+    if code == 2:
+        assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
+    if "--help" in argv:
+        for flag in ("--runner RUNNER", "--workers N", "--worker_mode", "--schedule",
+                     "the smallest value kept"):
+            assert flag in run.stdout
 
 
 def test_data_dependent_window_starting_after_the_element_is_rejected_at_run_time():

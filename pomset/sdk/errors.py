@@ -14,6 +14,11 @@ class OptionsError(ValueError):
     """A command-line flag or pipeline option is unknown or invalid."""
 
 
+class OptionsWarning(UserWarning):
+    """Flags on the program's command line that are not pipeline options were passed over
+    (the program may have flags of its own); the message names them."""
+
+
 class CheckpointError(RuntimeError):
     """A checkpoint cannot be used: damaged, of another pipeline, or out of step with the
     output it belongs to. The message names the file or step and what to do."""

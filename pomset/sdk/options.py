@@ -1,12 +1,14 @@
-"""PipelineOptions: flags parsed from argv (`--runner=local`), unknown flags rejected."""
+"""PipelineOptions: flags parsed from argv (`--runner=local`). Flags given to it explicitly
+must all be known; with none given it reads the program's command line, as Beam does."""
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-from typing import Any, List, Optional, Sequence
+import warnings
+from typing import Any, Dict, List, Optional, Sequence
 
-from .errors import OptionsError
+from .errors import OptionsError, OptionsWarning
 from .runners import runner_names
 
 
@@ -49,27 +51,86 @@ class _Parser(argparse.ArgumentParser):
 
 
 class PipelineOptions:
-    """Options for running a pipeline. Subclass and override `add_arguments(parser)` to add
-    your own flags; unknown flags raise `OptionsError` naming them."""
+    """Options for running a pipeline, from `flags` or, when none are given, from the
+    program's command line (`sys.argv`), as Beam reads them. Subclass and override
+    `add_arguments(parser)` (a plain, class or static method) to add your own flags.
+
+    Explicit `flags` must all be known: an unknown or invalid one raises `OptionsError`
+    naming it. On the command line, where the program may have flags of its own, unknown
+    ones are passed over with an `OptionsWarning` naming them, as Beam discards them; an
+    invalid value (`--workers=x`) ends the program with one line on stderr. `--help` prints
+    every flag with its help and ends the program."""
 
     def __init__(self, flags: Optional[Sequence[str]] = None, **kwargs: Any) -> None:
-        parser = _Parser(prog="pipeline", add_help=False, allow_abbrev=False)
-        self._add_core(parser)
-        for cls in reversed(type(self).__mro__):
-            if "add_arguments" in cls.__dict__:
-                cls.__dict__["add_arguments"].__func__(cls, parser)
-        argv: List[str] = list(flags) if flags is not None else []
-        namespace, unknown = parser.parse_known_args(argv)
-        if unknown:
-            known = sorted(a.option_strings[0] for a in parser._actions if a.option_strings)
-            raise OptionsError(f"unknown option(s) {' '.join(unknown)}; known options: {', '.join(known)}")
+        command_line = flags is None
+        self._parse(list(sys.argv[1:] if command_line else flags), command_line, kwargs)
+
+    def _parse(self, argv: List[str], command_line: bool, kwargs: Dict[str, Any]) -> None:
+        parser = self._parser()
+        if "--help" in argv or "-h" in argv:
+            parser.print_help()
+            raise SystemExit(0)
+        try:
+            namespace, unknown = parser.parse_known_args(argv)
+            if unknown and not command_line:
+                known = sorted(a.option_strings[0] for a in parser._actions
+                               if a.option_strings)
+                raise OptionsError(f"unknown option(s) {' '.join(unknown)}; known options: "
+                                   f"{', '.join(known)} (--help says what each does)")
+            if command_line:    # a value there is the user's to fix, not the program's
+                self._check(vars(namespace))
+        except OptionsError as e:
+            if not command_line:
+                raise
+            print(f"{parser.prog}: error: {e}", file=sys.stderr)
+            raise SystemExit(2) from None
         for key, value in kwargs.items():
             if not hasattr(namespace, key):
                 raise OptionsError(f"unknown option {key!r}")
             setattr(namespace, key, value)
-        self._values = vars(namespace)
+        self._values: Dict[str, Any] = vars(namespace)
         self._resolve_workers()
         self.set_runner(self._values["runner"])
+        self._flags = argv
+        self._command_line = command_line
+        #: the command line's flags that no view of these options knows, shared by the views
+        self._unknown = unknown
+
+    def warn_unknown(self) -> None:
+        """Warn, once, of the command line's flags that are not pipeline options (of this
+        class or any `view_as` of it): a run calls it as it starts."""
+        if self._unknown:
+            warnings.warn(f"{' '.join(self._unknown)}: not pipeline options, passed over (pass "
+                          "the pipeline's flags explicitly, PipelineOptions(flags) or "
+                          "Pipeline(argv=...), to make an unknown one an error)",
+                          OptionsWarning, stacklevel=3)
+            self._unknown.clear()
+
+    def _parser(self) -> argparse.ArgumentParser:
+        """Every flag: pomset's, and each class's in the hierarchy from `add_arguments`."""
+        prog = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "pipeline"
+        parser = _Parser(prog=prog, add_help=False, allow_abbrev=False)
+        self._add_core(parser)
+        for cls in reversed(type(self).__mro__):
+            add = cls.__dict__.get("add_arguments")
+            if isinstance(add, (classmethod, staticmethod)):
+                add.__get__(self, cls)(parser)
+            elif add is not None:
+                add(self, parser)
+        return parser
+
+    def view_as(self, cls: type) -> "PipelineOptions":
+        """These options seen as `cls` (another `PipelineOptions` subclass, as in Beam): the
+        same flags parsed with its parser too, sharing one set of values with this view."""
+        if not (isinstance(cls, type) and issubclass(cls, PipelineOptions)):
+            raise TypeError(f"view_as takes a PipelineOptions subclass, got {cls!r}")
+        view = cls.__new__(cls)
+        view._parse(self._flags, self._command_line, {})
+        view._values.update(self._values)
+        self._values = view._values
+        self._unknown[:] = [flag for flag in self._unknown if flag in view._unknown]
+        view._unknown = self._unknown
+        return view
 
     def _resolve_workers(self) -> None:
         """Beam's running mode, and `--workers=0`, in terms of `--workers`/`--worker_mode`."""
@@ -82,11 +143,17 @@ class PipelineOptions:
         if values["workers"] == 0:
             values["workers"] = usable_cores()
 
+    @staticmethod
+    def _check(values: Dict[str, Any]) -> None:
+        """Raise OptionsError for a value the parser let through but pomset cannot use."""
+        names = runner_names()
+        if values["runner"] not in names:
+            raise OptionsError(f"unknown runner {values['runner']!r}; available runners: "
+                               f"{', '.join(names)}")
+
     def set_runner(self, runner: str) -> None:
         """Choose the runner; an unknown name is an error listing the available ones."""
-        names = runner_names()
-        if runner not in names:
-            raise OptionsError(f"unknown runner {runner!r}; available runners: {', '.join(names)}")
+        self._check({"runner": runner})
         self._values["runner"] = runner
 
     @staticmethod
@@ -193,6 +260,7 @@ class PipelineOptions:
 
     @classmethod
     def from_argv(cls) -> "PipelineOptions":
+        """The options on the program's command line, every flag required to be known."""
         return cls(sys.argv[1:])
 
     def __getattr__(self, name: str) -> Any:
@@ -200,6 +268,13 @@ class PipelineOptions:
         if name in values:
             return values[name]
         raise AttributeError(f"no pipeline option {name!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        values = self.__dict__.get("_values")
+        if values is not None and name in values:
+            values[name] = value
+        else:
+            super().__setattr__(name, value)
 
     def get_all_options(self) -> dict:
         return dict(self._values)

@@ -49,7 +49,7 @@ class Pipeline:
     def __init__(self, runner: Optional[str] = None, options: Optional[PipelineOptions] = None,
                  argv: Optional[Sequence[str]] = None) -> None:
         if options is None:
-            options = PipelineOptions(argv or [])
+            options = PipelineOptions(argv)
         if runner is not None:
             options.set_runner(runner)
         self.options = options
@@ -135,6 +135,7 @@ class Pipeline:
         """Run the pipeline to completion on the runner its options name; returns the result.
         A pipeline runs once: after a `with` block has run it, `run()` returns that result."""
         if self._result is None:
+            self.options.warn_unknown()
             self._result = get_runner(self.options.runner).run(self)
             warn_dropped(self.nodes, self._result.metrics())
         return self._result
