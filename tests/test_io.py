@@ -399,6 +399,25 @@ def test_bad_csv_rows_go_to_dead_letters_with_their_line_numbers(tmp_path):
     assert result.counter("dead_lettered") == 4
 
 
+@pytest.mark.parametrize("runner", ["--workers=1", "--runner=spark"])
+def test_dead_letters_after_the_first_bundle_of_a_file_are_all_kept(tmp_path, runner, request):
+    """Malformed records found after a bundle's dead letters were sent, while the same file
+    is still being read, are sent too (they were once appended to a list already sent)."""
+    if "spark" in runner:
+        request.getfixturevalue("spark_session")
+    lines = [b"line %d" % i for i in range(2500)]
+    for n in (3, 1500, 2400):
+        lines[n] = b"\xff bad %d" % n
+    (tmp_path / "t.txt").write_bytes(b"\n".join(lines) + b"\n")
+    p = pm.Pipeline(argv=["--quiet", "--bundle_size=100", runner])
+    good, bad = p | pm.ReadFromText(str(tmp_path / "t.txt")).with_exception_handling()
+    result = p.run()
+    assert len(result.collect(good)) == 2497
+    assert sorted(wv.value.element for wv in result.collect(bad)) == [
+        b"\xff bad 1500", b"\xff bad 2400", b"\xff bad 3"]
+    assert result.counter("dead_lettered") == 3
+
+
 def test_bad_text_and_parquet_records_go_to_dead_letters(tmp_path):
     (tmp_path / "t.txt").write_bytes(b"ok\n\xff\xfe broken\nfine\n")
     pq.write_table(pa.table({"v": [1, 2, 3], "ts": [1.0, None, 3.0]}), tmp_path / "p.parquet")

@@ -25,10 +25,9 @@ def read_bundles(source: Any, label: str, size: int,
             if len(bundle) >= size:
                 yield None, bundle
                 bundle = []
-                if dead:
-                    yield dead_tag, dead
-                    dead = []
-                    on_bad = source.dead_letters(label, dead)
+                if dead:   # the file's reader keeps `on_bad`, which fills this list
+                    yield dead_tag, list(dead)
+                    dead.clear()
     if bundle:
         yield None, bundle
     if dead:
