@@ -9,7 +9,7 @@ from .sdk.core import (CoGroupByKey, CombineGlobally, CombinePerKey, CombineValu
 from .sdk.dofn import DeadLetter, DoFn, TaggedOutput
 from .sdk.errors import (CheckpointError, CheckpointWarning, DataLossError, DataLossWarning,
                          LateDataWarning, OptionsError, OptionsWarning,
-                         PipelineConstructionError, UserCodeError)
+                         PipelineConstructionError, TimeUnitWarning, UserCodeError)
 from .sdk.options import PipelineOptions
 from .sdk.pipeline import Pipeline
 from .sdk.ptransform import PTransform
@@ -36,7 +36,7 @@ __all__ = [
     "Source", "Values", "WindowInto", "WithTimestamps",
     "DeadLetter", "DoFn", "TaggedOutput",
     "CheckpointError", "CheckpointWarning", "DataLossError", "DataLossWarning",
-    "LateDataWarning", "OptionsError", "OptionsWarning",
+    "LateDataWarning", "OptionsError", "OptionsWarning", "TimeUnitWarning",
     "PipelineConstructionError",
     "UserCodeError",
     "PipelineOptions", "Pipeline", "PTransform", "Row", "GroupBy", "Select", "WithColumns",

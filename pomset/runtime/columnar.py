@@ -785,7 +785,11 @@ def read_columns(source: Any, paths: Sequence[str], on_bad: Any,
             if field is None:
                 times = pa.array(np.full(n, MIN_MICROS, np.int64))
             else:
-                times = _micros(batch.column(field), pa, pc)
+                column = batch.column(field)
+                times = _micros(column, source.timestamp_unit, pa, pc)
+                if not source._unit_checked and len(column):
+                    source.check_unit(pc.max(pc.abs(column)).as_py()
+                                      if not pa.types.is_timestamp(column.type) else None)
                 ok = pc.and_(pc.is_valid(times), pc.and_(pc.greater(times, MIN_MICROS),
                                                          pc.less(times, MAX_MICROS)))
                 ok = pc.fill_null(ok, False)
@@ -797,23 +801,27 @@ def read_columns(source: Any, paths: Sequence[str], on_bad: Any,
             yield Columns(table.append_column(TS, times))
 
 
-def _micros(column: Any, pa: Any, pc: Any) -> Any:
-    """Event time (µs) of a timestamp or numeric (seconds) column; null where it is neither."""
+def _micros(column: Any, unit: str, pa: Any, pc: Any) -> Any:
+    """Event time (µs) of a timestamp column, or a numeric one counting `unit`s since the
+    epoch; null where it is neither."""
+    from ..sdk.event_time import TIME_UNITS
     kind = column.type
     if pa.types.is_timestamp(kind):
         return pc.cast(pc.cast(column, pa.timestamp("us", kind.tz)), pa.int64())
-    # seconds outside event time's range (or not finite) are null, not an overflow
-    bound = MAX_MICROS // 1_000_000
+    # numbers outside event time's range (or not finite) are null, not an overflow
+    num, den = TIME_UNITS[unit]
+    bound = min(MAX_MICROS // num * den, 2**63 - 1)   # nanoseconds: any int64
     if pa.types.is_integer(kind):
         x = pc.cast(column, pa.int64(), safe=False) if kind != pa.uint64() else pc.cast(
             pc.if_else(pc.less(column, bound), column, pa.scalar(None, kind)), pa.int64())
         ok = pc.and_(pc.greater(x, -bound), pc.less(x, bound))
-        return pc.multiply(pc.if_else(ok, x, pa.scalar(None, pa.int64())), 1_000_000)
+        x = pc.if_else(ok, x, pa.scalar(None, pa.int64()))
+        return pc.divide(x, den) if den > 1 else pc.multiply(x, num)
     if pa.types.is_floating(kind):
         x = pc.cast(column, pa.float64())
         ok = pc.and_(pc.is_finite(x), pc.less(pc.abs(x), float(bound)))
         x = pc.if_else(ok, x, pa.scalar(None, pa.float64()))
-        return pc.cast(pc.round(pc.multiply(x, 1e6)), pa.int64())
+        return pc.cast(pc.round(pc.multiply(x, num / den)), pa.int64())
     return pa.nulls(len(column), pa.int64())
 
 
@@ -831,7 +839,7 @@ def bad_time(source: Any, on_bad: Any, record: Dict[str, Any], path: str, row: i
     from ..sdk.io.base import event_time_micros
     field = source.timestamp_field
     try:
-        event_time_micros(record[field])
+        event_time_micros(record[field], source.timestamp_unit)
         what = "is out of the range of event time"
     except ValueError as e:
         what = str(e)

@@ -15,6 +15,7 @@ from ..triggers.strategy import WindowingStrategy
 from .combinefn import CombineFn, Count, as_combine_fn
 from .dofn import BatchTypes, DoFn, batch_types
 from .errors import PipelineConstructionError
+from .event_time import event_time_micros, time_unit
 from .kinds import KV, NOT_KV, UNKNOWN, element_kind, kind_of_return, kind_of_values
 from .ptransform import Primitive, PTransform
 from .pvalue import AsList, DoOutputsTuple, PCollection, SideInput
@@ -246,9 +247,21 @@ class Filter(ParDo):
         return f"Filter({self.expr!r})" if self.expr is not None else super().default_label()
 
 
-def WithTimestamps(fn: Callable[[Any], Any]) -> Map:
-    """Sets each element's event time to `fn(element)` (seconds, datetime or Timestamp)."""
-    out = Map(lambda v: TimestampedValue(v, fn(v)))
+def WithTimestamps(fn: Callable[[Any], Any], timestamp_unit: str = "s") -> Map:
+    """Sets each element's event time to `fn(element)`: what a `timestamp_field=` may hold
+    (a number of `timestamp_unit`s since the epoch, seconds by default; an ISO-8601 string;
+    a datetime or date, naive meaning UTC; a Timestamp). A value that is none of them fails
+    the element, saying why."""
+    unit = time_unit(timestamp_unit)
+
+    def stamp(v: Any) -> TimestampedValue:
+        when = fn(v)
+        try:
+            micros = event_time_micros(when, unit)
+        except ValueError as e:
+            raise ValueError(f"the timestamp it returned {e}") from None
+        return TimestampedValue(v, Timestamp.from_micros(micros))
+    out = Map(stamp)
     out.output_kind = UNKNOWN
     out.label = f"WithTimestamps({getattr(fn, '__name__', 'fn')})"
     return out

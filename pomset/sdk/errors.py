@@ -41,6 +41,12 @@ class LateDataWarning(UserWarning):
     also in `result.metrics()`."""
 
 
+class TimeUnitWarning(UserWarning):
+    """A source's event times look like numbers of another unit than its `timestamp_unit`
+    (milliseconds read as seconds, say); the message names the field, the value and the unit
+    to pass."""
+
+
 class DataLossWarning(UserWarning):
     """A source's data was deleted (Kafka retention) before the run read it; the run went on
     from the earliest data left (`--on_data_loss=warn`, the default). Filter it with the

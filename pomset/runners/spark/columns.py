@@ -30,6 +30,7 @@ from ...runtime.columnar import (KEY, ON_TIME_ONCE, TS, VALUE, WE, WS, Columns, 
 from ...sdk.combinefn import Count, Max, Mean, Min, Sum
 from ...sdk.core import Filter, GroupByKey, ParDo, WindowInto
 from ...sdk.expressions import Expr, kind
+from ...sdk.event_time import TIME_UNITS
 from ...sdk.io.base import EXTRA_NAMES, annotates
 from ...sdk.io.parquetio import ReadFromParquet, WriteToParquet
 from ...sdk.relational import FieldsCombineFn, FieldsToRow, KeyFields, _FieldsMap
@@ -116,14 +117,16 @@ def reads_natively(t: Any) -> bool:
             and not any(":" in os.path.basename(f) for f in t.files()))
 
 
-def _event_micros(column: Any, kind_of: Any, spark_type: Any) -> Any:
+def _event_micros(column: Any, kind_of: Any, spark_type: Any, unit: str) -> Any:
     """Event time (µs) of the timestamp field as the element path reads it: a timestamp as its
     instant (a naive one, Spark's TIMESTAMP_NTZ, taken as UTC whatever the session's time
-    zone), a number as seconds (floats rounded half to even); null where it is not a time
-    within event time's range."""
+    zone), a number as `unit`s since the epoch (floats rounded half to even, integers of a
+    finer unit than µs toward zero); null where it is not a time within event time's
+    range."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import TimestampNTZType
-    bound = MAX_MICROS // 1_000_000
+    num, den = TIME_UNITS[unit]
+    bound = min(MAX_MICROS // num * den, 2**63 - 1)   # nanoseconds: any int64
     if isinstance(spark_type, TimestampNTZType):
         micros = F.unix_micros(F.to_utc_timestamp(column.cast("timestamp"),
                                                   F.current_timezone()))
@@ -131,11 +134,13 @@ def _event_micros(column: Any, kind_of: Any, spark_type: Any) -> Any:
         micros = F.unix_micros(column.cast("timestamp"))
     elif pa.types.is_integer(kind_of):
         x = column.cast("long")
-        micros = F.when((x > -bound) & (x < bound), x * F.lit(1_000_000))
+        scaled = (x * F.lit(num) if den == 1   # exact, toward zero, as the local paths
+                  else (x.cast("decimal(38,0)") / F.lit(den)).cast("long"))
+        micros = F.when((x > -bound) & (x < bound), scaled)
     else:
         x = column.cast("double")
         micros = F.when(~F.isnan(x) & (F.abs(x) < float(bound)),
-                        F.bround(x * 1e6).cast("long"))
+                        F.bround(x * (num / den)).cast("long"))
     return F.when((micros > MIN_MICROS) & (micros < MAX_MICROS), micros)
 
 
@@ -156,10 +161,11 @@ def read_parquet(plan: Any, t: ReadFromParquet, node: Any) -> Dict[Optional[str]
         out = df.select(*[_c(n) for n in names], F.lit(MIN_MICROS).cast("long").alias(TS))
         return {None: Columnar(out, schema, False)}
     kind_of = pq.read_schema(files[0]).field(field).type
-    df = df.withColumn(TS, _event_micros(_c(field), kind_of, df.schema[field].dataType))
+    df = df.withColumn(TS, _event_micros(_c(field), kind_of, df.schema[field].dataType,
+                                         t.timestamp_unit))
     bad = df.filter(F.col(TS).isNull())
     # the time column alone is read, unless the files' statistics already say it is clean
-    n_bad = 0 if _times_clean(footers, field) else bad.count()
+    n_bad = 0 if _times_clean(footers, field, t.timestamp_unit) else bad.count()
     counts = plan.counts[node.label] = {"read": total - n_bad}
     outs: Dict[Optional[str], Any] = {}
     if t.dead_letter_tag is not None:
@@ -176,18 +182,20 @@ def read_parquet(plan: Any, t: ReadFromParquet, node: Any) -> Dict[Optional[str]
     return outs
 
 
-def _times_clean(footers: List[Any], field: str) -> bool:
+def _times_clean(footers: List[Any], field: str, unit: str) -> bool:
     """Whether the Parquet footers show every row's time usable: in every row group of every
     file, the field's statistics count no nulls, and its minimum and maximum (a timestamp
-    in s, ms or µs, or integer seconds) lie within event time. False when they cannot tell
-    (no statistics, floats, anything else)."""
+    in s, ms or µs, or integers of `unit`, s, ms or µs) lie within event time. False when
+    they cannot tell (no statistics, floats, nanosecond integers, anything else)."""
     per_unit = {"s": 1_000_000, "ms": 1_000, "us": 1}
     for meta in footers:
         kind_of = meta.schema.to_arrow_schema().field(field).type
         if pa.types.is_timestamp(kind_of) and kind_of.unit in per_unit:
             scale = per_unit[kind_of.unit]
         elif pa.types.is_integer(kind_of):
-            scale = 1_000_000
+            if TIME_UNITS[unit][1] != 1:
+                return False
+            scale = TIME_UNITS[unit][0]
         else:
             return False
         leaves = [meta.schema.column(j).path for j in range(meta.num_columns)]

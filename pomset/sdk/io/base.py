@@ -21,17 +21,17 @@ import datetime as _dt
 import decimal
 import enum
 import glob
-import math
-import numbers
 import os
+import warnings
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ...triggers import AccumulationMode
 from ...windowing import (GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, GlobalWindow,
-                          GlobalWindows, Timestamp, WindowedValue, to_micros)
+                          GlobalWindows, Timestamp, WindowedValue)
 from ..core import Source
 from ..dofn import DeadLetter
-from ..errors import PipelineConstructionError, UserCodeError
+from ..errors import PipelineConstructionError, TimeUnitWarning, UserCodeError
+from ..event_time import event_time_micros, time_unit, unit_warning
 from ..kinds import NOT_KV
 from ..ptransform import Primitive
 from ..pvalue import DoOutputsTuple, PCollection
@@ -70,61 +70,6 @@ def expand_pattern(pattern: Union[PathLike, Sequence[PathLike]]) -> List[str]:
     else:
         matches = [text] if os.path.exists(text) else []
     return sorted(m for m in matches if os.path.isfile(m))
-
-
-def event_time_micros(value: Any) -> int:
-    """Event time (µs) from a record field: seconds since the epoch (a number or a numeric
-    string), an ISO-8601 string, a datetime or date (naive means UTC), a pm.Timestamp, or a
-    pyarrow scalar holding one of these. Raises ValueError saying what is wrong."""
-    if value is None:
-        raise ValueError("is null")
-    if hasattr(value, "as_py") and not isinstance(value, (str, bytes)):
-        return event_time_micros(value.as_py())
-    if isinstance(value, Timestamp):
-        micros = value.micros
-    elif isinstance(value, bool):
-        raise ValueError(f"is a bool ({value!r}), not a time")
-    elif isinstance(value, (_dt.datetime, _dt.date)):
-        if not isinstance(value, _dt.datetime):
-            value = _dt.datetime(value.year, value.month, value.day, tzinfo=_dt.timezone.utc)
-        micros = to_micros(value)
-    elif isinstance(value, (numbers.Real, decimal.Decimal)):
-        micros = _seconds_to_micros(float(value), value)
-    elif isinstance(value, str):
-        micros = _parse_time_string(value)
-    else:
-        raise ValueError(f"is a {type(value).__name__} ({value!r}), not seconds, an ISO-8601 "
-                         f"string or a datetime")
-    if not MIN_MICROS < micros < MAX_MICROS:
-        raise ValueError(f"{value!r} is out of the range of event time")
-    return micros
-
-
-def _seconds_to_micros(seconds: float, original: Any) -> int:
-    if not math.isfinite(seconds):
-        raise ValueError(f"is not a finite number ({original!r})")
-    if abs(seconds) >= MAX_MICROS / 1_000_000:
-        raise ValueError(f"{original!r} is out of the range of event time")
-    if isinstance(original, numbers.Integral):
-        return int(original) * 1_000_000
-    return to_micros(seconds)
-
-
-def _parse_time_string(text: str) -> int:
-    s = text.strip()
-    if not s:
-        raise ValueError("is an empty string")
-    try:
-        seconds = float(s)
-    except ValueError:
-        pass
-    else:
-        return _seconds_to_micros(seconds, text)
-    try:
-        parsed = _dt.datetime.fromisoformat(s)
-    except ValueError:
-        raise ValueError(f"{text!r} is neither seconds nor an ISO-8601 time") from None
-    return to_micros(parsed)
 
 
 class DeadLetterSource(Source):
@@ -182,8 +127,11 @@ class FileSource(DeadLetterSource):
     `self.bad(...)`."""
 
     def __init__(self, pattern: PathLike, timestamp_field: Optional[str] = None,
-                 label: Optional[str] = None, schema: Optional[SchemaLike] = None) -> None:
+                 label: Optional[str] = None, schema: Optional[SchemaLike] = None,
+                 timestamp_unit: str = "s") -> None:
         super().__init__(label)
+        self.timestamp_unit = time_unit(timestamp_unit)
+        self._unit_checked = False
         patterns = list(pattern) if isinstance(pattern, (list, tuple)) else [pattern]
         if not patterns or not all(isinstance(p, (str, os.PathLike)) for p in patterns):
             raise TypeError(f"{type(self).__name__} takes a file pattern, a directory or a "
@@ -228,6 +176,14 @@ class FileSource(DeadLetterSource):
         where = path if line is None else f"{path}:{line}"
         on_bad(DeadLetter(element, self.name, f"{where}: {what}", ""))
 
+    def check_unit(self, number: Any) -> None:
+        """Warn, once per source, when the first event time read looks like a number of
+        another unit than `timestamp_unit` (a millisecond epoch read as seconds)."""
+        self._unit_checked = True
+        message = unit_warning(self.name, self.timestamp_field, number, self.timestamp_unit)
+        if message is not None:
+            warnings.warn(message, TimeUnitWarning, stacklevel=2)
+
     def element(self, record: Any, on_bad: OnBad, path: str,
                 line: Any) -> Optional[WindowedValue]:
         """The element for a parsed record, timestamped from `timestamp_field` if set; None
@@ -239,10 +195,12 @@ class FileSource(DeadLetterSource):
                 self.bad(on_bad, record, path, line, f"missing timestamp field {field!r}")
                 return None
             try:
-                ts = event_time_micros(record[field])
+                ts = event_time_micros(record[field], self.timestamp_unit)
             except ValueError as e:
                 self.bad(on_bad, record, path, line, f"timestamp field {field!r} {e}")
                 return None
+            if not self._unit_checked:
+                self.check_unit(record[field])
         if self.row_schema is not None:
             try:
                 record = conform(record, self.row_schema)

@@ -32,8 +32,8 @@ class ReadFromCsv(FileSource):
     int, float, bool, "date", "timestamp", "timestamp UTC"); `schema` (a pyarrow.Schema or a
     mapping of field name to type) declares them all, and each row becomes a `pm.Row`.
 
-    With `timestamp_field`, event time comes from that column (seconds since the epoch,
-    ISO-8601 strings or timestamps). `delimiter` separates fields; `skip_header_lines` lines
+    With `timestamp_field`, event time comes from that column (a number of `timestamp_unit`s
+    since the epoch, seconds by default; ISO-8601 strings or timestamps). `delimiter` separates fields; `skip_header_lines` lines
     are passed over before the header; `header=False` reads a file without a header row, its
     columns named by `column_names` (else f0, f1, ...); `column_names` with a header renames
     the header's columns."""
@@ -42,8 +42,9 @@ class ReadFromCsv(FileSource):
                  label: Optional[str] = None, schema: Optional[SchemaLike] = None, *,
                  delimiter: str = ",", encoding: str = "utf-8", header: bool = True,
                  column_names: Optional[Sequence[str]] = None, skip_header_lines: int = 0,
-                 column_types: Optional[Mapping[str, Any]] = None) -> None:
-        super().__init__(pattern, timestamp_field, label, schema)
+                 column_types: Optional[Mapping[str, Any]] = None,
+                 timestamp_unit: str = "s") -> None:
+        super().__init__(pattern, timestamp_field, label, schema, timestamp_unit)
         if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in "\r\n\"":
             raise ValueError(f"delimiter must be one character (not a quote or line break), "
                              f"got {delimiter!r}")

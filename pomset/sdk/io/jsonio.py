@@ -11,15 +11,16 @@ from .base import FileSink, FileSource, LineWriter, OnBad, PathLike, RowMaker, b
 
 class ReadFromJson(FileSource):
     """The objects (as dicts) of JSON-lines files matching a glob pattern; blank lines are
-    skipped. With `timestamp_field`, event time comes from that field (seconds since the epoch
-    or an ISO-8601 string). With `schema` (a pyarrow.Schema or a mapping of field name to
+    skipped. With `timestamp_field`, event time comes from that field (a number of
+    `timestamp_unit`s since the epoch, seconds by default, or an ISO-8601 string). With `schema` (a pyarrow.Schema or a mapping of field name to
     type) each object becomes a `pm.Row` of those fields, converted to their types. A line
     that is not a JSON object, does not fit the schema, or whose timestamp field is missing or
     not a time, is a malformed record."""
 
     def __init__(self, pattern: PathLike, timestamp_field: Optional[str] = None,
-                 label: Optional[str] = None, schema: Optional[SchemaLike] = None) -> None:
-        super().__init__(pattern, timestamp_field, label, schema)
+                 label: Optional[str] = None, schema: Optional[SchemaLike] = None, *,
+                 timestamp_unit: str = "s") -> None:
+        super().__init__(pattern, timestamp_field, label, schema, timestamp_unit)
 
     def read_file(self, path: str, on_bad: OnBad) -> Iterator[WindowedValue]:
         loads, element = json.loads, self.element

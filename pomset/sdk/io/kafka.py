@@ -2,8 +2,9 @@
 
 Reading: each record becomes an element whose value is the record's value decoded by
 `value_format` ("json", "str" or "bytes"), whose event time is the record's timestamp
-(`timestamp="kafka"`), a field of the JSON payload (`timestamp="field"`), or the time it was
-read (`timestamp=None`), and whose diff is taken from a `pomset-diff` header (+1 without one),
+(`timestamp="kafka"`), a field of the JSON payload (`timestamp="field"`: a number of
+`timestamp_unit`s since the epoch, seconds by default, or an ISO-8601 string), or the time it
+was read (`timestamp=None`), and whose diff is taken from a `pomset-diff` header (+1 without one),
 so a topic pomset wrote with retractions reads back as the same stream. A record that does not
 decode is a `DeadLetter` naming its topic, partition and offset.
 
@@ -24,14 +25,16 @@ records is the current result.
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from ...windowing import GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, GlobalWindow, WindowedValue
 from ..dofn import DeadLetter
-from ..errors import PipelineConstructionError, UserCodeError
+from ..errors import PipelineConstructionError, TimeUnitWarning, UserCodeError
+from ..event_time import event_time_micros, time_unit, unit_warning
 from ..kinds import NOT_KV
 from ..schema import SchemaLike, as_schema, conform
-from .base import DeadLetterSource, OnBad, Sink, annotates, event_time_micros, json_default
+from .base import DeadLetterSource, OnBad, Sink, annotates, json_default
 
 FORMATS = ("json", "str", "bytes")
 DIFF_HEADER = "pomset-diff"
@@ -97,9 +100,12 @@ class ReadFromKafka(DeadLetterSource):
                  value_format: str = "json", timestamp: Optional[str] = None,
                  max_out_of_orderness: float = 0.0, idle_timeout: Optional[float] = None,
                  consumer_config: Optional[Dict[str, Any]] = None, until: Optional[str] = None,
-                 label: Optional[str] = None, schema: Optional[SchemaLike] = None) -> None:
+                 label: Optional[str] = None, schema: Optional[SchemaLike] = None, *,
+                 timestamp_unit: str = "s") -> None:
         super().__init__(label)
         who = label or "ReadFromKafka"
+        self.timestamp_unit = time_unit(timestamp_unit)
+        self._unit_checked = False
         if schema is not None and value_format != "json":
             raise ValueError(f"{who}: a schema describes JSON records, so it needs "
                              f"value_format='json', not {value_format!r}")
@@ -237,9 +243,15 @@ class ReadFromKafka(DeadLetterSource):
         if field not in value:
             raise ValueError(f"has no timestamp field {field!r}")
         try:
-            return event_time_micros(value[field])
+            micros = event_time_micros(value[field], self.timestamp_unit)
         except ValueError as e:
             raise ValueError(f"timestamp field {field!r} {e}") from None
+        if not self._unit_checked:
+            self._unit_checked = True
+            message = unit_warning(self.name, field, value[field], self.timestamp_unit)
+            if message is not None:
+                warnings.warn(message, TimeUnitWarning, stacklevel=2)
+        return micros
 
 
 def _diff(headers: Optional[List[Tuple[str, bytes]]]) -> int:

@@ -12,16 +12,17 @@ class ReadFromParquet(FileSource):
     """The rows (as `pm.Row`s of python values) of the Parquet files matching a glob pattern
     (or a directory, or a list of them), optionally only some `columns`. The PCollection's
     schema is the files' (their columns, or the chosen ones). With `timestamp_field`, event
-    time comes from that column (a timestamp column, seconds since the epoch, or ISO-8601
-    strings; read even when not among `columns`). A row whose timestamp is null or not a time
+    time comes from that column (a timestamp column, a number of `timestamp_unit`s since the
+    epoch, seconds by default, or ISO-8601 strings; read even when not among `columns`). A row whose timestamp is null or not a time
     is a malformed record, reported as `file:N` with N its row number from 1; a file that is
     not Parquet is one malformed record (its path)."""
 
     batch_size = 65_536
 
     def __init__(self, pattern: PathLike, columns: Optional[Sequence[str]] = None,
-                 timestamp_field: Optional[str] = None, label: Optional[str] = None) -> None:
-        super().__init__(pattern, timestamp_field, label)
+                 timestamp_field: Optional[str] = None, label: Optional[str] = None, *,
+                 timestamp_unit: str = "s") -> None:
+        super().__init__(pattern, timestamp_field, label, timestamp_unit=timestamp_unit)
         if columns is not None:
             if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
                 raise TypeError(f"columns must be a list of column names, got {columns!r}")
