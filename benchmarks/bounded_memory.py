@@ -83,8 +83,11 @@ def read_output(out_prefix: str) -> List[tuple]:
     """The written sums, sorted: (key, window start, sum)."""
     import pyarrow.parquet as pq
     (path,) = glob.glob(f"{out_prefix}-*.parquet")
+    import pyarrow as pa
     table = pq.read_table(path, columns=["key", "window_start", "value"])
-    return sorted(zip(*(table.column(c).to_pylist() for c in table.column_names)))
+    starts = table.column("window_start").cast(pa.int64())   # a timestamp, as µs
+    return sorted(zip(table.column("key").to_pylist(), starts.to_pylist(),
+                      table.column("value").to_pylist()))
 
 
 # --- one measured run, in its own process ---------------------------------------------------------

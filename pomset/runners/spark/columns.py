@@ -32,7 +32,7 @@ from ...sdk.core import Filter, GroupByKey, ParDo, WindowInto
 from ...sdk.expressions import Expr, kind
 from ...sdk.event_time import TIME_UNITS
 from ...sdk.io.base import EXTRA_NAMES, annotates
-from ...sdk.io.parquetio import ReadFromParquet, WriteToParquet
+from ...sdk.io.parquetio import DATETIME_MICROS, ReadFromParquet, WriteToParquet
 from ...sdk.relational import FieldsCombineFn, FieldsToRow, KeyFields, _FieldsMap
 from ...windowing import (GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, PaneInfo,
                           TimestampCombiner, WindowedValue)
@@ -413,7 +413,7 @@ def _combine_pairs(c: Columnar, fn: Any, strategy: Any) -> Optional[Columnar]:
 def parquet_output(c: Columnar, sink: Any, pcoll: Any) -> Optional[Any]:
     """The DataFrame a Parquet sink writes for these rows, with the columns and types the
     element path writes: the Row's fields (integers as int64, floats as float64: Python's
-    values), then, for windowed input, window_start, window_end, timestamp (float seconds),
+    values), then, for windowed input, window_start, window_end, timestamp (timestamps),
     pane_timing, pane_index and diff. None when the element path must write it (keyed
     rows, a field clashing with those columns)."""
     from pyspark.sql import functions as F
@@ -439,9 +439,11 @@ def parquet_output(c: Columnar, sink: Any, pcoll: Any) -> Optional[Any]:
             columns.append(_c(n).cast("double").alias(n))
         else:
             columns.append(_c(n))
-    if annotate:
-        seconds = lambda name: (F.col(name) / 1e6).cast("double")   # noqa: E731
-        null = F.lit(None).cast("double")
+    if annotate:   # times as Parquet timestamps (µs, UTC), as the element path writes them
+        low, high = DATETIME_MICROS
+        seconds = lambda name: F.timestamp_micros(F.when(   # noqa: E731
+            (F.col(name) >= low) & (F.col(name) <= high), F.col(name)))
+        null = F.lit(None).cast("timestamp")
         pane = c.pane
         columns += [(seconds(WS) if c.windowed else null).alias("window_start"),
                     (seconds(WE) if c.windowed else null).alias("window_end"),

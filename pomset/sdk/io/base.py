@@ -12,8 +12,7 @@ a dict gives its fields as columns, a (key, value) pair the columns `key` and `v
 else the column `value`. Input that is windowed or may carry retractions also gets the columns
 `window_start`, `window_end` (seconds, null for the global window), `timestamp` (seconds),
 `pane_timing`, `pane_index` and `diff`, so downstream systems can tell panes apart and apply
-retractions.
-"""
+retractions; Parquet sinks write the three times as timestamps (`parquetio`)."""
 from __future__ import annotations
 
 import copy

@@ -93,15 +93,43 @@ def _common_schema(files: List[str], columns: Optional[List[str]]) -> Any:
     return first
 
 
+#: the extra columns a Parquet sink writes as timestamps (µs, UTC), not seconds
+TIME_COLUMNS = ("window_start", "window_end", "timestamp")
+#: the instants a timestamp column can hold for its readers (Python's datetime: years 1 to
+#: 9999); the end of the global window, after them, is written as null
+DATETIME_MICROS = (-62_135_596_800_000_000, 253_402_300_799_999_999)
+
+
 class _ParquetWriter(TableWriter):
     def write_table(self, table: Any, path: str) -> None:
         import pyarrow.parquet as pq
+        if self.annotate:
+            table = _as_timestamps(table)
         pq.write_table(table, path, compression=self.sink.compression)
+
+
+def _as_timestamps(table: Any) -> Any:
+    """The window bounds and event time, which the rows carry as float seconds, as Parquet
+    timestamps (µs, UTC): exact within years 1 to 9999, where seconds since the epoch as a
+    float64 still resolve a microsecond; null beyond them (the end of the global window)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    low, high = DATETIME_MICROS[0] / 1e6, DATETIME_MICROS[1] / 1e6
+    for name in TIME_COLUMNS:
+        i = table.schema.get_field_index(name)
+        column = table.column(i)
+        if pa.types.is_floating(column.type):
+            inside = pc.and_(pc.greater_equal(column, low), pc.less_equal(column, high))
+            column = pc.if_else(inside, column, pa.scalar(None, column.type))
+            micros = pc.cast(pc.round(pc.multiply(column, 1e6)), pa.int64())
+            table = table.set_column(i, name, micros.cast(pa.timestamp("us", tz="UTC")))
+    return table
 
 
 class WriteToParquet(FileSink):
     """Writes the elements as rows of one Parquet file (columns from dict fields, or
-    key/value, or value; plus window_start, window_end, timestamp, pane_timing, pane_index and
+    key/value, or value; plus window_start, window_end, timestamp (Parquet timestamps, µs,
+    UTC), pane_timing, pane_index and
     diff for windowed or retracting input). Each column must hold values of one Arrow type.
 
     Shards: where the Spark batch runner writes schema'd rows natively (its columnar plan),
