@@ -71,3 +71,8 @@ __all__ += [
     "Hash", "Marker", "Merge", "O", "OPlus", "OpKeyedOrdered", "OpKeyedUnordered", "OpStateless",
     "RoundRobin", "Sort", "SortInserted", "TraceType", "Typed", "U", "Unit",
 ]
+
+# --- testing: assert_that, matchers, TestPipeline (pomset.testing, Beam's names) ---
+from . import testing  # noqa: E402
+
+__all__ += ["testing"]

@@ -30,9 +30,10 @@ def test_readme_snippets_run_and_print_what_they_promise():
                              "1 12 IntervalWindow(0, 110)"]
     assert printed[12] == "events.txt 2"
     assert printed[13] == "[1, 2] x"
-    assert printed[14] == "4 ('user1', 38)"
-    assert printed[15:18] == ["[('a', 4), ('a', 4), ('b', 2)]", "[('a', 6), ('a', 8), ('b', 4)]",
+    assert printed[14] == "checked"
+    assert printed[15] == "4 ('user1', 38)"
+    assert printed[16:19] == ["[('a', 4), ('a', 4), ('b', 2)]", "[('a', 6), ('a', 8), ('b', 4)]",
                               "[('a', 40), ('b', 20)]"]
-    assert printed[18] == "[(20.0, 1), (21.0, 2), (22.0, 3), (23.0, 4)]"
-    assert printed[19] == "[('a', -60, 1), ('a', 0, 1), ('b', -60, 1)]"
-    assert len(_snippets()) == 14
+    assert printed[19] == "[(20.0, 1), (21.0, 2), (22.0, 3), (23.0, 4)]"
+    assert printed[20] == "[('a', -60, 1), ('a', 0, 1), ('b', -60, 1)]"
+    assert len(_snippets()) == 15

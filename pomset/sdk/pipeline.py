@@ -1,8 +1,9 @@
 """Pipeline: builds the graph of primitive transforms and hands it to a runner."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from .asserts import run_checks
 from .errors import PipelineConstructionError
 from .options import PipelineOptions
 from .ptransform import Primitive, PTransform
@@ -58,6 +59,8 @@ class Pipeline:
         self._scope: List[str] = []
         self._result: Any = None
         self.controls = Controls()
+        #: `assert_that`s to check once the pipeline has run: (pcoll, matcher, name, elements)
+        self.checks: List[Tuple[Any, Any, str, bool]] = []
 
     # --- construction -----------------------------------------------------------------------
     def apply(self, transform: Any, pvalue: Any = None, label: Optional[str] = None) -> Any:
@@ -138,7 +141,12 @@ class Pipeline:
             self.options.warn_unknown()
             self._result = get_runner(self.options.runner).run(self)
             warn_dropped(self.nodes, self._result.metrics())
+            run_checks(self.checks, self._result)
         return self._result
+
+    def __getstate__(self) -> Dict[str, Any]:
+        # a run's workers get the graph; the assertions are checked where it was built
+        return {**self.__dict__, "checks": []}
 
     def start(self) -> RunningPipeline:
         """Run the pipeline on a background thread; the handle waits for the result and

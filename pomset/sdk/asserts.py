@@ -1,0 +1,178 @@
+"""Assertions on a pipeline's PCollections, checked when it runs (Beam's `assert_that` and
+its matchers), on every runner, and matchers Beam has no use for: the panes a grouping fired
+and what its retractions net to.
+
+`assert_that(pcoll, matcher)` marks `pcoll` to be kept and registers the check with its
+pipeline; once the run has finished, the matcher gets the PCollection's values (every element
+as it was emitted, in the order the run produced them) or, for the pane matchers, its
+elements with their windows, panes and diffs. A matcher that fails raises
+`BeamAssertException` from `Pipeline.run`, naming the assertion."""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Callable, Iterable, List, Optional, Sequence, Tuple
+
+from ..windowing import PaneTiming
+
+
+class BeamAssertException(AssertionError):
+    """An `assert_that` on a pipeline's output failed; the message says what differed."""
+
+
+class Matcher:
+    """A check of a PCollection's contents: `check(actual)` raises BeamAssertException.
+    `panes` says whether it reads elements with their windows, panes and diffs (else
+    values)."""
+
+    panes = False
+
+    def __init__(self, check: Callable[[List[Any]], None], describe: str) -> None:
+        self.check = check
+        self.describe = describe
+
+    def __call__(self, actual: List[Any]) -> None:
+        self.check(actual)
+
+    def __repr__(self) -> str:
+        return self.describe
+
+
+class PaneMatcher(Matcher):
+    """A matcher of the elements themselves (values with windows, panes and diffs)."""
+
+    panes = True
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return ("dict", tuple(sorted((k, _hashable(v)) for k, v in value.items())))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_hashable(v) for v in value))
+    if isinstance(value, (set, frozenset)):
+        return ("set", frozenset(_hashable(v) for v in value))
+    try:
+        hash(value)
+    except TypeError:
+        return ("repr", repr(value))
+    return value
+
+
+def _compare(actual: Iterable[Any], expected: Iterable[Any], what: str) -> None:
+    actual, expected = list(actual), list(expected)
+    have = Counter(_hashable(v) for v in actual)
+    want = Counter(_hashable(v) for v in expected)
+    if have == want:
+        return
+    by_key = {_hashable(v): v for v in actual + expected}
+    unexpected = [by_key[k] for k in (have - want).elements()]
+    missing = [by_key[k] for k in (want - have).elements()]
+    raise BeamAssertException(
+        f"Failed assert: {what}: {expected!r} == {actual!r}, unexpected elements "
+        f"{unexpected!r}, missing elements {missing!r}")
+
+
+def equal_to(expected: Iterable[Any]) -> Matcher:
+    """The values are these, in any order (as multisets), as Beam's `equal_to`: every element
+    counts, a retraction too (use `nets_to` for what retractions leave)."""
+    expected = list(expected)
+    return Matcher(lambda actual: _compare(actual, expected, "equal_to"),
+                   f"equal_to({expected!r})")
+
+
+def is_empty() -> Matcher:
+    """The PCollection has no elements."""
+    def check(actual: List[Any]) -> None:
+        if actual:
+            raise BeamAssertException(f"Failed assert: is_empty: {actual!r} is not empty")
+    return Matcher(check, "is_empty()")
+
+
+def is_not_empty() -> Matcher:
+    """The PCollection has at least one element."""
+    def check(actual: List[Any]) -> None:
+        if not actual:
+            raise BeamAssertException("Failed assert: is_not_empty: the PCollection is empty")
+    return Matcher(check, "is_not_empty()")
+
+
+def matches_all(predicate: Callable[[Any], bool]) -> Matcher:
+    """Every value satisfies `predicate`."""
+    def check(actual: List[Any]) -> None:
+        failing = [v for v in actual if not predicate(v)]
+        if failing:
+            raise BeamAssertException(f"Failed assert: matches_all: {failing!r} do not match")
+    return Matcher(check, f"matches_all({getattr(predicate, '__name__', predicate)})")
+
+
+def nets_to(expected: Iterable[Any]) -> PaneMatcher:
+    """What the elements net to once every retraction cancels the value it retracts (the
+    batch answer of a retracting pipeline) is `expected`, as a multiset. A retraction of a
+    value never emitted before it fails the assertion."""
+    expected = list(expected)
+
+    def check(elements: List[Any]) -> None:
+        running: Counter = Counter()
+        values = {}
+        for wv in elements:
+            key = _hashable(wv.value)
+            values[key] = wv.value
+            running[key] += wv.diff
+            if running[key] < 0:
+                raise BeamAssertException(f"Failed assert: nets_to: {wv.value!r} is retracted "
+                                          f"more often than it was emitted")
+        netted = [values[k] for k, n in running.items() for _ in range(n)]
+        _compare(netted, expected, "nets_to")
+    return PaneMatcher(check, f"nets_to({expected!r})")
+
+
+def panes_equal(expected: Sequence[Tuple[Any, ...]]) -> PaneMatcher:
+    """The panes, in the order they were emitted, are `expected`: each a (value, timing) or a
+    (value, timing, diff) tuple, timing a `PaneTiming` or its name ("EARLY", "ON_TIME",
+    "LATE"); a pair stands for a pane with diff +1. Panes of different windows may
+    interleave on a parallel runner: assert on one window's panes (filter them first) where
+    that matters."""
+    want = [(v, _timing(t), d[0] if d else 1) for v, t, *d in expected]
+
+    def check(elements: List[Any]) -> None:
+        got = [(wv.value, wv.pane.timing, wv.diff) for wv in elements]
+        if got != want:
+            raise BeamAssertException(
+                f"Failed assert: panes_equal: expected {_panes(want)}, got {_panes(got)}")
+    return PaneMatcher(check, f"panes_equal({expected!r})")
+
+
+def _timing(timing: Any) -> PaneTiming:
+    return timing if isinstance(timing, PaneTiming) else PaneTiming[str(timing)]
+
+
+def _panes(panes: List[Tuple[Any, PaneTiming, int]]) -> str:
+    return "[" + ", ".join(f"({v!r}, {t.name}{'' if d == 1 else f', {d:+d}'})"
+                           for v, t, d in panes) + "]"
+
+
+def assert_that(pcoll: Any, matcher: Callable[[List[Any]], Any],
+                label: Optional[str] = None, reify_windows: bool = False) -> None:
+    """Check `pcoll`'s contents with `matcher` when its pipeline has run: a `Matcher`
+    (`equal_to`, `is_empty`, `nets_to`, `panes_equal`...) or any callable taking the list of
+    values (with `reify_windows`, the elements themselves: `.value`, `.window`, `.pane`,
+    `.diff`). Its failure fails `Pipeline.run` with a BeamAssertException naming `label`."""
+    if not callable(matcher):
+        raise TypeError(f"assert_that takes a matcher (equal_to(...), is_empty(), ...) or a "
+                        f"callable, got {matcher!r}")
+    pipeline = pcoll.pipeline
+    name = label or f"assert_that({getattr(pcoll, 'label', None) or 'pcoll'})"
+    pcoll.keep()
+    pipeline.checks.append((pcoll, matcher, name,
+                            reify_windows or getattr(matcher, "panes", False)))
+
+
+def run_checks(checks: List[Tuple[Any, Any, str, bool]], result: Any) -> None:
+    """Apply each registered assertion to what the run produced (`Pipeline.run` calls it)."""
+    for pcoll, matcher, name, elements in checks:
+        got = result.collect(pcoll)
+        try:
+            matcher(got if elements else [wv.value for wv in got])
+        except BeamAssertException as e:
+            raise BeamAssertException(f"{name}: {e}") from None
+        except AssertionError as e:   # a plain assert in a user's matcher
+            raise BeamAssertException(f"{name}: {e}") from e
