@@ -76,3 +76,27 @@ __all__ += [
 from . import testing  # noqa: E402
 
 __all__ += ["testing"]
+
+# --- Beam's names: its shorthand transforms, Duration, and its modules (beam.window, ...) ---
+from .sdk.shorthands import FlatMapTuple, Latest, MapTuple, Reshuffle, WithKeys  # noqa: E402
+from .windowing import Duration  # noqa: E402
+from . import combiners, io, options, pvalue, transforms, trigger, window  # noqa: E402
+
+__all__ += ["Duration", "FlatMapTuple", "Latest", "MapTuple", "Reshuffle", "WithKeys",
+            "combiners", "io", "options",
+            "pvalue", "transforms", "trigger", "window"]
+
+#: Beam names pomset lacks, and what to know about each
+_MISSING = {
+    "metrics": "Beam's user metrics (Metrics.counter/distribution/gauge) are not in pomset "
+               "yet; result.metrics() reports each step's received, emitted, late, dropped "
+               "and dead-lettered counts",
+    "Regex": "Beam's Regex transforms are not in pomset; use Map/FlatMap/Filter with re",
+    "Sample": "Beam's Sample combiners are not in pomset",
+}
+
+
+def __getattr__(name: str):
+    if name in _MISSING:
+        raise AttributeError(f"pomset has no {name!r}: {_MISSING[name]}")
+    raise AttributeError(f"module 'pomset' has no attribute {name!r}")

@@ -85,6 +85,12 @@ class Sum(CombineFn):
 class Count(CombineFn):
     """How many values there are."""
 
+    @staticmethod
+    def PerElement() -> Any:
+        """Beam's `Count.PerElement()`: (element, its count) per window."""
+        from .shorthands import CountPerElement
+        return CountPerElement()
+
     def create_accumulator(self) -> int:
         return 0
 
@@ -201,6 +207,27 @@ class Top(ToList):
     def extract_output(self, acc: List[Any]) -> List[Any]:
         pick = heapq.nsmallest if self.reverse else heapq.nlargest
         return pick(self.n, acc, key=self.key)
+
+    @classmethod
+    def Of(cls, n: int, key: Optional[Callable] = None, reverse: bool = False) -> Any:
+        """Beam's `Top.Of(n)`: the n largest elements, as one list per window."""
+        return cls.Globally(n, key=key, reverse=reverse)
+
+    @classmethod
+    def Largest(cls, n: int, key: Optional[Callable] = None) -> Any:
+        return cls.Globally(n, key=key)
+
+    @classmethod
+    def Smallest(cls, n: int, key: Optional[Callable] = None) -> Any:
+        return cls.Globally(n, key=key, reverse=True)
+
+    @classmethod
+    def LargestPerKey(cls, n: int, key: Optional[Callable] = None) -> Any:
+        return cls.PerKey(n, key=key)
+
+    @classmethod
+    def SmallestPerKey(cls, n: int, key: Optional[Callable] = None) -> Any:
+        return cls.PerKey(n, key=key, reverse=True)
 
 
 class CallableCombineFn(ToList):

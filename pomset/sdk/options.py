@@ -9,7 +9,7 @@ import warnings
 from typing import Any, Dict, List, Optional, Sequence
 
 from .errors import OptionsError, OptionsWarning
-from .runners import runner_names
+from .runners import canonical_runner, runner_names
 
 
 def _spark_conf(text: str) -> tuple:
@@ -147,18 +147,20 @@ class PipelineOptions:
     def _check(values: Dict[str, Any]) -> None:
         """Raise OptionsError for a value the parser let through but pomset cannot use."""
         names = runner_names()
-        if values["runner"] not in names:
+        if canonical_runner(values["runner"]) not in names:
             raise OptionsError(f"unknown runner {values['runner']!r}; available runners: "
                                f"{', '.join(names)}")
 
     def set_runner(self, runner: str) -> None:
         """Choose the runner; an unknown name is an error listing the available ones."""
         self._check({"runner": runner})
-        self._values["runner"] = runner
+        self._values["runner"] = canonical_runner(runner)
 
     @staticmethod
     def _add_core(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--runner", default="local", help="where to run: " + ", ".join(runner_names()))
+        parser.add_argument("--runner", default="local",
+                            help="where to run: " + ", ".join(runner_names())
+                            + " (Beam's DirectRunner and SparkRunner name them too)")
         parser.add_argument("--quiet", action="store_true", help="no progress or summary on stderr")
         parser.add_argument("--collect", default="auto", choices=("auto", "all", "leaves", "none"),
                             help="which PCollections result.collect() can return: all; leaves "
@@ -250,6 +252,10 @@ class PipelineOptions:
                             help="local runner, typed pipelines: merge the outputs of a "
                                  "template's parallel instances in a random interleaving "
                                  "drawn from SEED (to see that the result does not change)")
+        parser.add_argument("--save_main_session", action="store_true",
+                            help="Beam's flag, accepted so Beam code runs; pomset needs none: "
+                                 "its Spark runner ships the pipeline's functions and the "
+                                 "main module's own modules itself (--spark_ship)")
         parser.add_argument("--trigger_interval", type=float, default=1.0, metavar="SECONDS",
                             help="spark runner, streaming: how often a micro-batch starts "
                                  "while sources keep going")

@@ -15,6 +15,8 @@ BUILT_IN: Dict[str, str] = {
     "spark": "pomset.runners.spark.runner:SparkRunner",
 }
 ENTRY_POINTS = "pomset.runners"
+#: Beam's runner names, for Beam code that names one
+ALIASES: Dict[str, str] = {"DirectRunner": "local", "SparkRunner": "spark"}
 
 
 def _targets() -> Dict[str, str]:
@@ -23,8 +25,13 @@ def _targets() -> Dict[str, str]:
 
 
 def runner_names() -> list:
-    """The names `--runner` accepts."""
+    """The names `--runner` accepts (Beam's aliases besides)."""
     return list(_targets())
+
+
+def canonical_runner(name: str) -> str:
+    """The runner a name or Beam's alias for it (`DirectRunner`, `SparkRunner`) means."""
+    return ALIASES.get(name, name)
 
 
 def get_runner(name: str) -> Any:

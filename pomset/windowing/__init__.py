@@ -1,6 +1,6 @@
 """Where in event time: timestamps, windows, WindowFns, timestamp combiners, panes, elements."""
 from .pane import NO_FIRING, PaneInfo, PaneTiming
-from .time import (MAX_MICROS, MAX_TIMESTAMP, MIN_MICROS, MIN_TIMESTAMP, Timestamp,
+from .time import (MAX_MICROS, MAX_TIMESTAMP, MIN_MICROS, MIN_TIMESTAMP, Duration, Timestamp,
                    duration_micros, now_micros, to_micros)
 from .timestamp_combiner import TimestampCombiner
 from .value import TimestampedValue, WindowedValue
@@ -10,7 +10,7 @@ from .windows import GLOBAL_WINDOW, BoundedWindow, GlobalWindow, IntervalWindow
 
 __all__ = [
     "NO_FIRING", "PaneInfo", "PaneTiming", "MAX_MICROS", "MAX_TIMESTAMP", "MIN_MICROS",
-    "MIN_TIMESTAMP", "Timestamp", "duration_micros", "now_micros", "to_micros", "TimestampCombiner",
+    "MIN_TIMESTAMP", "Duration", "Timestamp", "duration_micros", "now_micros", "to_micros", "TimestampCombiner",
     "TimestampedValue", "WindowedValue", "AssignedWindows", "FixedWindows", "GlobalWindows",
     "Sessions", "SlidingWindows", "WindowFn", "merge_overlapping", "GLOBAL_WINDOW",
     "BoundedWindow", "GlobalWindow", "IntervalWindow",

@@ -46,6 +46,11 @@ class Timestamp:
         """Convert seconds (int/float), a datetime or a Timestamp."""
         return cls.from_micros(to_micros(value))
 
+    @classmethod
+    def now(cls) -> "Timestamp":
+        """The wall clock's time now (Beam's `Timestamp.now()`)."""
+        return cls.from_micros(now_micros())
+
     def to_datetime(self) -> _dt.datetime:
         return _EPOCH + _dt.timedelta(microseconds=self.micros)
 
@@ -122,8 +127,36 @@ def to_micros(value: TimeLike) -> int:
         f"not {type(value).__name__}: {value!r}")
 
 
-def duration_micros(value: Union[int, float, _dt.timedelta]) -> int:
-    """A duration in µs from seconds or a timedelta."""
+class Duration:
+    """A length of time (Beam's `Duration`): `Duration(seconds=1.5)`, `Duration(micros=10)`,
+    `Duration.of(seconds)`; accepted wherever pomset takes seconds for a duration."""
+
+    __slots__ = ("micros",)
+
+    def __init__(self, seconds: Union[int, float] = 0, micros: int = 0) -> None:
+        self.micros = duration_micros(seconds) + int(micros)
+
+    @classmethod
+    def of(cls, value: Union[int, float, _dt.timedelta, "Duration"]) -> "Duration":
+        return cls(micros=duration_micros(value))
+
+    def __float__(self) -> float:
+        return self.micros / MICROS_PER_SECOND
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Duration) and self.micros == other.micros
+
+    def __hash__(self) -> int:
+        return hash(("Duration", self.micros))
+
+    def __repr__(self) -> str:
+        return f"Duration({format_seconds(self.micros)})"
+
+
+def duration_micros(value: Union[int, float, _dt.timedelta, Duration]) -> int:
+    """A duration in µs from seconds, a timedelta or a Duration."""
+    if isinstance(value, Duration):
+        return value.micros
     if isinstance(value, _dt.timedelta):
         return (value.days * 86_400 + value.seconds) * MICROS_PER_SECOND + value.microseconds
     if isinstance(value, bool) or not isinstance(value, (int, float)):

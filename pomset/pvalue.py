@@ -1,0 +1,8 @@
+"""Beam's `apache_beam.pvalue` (`beam.pvalue`) names: PCollection, side-input views, tagged
+outputs."""
+from ._beam_names import missing
+from .sdk.dofn import TaggedOutput
+from .sdk.pvalue import AsDict, AsIter, AsList, AsSingleton, PBegin, PCollection
+
+__all__ = ["AsDict", "AsIter", "AsList", "AsSingleton", "PBegin", "PCollection", "TaggedOutput"]
+__getattr__ = missing(__name__, "apache_beam.pvalue")

@@ -1,0 +1,109 @@
+"""Beam's shorthand transforms, as Beam users write them: `MapTuple`, `FlatMapTuple`,
+`WithKeys`, `Reshuffle`,
+`Count.PerElement`, `Latest.Globally`/`PerKey` (and `Top.Of`, `Largest`... on the CombineFns
+themselves)."""
+from __future__ import annotations
+
+from typing import Any, Callable, List, Optional, Tuple
+
+from ..windowing import Timestamp
+from .combinefn import CombineFn, Count
+from .core import CombineGlobally, CombinePerKey, Map
+from .dofn import DoFn
+from .kinds import KV
+from .ptransform import PTransform
+from .pvalue import PCollection
+
+
+def WithKeys(key: Any) -> Map:
+    """(key, element) pairs: `key(element)` if `key` is callable, else `key` itself."""
+    out = Map(key_with(key), label="WithKeys")
+    out.output_kind = KV
+    return out
+
+
+def key_with(key: Any) -> Callable[[Any], Tuple[Any, Any]]:
+    if callable(key):
+        return lambda v: (key(v), v)
+    return lambda v: (key, v)
+
+
+def MapTuple(fn: Callable[..., Any]) -> Map:
+    """Beam's `MapTuple`: `fn(*element)` for each tuple element."""
+    return Map(lambda t: fn(*t), label=f"MapTuple({getattr(fn, '__name__', 'fn')})")
+
+
+def FlatMapTuple(fn: Callable[..., Any]) -> Any:
+    """Beam's `FlatMapTuple`: the items of `fn(*element)` for each tuple element."""
+    from .core import FlatMap
+    return FlatMap(lambda t: fn(*t), label=f"FlatMapTuple({getattr(fn, '__name__', 'fn')})")
+
+
+def Reshuffle() -> Map:
+    """The elements unchanged. In Beam it redistributes them across workers and stops fusion;
+    pomset's runners decide placement themselves (bundles go to any worker, Spark shuffles
+    where a grouping needs it), so there is nothing for it to do but keep Beam code
+    running."""
+    return Map(_same, label="Reshuffle")
+
+
+def _same(v: Any) -> Any:
+    return v
+
+
+class CountPerElement(PTransform):
+    """(element, how many times it occurs) per window: Beam's `Count.PerElement()`."""
+
+    def expand(self, pcoll: PCollection) -> PCollection:
+        keyed = pcoll | "KeyByElement" >> Map(lambda v: (v, None))
+        keyed.kind = KV
+        return keyed | CombinePerKey(Count())
+
+
+class _LatestFn(CombineFn):
+    """The value of the (value, timestamp) pair with the latest timestamp."""
+
+    def create_accumulator(self) -> Optional[Tuple[Any, Any]]:
+        return None
+
+    def add_input(self, acc: Optional[Tuple[Any, Any]], pair: Tuple[Any, Any]) -> Any:
+        return pair if acc is None or pair[1] >= acc[1] else acc
+
+    def merge_accumulators(self, accs: Any) -> Any:
+        latest = None
+        for acc in accs:
+            if acc is not None and (latest is None or acc[1] >= latest[1]):
+                latest = acc
+        return latest
+
+    def extract_output(self, acc: Any) -> Any:
+        return None if acc is None else acc[0]
+
+
+class _Stamped(DoFn):
+    def process(self, element: Any, timestamp: Timestamp = DoFn.TimestampParam) -> List[Any]:
+        return [(element, timestamp.micros)]
+
+
+class _StampedValues(DoFn):
+    def process(self, kv: Tuple[Any, Any], timestamp: Timestamp = DoFn.TimestampParam
+                ) -> List[Any]:
+        return [(kv[0], (kv[1], timestamp.micros))]
+
+
+class Latest:
+    """The element with the latest event time: `Latest.Globally()` per window, or
+    `Latest.PerKey()` per key and window (Beam's `combiners.Latest`)."""
+
+    class Globally(PTransform):
+        def expand(self, pcoll: PCollection) -> PCollection:
+            from .core import ParDo
+            return (pcoll | "Stamp" >> ParDo(_Stamped())
+                    | "Latest" >> CombineGlobally(_LatestFn()))
+
+    class PerKey(PTransform):
+        def expand(self, pcoll: PCollection) -> PCollection:
+            from .core import ParDo
+            stamped = pcoll | "Stamp" >> ParDo(_StampedValues())
+            stamped.kind = KV
+            return stamped | "Latest" >> CombinePerKey(_LatestFn())

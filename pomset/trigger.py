@@ -1,0 +1,14 @@
+"""Beam's `apache_beam.transforms.trigger` (`beam.trigger`) names: triggers and accumulation
+modes (`AfterCount` is Beam's `AfterCount`, `AfterAny` its `AfterAny`, and so on)."""
+from ._beam_names import missing
+from .triggers import (AccumulationMode, AfterAll, AfterAny, AfterCount, AfterEach,
+                       AfterProcessingTime, AfterWatermark, DefaultTrigger, Never, OrFinally,
+                       Repeatedly, Trigger)
+
+#: Beam's name for the trigger base class
+TriggerFn = Trigger
+
+__all__ = ["AccumulationMode", "AfterAll", "AfterAny", "AfterCount", "AfterEach",
+           "AfterProcessingTime", "AfterWatermark", "DefaultTrigger", "Never", "OrFinally",
+           "Repeatedly", "Trigger", "TriggerFn"]
+__getattr__ = missing(__name__, "apache_beam.transforms.trigger")

@@ -1,0 +1,92 @@
+"""Beam code runs after `import apache_beam as beam` becomes `import pomset as beam`, for what
+pomset supports, written here as Beam's documentation and examples write it: its modules
+(`beam.window`, `beam.trigger`, `beam.combiners`, `beam.pvalue`, `beam.io`,
+`beam.transforms`, `beam.options.pipeline_options`, `beam.testing.util`), its shorthand
+transforms and runner names; a Beam name pomset lacks fails naming what is missing."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import pomset as beam
+from pomset.options.pipeline_options import PipelineOptions, SetupOptions, StandardOptions
+from pomset.testing.test_pipeline import TestPipeline
+from pomset.testing.util import assert_that, equal_to
+from pomset.transforms import trigger, window
+from pomset.transforms.combiners import Count, Top
+
+
+def test_wordcount_as_beams_example_writes_it(tmp_path):
+    """The shape of Beam's wordcount_minimal: read, split, count per element, format, write."""
+    (tmp_path / "kinglear.txt").write_text("to be or not to be\nthat is the question\n")
+    options = PipelineOptions(["--runner=DirectRunner"])
+    options.view_as(SetupOptions).save_main_session = True
+    assert options.view_as(StandardOptions).runner == "local"
+    with beam.Pipeline(options=options) as p:
+        lines = p | beam.io.ReadFromText(str(tmp_path / "kinglear.txt"))
+        counts = (lines
+                  | "Split" >> beam.FlatMap(lambda x: re.findall(r"[A-Za-z\']+", x))
+                  | "PairWithOne" >> beam.Map(lambda x: (x, 1))
+                  | "GroupAndSum" >> beam.CombinePerKey(sum))
+        output = counts | "Format" >> beam.MapTuple(lambda word, count: f"{word}: {count}")
+        output | beam.io.WriteToText(str(tmp_path / "counts"))
+        assert_that(output, equal_to(["to: 2", "be: 2", "or: 1", "not: 1", "that: 1",
+                                      "is: 1", "the: 1", "question: 1"]))
+    written = (tmp_path / "counts-00000-of-00001").read_text().splitlines()
+    assert sorted(written) == sorted(["to: 2", "be: 2", "or: 1", "not: 1", "that: 1", "is: 1",
+                                      "the: 1", "question: 1"])
+
+
+def test_windowing_triggers_and_combiners_from_their_modules():
+    scores = [("alice", 3, 10), ("bob", 5, 20), ("alice", 4, 70), ("carol", 1, 75)]
+    with TestPipeline() as p:
+        events = (p | beam.Create(scores)
+                  | beam.Map(lambda e: window.TimestampedValue((e[0], e[1]), e[2])))
+        windowed = events | beam.WindowInto(
+            window.FixedWindows(window.Duration(seconds=60)),
+            trigger=trigger.AfterWatermark(early=trigger.AfterCount(1)),
+            accumulation_mode=trigger.AccumulationMode.DISCARDING)
+        per_user = windowed | beam.combiners.Count.PerKey()
+        # an early pane per event, and the on-time pane Beam always fires (empty: discarding)
+        assert_that(per_user | "firsts" >> beam.Filter(lambda kv: kv[0] == "alice"),
+                    equal_to([("alice", 1), ("alice", 0), ("alice", 1), ("alice", 0)]),
+                    label="alice per window")
+        users = events | "users" >> beam.Map(lambda kv: kv[0])
+        assert_that(users | Count.PerElement(),
+                    equal_to([("alice", 2), ("bob", 1), ("carol", 1)]), label="per element")
+        points = events | "points" >> beam.Map(lambda kv: kv[1])
+        assert_that(points | Top.Largest(2), equal_to([[5, 4]]), label="top")
+        assert_that(points | "smallest" >> Top.Smallest(1), equal_to([[1]]), label="bottom")
+        assert_that(points | beam.combiners.Count.Globally(), equal_to([4]), label="count")
+        assert_that(events | beam.combiners.Latest.Globally(), equal_to([("carol", 1)]),
+                    label="latest")
+        keyed = points | beam.WithKeys(lambda v: v % 2)
+        assert_that(keyed | "reshuffled" >> beam.Reshuffle(),
+                    equal_to([(1, 3), (1, 5), (0, 4), (1, 1)]), label="with keys")
+
+
+def test_side_inputs_and_tagged_outputs_from_pvalue():
+    class Split(beam.DoFn):
+        def process(self, x, limit):
+            yield x if x <= limit else beam.pvalue.TaggedOutput("big", x)
+
+    with TestPipeline() as p:
+        limit = p | "limit" >> beam.Create([2])
+        out = (p | beam.Create([1, 2, 3, 4])
+               | beam.ParDo(Split(), beam.pvalue.AsSingleton(limit)).with_outputs("big",
+                                                                                  main="small"))
+        assert_that(out.small, equal_to([1, 2]), label="small")
+        assert_that(out.big, equal_to([3, 4]), label="big")
+    assert isinstance(out.small, beam.pvalue.PCollection)
+
+
+def test_beam_names_pomset_lacks_fail_naming_what_is_missing():
+    with pytest.raises(AttributeError, match="user metrics .* not in pomset"):
+        beam.metrics
+    with pytest.raises(AttributeError, match="Beam's apache_beam.transforms.window.Calendar"):
+        window.CalendarWindows
+    with pytest.raises(AttributeError, match="Beam's apache_beam.io.ReadFromBigQuery"):
+        beam.io.ReadFromBigQuery
+    assert beam.Timestamp.now().micros > 0
+    assert beam.Duration(seconds=1.5).micros == 1_500_000
