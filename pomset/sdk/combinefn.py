@@ -88,7 +88,7 @@ class Count(CombineFn):
     @staticmethod
     def PerElement() -> Any:
         """Beam's `Count.PerElement()`: (element, its count) per window."""
-        from .shorthands import CountPerElement
+        from .core import CountPerElement
         return CountPerElement()
 
     def create_accumulator(self) -> int:

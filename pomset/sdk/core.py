@@ -562,13 +562,20 @@ class Partition(PTransform):
         return result
 
 
-class Distinct(PTransform):
-    """Each distinct element once per window (and pane)."""
+class CountPerElement(PTransform):
+    """(element, how many times it occurs) per window: Beam's `Count.PerElement()`."""
 
     def expand(self, pcoll: PCollection) -> PCollection:
         keyed = pcoll | "KeyByElement" >> Map(lambda v: (v, None))
         keyed.kind = KV
-        counted = keyed | CombinePerKey(Count())
+        return keyed | CombinePerKey(Count())
+
+
+class Distinct(PTransform):
+    """Each distinct element once per window (and pane)."""
+
+    def expand(self, pcoll: PCollection) -> PCollection:
+        counted = pcoll | CountPerElement()
         present = counted | "Present" >> Filter(lambda kv: kv[1] > 0)
         out = present | Keys()
         out.kind = pcoll.kind

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Callable, List, Optional, Tuple
 
 from ..windowing import Timestamp
-from .combinefn import CombineFn, Count
+from .combinefn import CombineFn
 from .core import CombineGlobally, CombinePerKey, Map
 from .dofn import DoFn
 from .kinds import KV
@@ -49,15 +49,6 @@ def Reshuffle() -> Map:
 
 def _same(v: Any) -> Any:
     return v
-
-
-class CountPerElement(PTransform):
-    """(element, how many times it occurs) per window: Beam's `Count.PerElement()`."""
-
-    def expand(self, pcoll: PCollection) -> PCollection:
-        keyed = pcoll | "KeyByElement" >> Map(lambda v: (v, None))
-        keyed.kind = KV
-        return keyed | CombinePerKey(Count())
 
 
 class _LatestFn(CombineFn):
