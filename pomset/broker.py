@@ -30,6 +30,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def port_in_use(port: int) -> bool:
+    """Whether something already listens on (or holds) this loopback port."""
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
 def _executable() -> str:
     beside = os.path.join(os.path.dirname(sys.executable), "noida-db")
     found = beside if os.path.exists(beside) else shutil.which("noida-db")
@@ -132,10 +142,19 @@ def stop_process(pid: int) -> None:
 
 
 def up(port: Optional[int] = None, state_file: str = STATE_FILE) -> str:
-    """Start a broker in the background for `pomset kafka down` to stop; its bootstrap servers."""
+    """Start a broker in the background for `pomset kafka down` to stop; its bootstrap servers.
+    With `port`, on that port or a BrokerError saying why not."""
     running = status(state_file)
     if running:
+        if port is not None and running != f"127.0.0.1:{port}":
+            raise BrokerError(f"a broker started by `pomset kafka up` already runs at "
+                              f"{running}, not on port {port}; `pomset kafka down` stops it")
         return running
+    if port is not None and not 0 < port < 65536:
+        raise BrokerError(f"port {port} is not a TCP port (1 to 65535)")
+    if port is not None and port_in_use(port):
+        raise BrokerError(f"port {port} is in use by another process on 127.0.0.1; choose "
+                          f"another --port, or leave it out for a free one")
     broker = EmbeddedKafka(port)
     broker.start()
     os.makedirs(os.path.dirname(state_file), exist_ok=True)

@@ -1,10 +1,14 @@
-"""The `pomset` command as a user types it: `pomset --version`, and `pomset run SCRIPT
-[flags]`, which runs a pipeline script with its flags as `python SCRIPT flags` would."""
+"""The `pomset` command as a user types it: `pomset --version`; `pomset run SCRIPT [flags]`,
+which runs a pipeline script with its flags as `python SCRIPT flags` would; `pomset kafka up
+--port N`, which uses that port or says why not."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+
+import pytest
 
 import pomset
 
@@ -41,3 +45,26 @@ def test_run_gives_the_script_its_flags(tmp_path):
     missing = subprocess.run([*POMSET, "run", str(tmp_path / "nope.py")], capture_output=True,
                              text=True, timeout=60)
     assert missing.returncode == 2 and "no such file" in missing.stderr
+
+
+def test_kafka_up_on_a_port_uses_it_or_says_why_not(tmp_path):
+    from pomset import broker
+    state = str(tmp_path / "broker.json")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(broker.BrokerError, match=f"port {port} is in use by another "
+                                                     f"process"):
+            broker.up(port, state)
+    with pytest.raises(broker.BrokerError, match="not a TCP port"):
+        broker.up(70000, state)
+    port = broker.free_port()
+    try:
+        assert broker.up(port, state) == f"127.0.0.1:{port}"
+        assert broker.up(port, state) == f"127.0.0.1:{port}"      # already up: the same
+        with pytest.raises(broker.BrokerError, match=f"already runs at 127.0.0.1:{port}, "
+                                                     f"not on port {port + 1}"):
+            broker.up(port + 1, state)
+    finally:
+        broker.down(state)
