@@ -8,7 +8,7 @@ from .sdk.core import (CoGroupByKey, CombineGlobally, CombinePerKey, CombineValu
                        Partition, Source, Values, WindowInto, WithTimestamps)
 from .sdk.dofn import DeadLetter, DoFn, TaggedOutput
 from .sdk.errors import (CheckpointError, CheckpointWarning, DataLossError, DataLossWarning,
-                         LateDataWarning, OptionsError, OptionsWarning,
+                         KafkaUnreachableError, LateDataWarning, OptionsError, OptionsWarning,
                          PipelineConstructionError, TimeUnitWarning, UserCodeError)
 from .sdk.options import PipelineOptions
 from .sdk.pipeline import Pipeline
@@ -36,7 +36,7 @@ __all__ = [
     "Source", "Values", "WindowInto", "WithTimestamps",
     "DeadLetter", "DoFn", "TaggedOutput",
     "CheckpointError", "CheckpointWarning", "DataLossError", "DataLossWarning",
-    "LateDataWarning", "OptionsError", "OptionsWarning", "TimeUnitWarning",
+    "KafkaUnreachableError", "LateDataWarning", "OptionsError", "OptionsWarning", "TimeUnitWarning",
     "PipelineConstructionError",
     "UserCodeError",
     "PipelineOptions", "Pipeline", "PTransform", "Row", "GroupBy", "Select", "WithColumns",

@@ -11,6 +11,7 @@ import sys
 from typing import List, Optional
 
 from . import __version__, broker
+from .sdk.errors import KafkaUnreachableError, OptionsError, PipelineConstructionError
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -46,13 +47,18 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 def run_script(script: str, flags: List[str]) -> int:
     """Run `script` as `__main__` with `flags` as its command line, as Python would; its
-    pipelines read the flags (`pm.Pipeline()` reads the command line)."""
+    pipelines read the flags (`pm.Pipeline()` reads the command line). A pipeline that
+    cannot be built or reach its broker ends it with one line saying why, not a traceback."""
     if not os.path.isfile(script):
         print(f"pomset run: no such file: {script}", file=sys.stderr)
         return 2
     sys.argv = [script, *flags]
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
-    runpy.run_path(script, run_name="__main__")
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except (KafkaUnreachableError, OptionsError, PipelineConstructionError) as e:
+        print(f"{os.path.basename(script)}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
     return 0
 
 

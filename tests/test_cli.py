@@ -68,3 +68,26 @@ def test_kafka_up_on_a_port_uses_it_or_says_why_not(tmp_path):
             broker.up(port + 1, state)
     finally:
         broker.down(state)
+
+
+def test_an_unreachable_broker_is_one_line_naming_the_servers(tmp_path):
+    """No librdkafka lines on the terminal, and `pomset run` says it in one line."""
+    from pomset import broker
+    port = broker.free_port()
+    (tmp_path / "k.py").write_text(
+        "import pomset as pm\n"
+        "with pm.Pipeline() as p:\n"
+        f"    p | pm.ReadFromKafka('127.0.0.1:{port}', 'events', until='latest',\n"
+        "                         connect_timeout=3)\n")
+    run = subprocess.run([*POMSET, "run", str(tmp_path / "k.py"), "--quiet"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1
+    [line] = run.stderr.strip().splitlines()
+    assert line.startswith(f"k.py: KafkaUnreachableError: ReadFromKafka: no Kafka broker "
+                           f"answered at 127.0.0.1:{port} (")
+    assert "waited at most 3 s, connect_timeout= sets how long); is it running?" in line
+    plain = subprocess.run([sys.executable, str(tmp_path / "k.py"), "--quiet"],
+                           capture_output=True, text=True, timeout=120)
+    assert plain.returncode == 1 and "%3|" not in plain.stderr and "rdkafka" not in plain.stderr
+    assert plain.stderr.strip().splitlines()[-1].startswith(
+        "pomset.sdk.errors.KafkaUnreachableError: ReadFromKafka: no Kafka broker answered")

@@ -41,6 +41,11 @@ class LateDataWarning(UserWarning):
     also in `result.metrics()`."""
 
 
+class KafkaUnreachableError(ConnectionError):
+    """No Kafka broker answered at a source's bootstrap servers within its `connect_timeout`;
+    the message names the servers and the wait."""
+
+
 class TimeUnitWarning(UserWarning):
     """A source's event times look like numbers of another unit than its `timestamp_unit`
     (milliseconds read as seconds, say); the message names the field, the value and the unit

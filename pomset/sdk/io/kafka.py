@@ -25,12 +25,14 @@ records is the current result.
 from __future__ import annotations
 
 import json
+import logging
 import warnings
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from ...windowing import GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, GlobalWindow, WindowedValue
 from ..dofn import DeadLetter
-from ..errors import PipelineConstructionError, TimeUnitWarning, UserCodeError
+from ..errors import (KafkaUnreachableError, PipelineConstructionError, TimeUnitWarning,
+                      UserCodeError)
 from ..event_time import event_time_micros, time_unit, unit_warning
 from ..kinds import NOT_KV
 from ..schema import SchemaLike, as_schema, conform
@@ -57,6 +59,18 @@ def _check_config(config: Optional[Dict[str, Any]], name: str, who: str) -> Dict
     if not isinstance(config, dict) or not all(isinstance(k, str) for k in config):
         raise TypeError(f"{who}: {name} must be a dict of client settings, got {config!r}")
     return dict(config)
+
+
+#: where the Kafka clients' own log goes (librdkafka's lines, which it would otherwise print
+#: to the terminal by the hundred when a broker is down); silent unless logging says otherwise
+LOG = logging.getLogger("pomset.kafka")
+LOG.addHandler(logging.NullHandler())
+
+
+def client_config(config: Dict[str, Any]) -> Dict[str, Any]:
+    """A Kafka client's config with its log sent to Python logging (`pomset.kafka`), unless
+    the user's config names a logger of its own."""
+    return {"logger": LOG, **config}
 
 
 def _seconds(value: Any, name: str, who: str, allow_none: bool) -> Optional[int]:
@@ -101,7 +115,7 @@ class ReadFromKafka(DeadLetterSource):
                  max_out_of_orderness: float = 0.0, idle_timeout: Optional[float] = None,
                  consumer_config: Optional[Dict[str, Any]] = None, until: Optional[str] = None,
                  label: Optional[str] = None, schema: Optional[SchemaLike] = None, *,
-                 timestamp_unit: str = "s") -> None:
+                 timestamp_unit: str = "s", connect_timeout: float = 10.0) -> None:
         super().__init__(label)
         who = label or "ReadFromKafka"
         self.timestamp_unit = time_unit(timestamp_unit)
@@ -133,6 +147,7 @@ class ReadFromKafka(DeadLetterSource):
         self.idle_us = _seconds(idle_timeout, "idle_timeout", who, True)
         self.consumer_config = _check_config(consumer_config, "consumer_config", who)
         self.until = until
+        self.connect_timeout = _seconds(connect_timeout, "connect_timeout", who, False) / 1e6
 
     def kind(self) -> Optional[str]:
         return NOT_KV
@@ -158,15 +173,24 @@ class ReadFromKafka(DeadLetterSource):
         # a position out of range is an error, never a silent jump (`start_offsets` applies
         # the user's auto.offset.reset to a fresh start)
         config["auto.offset.reset"] = "error"
-        return Consumer(config)
+        return Consumer(client_config(config))
 
     @property
     def group_id(self) -> Optional[str]:
         return self.consumer_config.get("group.id")
 
     def partitions(self, consumer: Any) -> List[Partition]:
-        """Every partition of the topics, in order; an error naming a topic that is missing."""
-        metadata = consumer.list_topics(timeout=10)
+        """Every partition of the topics, in order; an error naming a topic that is missing,
+        or the servers when no broker answers within `connect_timeout` seconds."""
+        from confluent_kafka import KafkaException
+        try:
+            metadata = consumer.list_topics(timeout=self.connect_timeout)
+        except KafkaException as e:
+            raise KafkaUnreachableError(
+                f"{self.name}: no Kafka broker answered at {self.bootstrap_servers} "
+                f"({e.args[0].str() if e.args else e}; waited at most "
+                f"{self.connect_timeout:g} s, connect_timeout= sets how long); is it "
+                f"running?") from None
         out = []
         for topic in self.topics:
             info = metadata.topics.get(topic)

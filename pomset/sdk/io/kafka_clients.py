@@ -15,7 +15,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 from ...windowing import MIN_MICROS, WindowedValue, now_micros
 from ..errors import DataLossError, DataLossWarning, PipelineConstructionError
 from ..run_state import run_state, update_run_state
-from .kafka import Partition, PartitionWatermarks, ReadFromKafka, WriteToKafka
+from .kafka import Partition, PartitionWatermarks, ReadFromKafka, WriteToKafka, client_config
 
 _TIMEOUT = 30.0
 _GRACE = 30.0
@@ -230,7 +230,7 @@ class KafkaOutput:
         if transactional:
             config["transactional.id"] = f"{run_id}-{topic}"
         self.fatal: Optional[str] = None
-        self.producer = Producer(config)
+        self.producer = Producer(client_config(config))
         self.bootstrap = first.bootstrap_servers
         self.group_metadata: Dict[str, Any] = {}
         self.run_id = run_id
@@ -371,8 +371,9 @@ class KafkaOutput:
 def committed_mark(bootstrap_servers: str, run_id: str, topic: str) -> Optional[int]:
     """The progress mark run `run_id` last committed on `topic`, if any."""
     from confluent_kafka import Consumer, TopicPartition
-    consumer = Consumer({"bootstrap.servers": bootstrap_servers,
-                         "group.id": f"{run_id}-progress", "enable.auto.commit": False})
+    consumer = Consumer(client_config({"bootstrap.servers": bootstrap_servers,
+                                       "group.id": f"{run_id}-progress",
+                                       "enable.auto.commit": False}))
     try:
         got = consumer.committed([TopicPartition(topic, 0)], timeout=_TIMEOUT)
     finally:
@@ -400,7 +401,8 @@ def progress_topic(directory: str, sinks: List[WriteToKafka], run_id: str) -> Tu
 
 def _group_metadata(bootstrap_servers: str, group: str) -> Any:
     from confluent_kafka import Consumer
-    consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": group})
+    consumer = Consumer(client_config({"bootstrap.servers": bootstrap_servers,
+                                       "group.id": group}))
     try:
         return consumer.consumer_group_metadata()
     finally:
