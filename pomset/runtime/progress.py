@@ -22,16 +22,16 @@ class ProgressLine:
         self.last = 0.0
         self.drawn = 0   # length of the status line on screen, to erase it fully
 
-    def draw(self, metrics: Metrics, note: str = "") -> None:
-        """Show each step's headline count (and `note`, e.g. Spark's tasks done), if the
-        last drawing is `interval` old."""
-        now = time.monotonic()
-        if not self.enabled or now - self.last < self.interval:
+    def draw(self, metrics: Metrics, note: str = "", now: bool = False) -> None:
+        """Show each step's headline count (and `note`, e.g. Spark's tasks done, or what the
+        run is doing while no records move), if the last drawing is `interval` old or `now`."""
+        at = time.monotonic()
+        if not self.enabled or (not now and at - self.last < self.interval):
             return
-        self.last = now
-        parts = [f"{label.split('/')[-1][:18]}={headline(m)}" for label, m in metrics.items()
-                 if isinstance(m, dict)]
-        line = " ".join([f"[{now - self.start:6.1f}s]", note] + parts).replace("  ", " ")[:200]
+        self.last = at
+        parts = [f"{short(label.split('/')[-1])}={headline(m)}"
+                 for label, m in metrics.items() if isinstance(m, dict)]
+        line = " ".join([f"[{at - self.start:6.1f}s]", note] + parts).replace("  ", " ")[:200]
         self.stream.write("\r" + line.ljust(self.drawn))
         self.drawn = max(self.drawn, len(line))
         self.stream.flush()
@@ -44,6 +44,15 @@ class ProgressLine:
             self.stream.write("\r" + " " * self.drawn + "\r")
         self.stream.write(format_summary(metrics, time.monotonic() - self.start) + "\n")
         self.stream.flush()
+
+
+def short(name: str, width: int = 18) -> str:
+    """A step's name in at most `width` characters: whole, or cut where a word ends (before a
+    space, bracket or punctuation), with an ellipsis."""
+    if len(name) <= width:
+        return name
+    cut = max(name.rfind(c, 0, width) for c in " ()[]/.,_-:")
+    return (name[:cut] if cut > 0 else name[:width - 1]).rstrip(" ([/.,_-:") + "…"
 
 
 def headline(m: Dict[str, int]) -> int:

@@ -23,5 +23,10 @@ class Progress:
         if self.calls % 64 == 0:
             self.line.draw({s.label: s.metrics() for s in self.stages})
 
+    def note(self, text: str) -> None:
+        """Show what the run is doing while no records move (the last windows firing)."""
+        if self.line.enabled:
+            self.line.draw({s.label: s.metrics() for s in self.stages}, note=text, now=True)
+
     def summary(self, metrics: Dict[str, Dict[str, int]]) -> None:
         self.line.summary(metrics)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import time
 from functools import partial
-from typing import Any, Dict
+from typing import Any, Callable, Dict
 
 from ...sdk.errors import PipelineConstructionError
 from ...sdk.result import PipelineResult
@@ -79,7 +79,8 @@ class LocalRunner:
             resumed = driver is not None and driver.restore()
             for source in sources:   # a resumed run read its bounded sources before
                 if source not in streams and source not in kafka and not resumed:
-                    self._read(source, executor, options.bundle_size, real_clock)
+                    self._read(source, executor, options.bundle_size, real_clock,
+                               progress.note)
             for stream in streams:
                 self._replay(stream, executor)
             if driver is not None:
@@ -106,8 +107,9 @@ class LocalRunner:
         return PipelineResult(record, metrics, elapsed, executor.times)
 
     def _read(self, source: SourceStage, executor: SequentialExecutor, bundle_size: int,
-              real_clock: bool) -> None:
-        """Push a bounded source's bundles, then move its watermark from MIN to MAX."""
+              real_clock: bool, note: Callable[[str], None]) -> None:
+        """Push a bounded source's bundles, then move its watermark from MIN to MAX (saying
+        so on the status line: the windows that close then may take a while to fire)."""
         for bundle in source.bundles(bundle_size):
             source.push(bundle)
             if real_clock:
@@ -115,6 +117,7 @@ class LocalRunner:
             executor.propagate()
 
         def end() -> None:
+            note(f"{source.label} read; closing its windows")
             source.out_wm = MAX_MICROS
             executor.propagate()
         executor.serial(end)
