@@ -509,6 +509,8 @@ class TestOptions:
         assert options.view_as(pm.PipelineOptions).workers == 3
         with pytest.raises(TypeError, match="PipelineOptions subclass"):
             options.view_as(dict)
+        explicit = MyOptions(["--input=b.txt", "--workers=2"])   # a view knows fewer flags
+        assert explicit.view_as(pm.PipelineOptions).workers == 2
 
 
 _SCRIPT = """

@@ -65,14 +65,17 @@ class PipelineOptions:
         command_line = flags is None
         self._parse(list(sys.argv[1:] if command_line else flags), command_line, kwargs)
 
-    def _parse(self, argv: List[str], command_line: bool, kwargs: Dict[str, Any]) -> None:
+    def _parse(self, argv: List[str], command_line: bool, kwargs: Dict[str, Any],
+               view: bool = False) -> None:
+        """Parse `argv`; flags this class does not know are an error unless they come from
+        the command line or this is a view (of options that know them)."""
         parser = self._parser()
         if "--help" in argv or "-h" in argv:
             parser.print_help()
             raise SystemExit(0)
         try:
             namespace, unknown = parser.parse_known_args(argv)
-            if unknown and not command_line:
+            if unknown and not (command_line or view):
                 known = sorted(a.option_strings[0] for a in parser._actions
                                if a.option_strings)
                 raise OptionsError(f"unknown option(s) {' '.join(unknown)}; known options: "
@@ -125,7 +128,7 @@ class PipelineOptions:
         if not (isinstance(cls, type) and issubclass(cls, PipelineOptions)):
             raise TypeError(f"view_as takes a PipelineOptions subclass, got {cls!r}")
         view = cls.__new__(cls)
-        view._parse(self._flags, self._command_line, {})
+        view._parse(self._flags, self._command_line, {}, view=True)
         view._values.update(self._values)
         self._values = view._values
         self._unknown[:] = [flag for flag in self._unknown if flag in view._unknown]
