@@ -100,3 +100,8 @@ def __getattr__(name: str):
     if name in _MISSING:
         raise AttributeError(f"pomset has no {name!r}: {_MISSING[name]}")
     raise AttributeError(f"module 'pomset' has no attribute {name!r}")
+
+# --- the pane timeline of a run (matplotlib) ---
+from .sdk.plot import plot_panes  # noqa: E402
+
+__all__ += ["plot_panes"]
