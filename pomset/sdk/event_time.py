@@ -8,10 +8,12 @@ import datetime as _dt
 import decimal
 import math
 import numbers
+import warnings
 from typing import Any, Optional, Tuple
 
 from ..windowing import MAX_MICROS, MIN_MICROS, Timestamp
 from ..windowing.time import to_micros
+from .errors import TimeUnitWarning
 
 #: microseconds in one unit of a numeric timestamp, as (numerator, denominator)
 TIME_UNITS = {"s": (1_000_000, 1), "ms": (1_000, 1), "us": (1, 1), "ns": (1, 1_000)}
@@ -121,12 +123,13 @@ def unit_mismatch(number: Any, unit: str) -> Optional[Tuple[str, str]]:
     return likely, f"year {year:,.0f}" if abs(year) >= 1 else "1970"
 
 
-def unit_warning(who: str, field: str, number: Any, unit: str) -> Optional[str]:
-    """The warning for a timestamp field whose numbers look like another unit, or None."""
+def warn_other_unit(who: str, field: str, number: Any, unit: str) -> None:
+    """Warn (TimeUnitWarning) when a timestamp field's `number` looks like another unit than
+    `unit`, naming the field, the value, where it lands and the unit to pass."""
     mismatch = unit_mismatch(number, unit)
     if mismatch is None:
-        return None
+        return
     likely, when = mismatch
-    return (f"{who}: timestamp field {field!r} holds {number!r}, which read as "
-            f"{_NAMES[unit]} is the {when}; if it counts {_NAMES[likely]}, pass "
-            f"timestamp_unit={likely!r}")
+    warnings.warn(f"{who}: timestamp field {field!r} holds {number!r}, which read as "
+                  f"{_NAMES[unit]} is the {when}; if it counts {_NAMES[likely]}, pass "
+                  f"timestamp_unit={likely!r}", TimeUnitWarning, stacklevel=3)

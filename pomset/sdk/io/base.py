@@ -21,7 +21,6 @@ import decimal
 import enum
 import glob
 import os
-import warnings
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ...triggers import AccumulationMode
@@ -29,8 +28,8 @@ from ...windowing import (GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, Glob
                           GlobalWindows, Timestamp, WindowedValue)
 from ..core import Source
 from ..dofn import DeadLetter
-from ..errors import PipelineConstructionError, TimeUnitWarning, UserCodeError
-from ..event_time import event_time_micros, time_unit, unit_warning
+from ..errors import PipelineConstructionError, UserCodeError
+from ..event_time import event_time_micros, time_unit, warn_other_unit
 from ..kinds import NOT_KV
 from ..ptransform import Primitive
 from ..pvalue import DoOutputsTuple, PCollection
@@ -179,9 +178,7 @@ class FileSource(DeadLetterSource):
         """Warn, once per source, when the first event time read looks like a number of
         another unit than `timestamp_unit` (a millisecond epoch read as seconds)."""
         self._unit_checked = True
-        message = unit_warning(self.name, self.timestamp_field, number, self.timestamp_unit)
-        if message is not None:
-            warnings.warn(message, TimeUnitWarning, stacklevel=2)
+        warn_other_unit(self.name, self.timestamp_field, number, self.timestamp_unit)
 
     def element(self, record: Any, on_bad: OnBad, path: str,
                 line: Any) -> Optional[WindowedValue]:

@@ -26,14 +26,12 @@ from __future__ import annotations
 
 import json
 import logging
-import warnings
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from ...windowing import GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, GlobalWindow, WindowedValue
 from ..dofn import DeadLetter
-from ..errors import (KafkaUnreachableError, PipelineConstructionError, TimeUnitWarning,
-                      UserCodeError)
-from ..event_time import event_time_micros, time_unit, unit_warning
+from ..errors import KafkaUnreachableError, PipelineConstructionError, UserCodeError
+from ..event_time import event_time_micros, time_unit, warn_other_unit
 from ..kinds import NOT_KV
 from ..schema import SchemaLike, as_schema, conform
 from .base import DeadLetterSource, OnBad, Sink, annotates, json_default
@@ -272,9 +270,7 @@ class ReadFromKafka(DeadLetterSource):
             raise ValueError(f"timestamp field {field!r} {e}") from None
         if not self._unit_checked:
             self._unit_checked = True
-            message = unit_warning(self.name, field, value[field], self.timestamp_unit)
-            if message is not None:
-                warnings.warn(message, TimeUnitWarning, stacklevel=2)
+            warn_other_unit(self.name, field, value[field], self.timestamp_unit)
         return micros
 
 
