@@ -80,17 +80,15 @@ __all__ += ["testing"]
 # --- Beam's names: its shorthand transforms, Duration, and its modules (beam.window, ...) ---
 from .sdk.shorthands import FlatMapTuple, Latest, MapTuple, Reshuffle, WithKeys  # noqa: E402
 from .windowing import Duration  # noqa: E402
-from . import combiners, io, options, pvalue, transforms, trigger, window  # noqa: E402
+from . import combiners, io, metrics, options, pvalue, transforms, trigger, window  # noqa: E402
+from .metrics import Metrics, MetricsFilter  # noqa: E402
 
-__all__ += ["Duration", "FlatMapTuple", "Latest", "MapTuple", "Reshuffle", "WithKeys",
-            "combiners", "io", "options",
+__all__ += ["Duration", "FlatMapTuple", "Latest", "MapTuple", "Metrics", "MetricsFilter",
+            "Reshuffle", "WithKeys", "combiners", "io", "metrics", "options",
             "pvalue", "transforms", "trigger", "window"]
 
 #: Beam names pomset lacks, and what to know about each
 _MISSING = {
-    "metrics": "Beam's user metrics (Metrics.counter/distribution/gauge) are not in pomset "
-               "yet; result.metrics() reports each step's received, emitted, late, dropped "
-               "and dead-lettered counts",
     "Regex": "Beam's Regex transforms are not in pomset; use Map/FlatMap/Filter with re",
     "Sample": "Beam's Sample combiners are not in pomset",
 }

@@ -82,8 +82,8 @@ def test_side_inputs_and_tagged_outputs_from_pvalue():
 
 
 def test_beam_names_pomset_lacks_fail_naming_what_is_missing():
-    with pytest.raises(AttributeError, match="user metrics .* not in pomset"):
-        beam.metrics
+    with pytest.raises(AttributeError, match="Sample combiners are not in pomset"):
+        beam.Sample
     with pytest.raises(AttributeError, match="Beam's apache_beam.transforms.window.Calendar"):
         window.CalendarWindows
     with pytest.raises(AttributeError, match="Beam's apache_beam.io.ReadFromBigQuery"):

@@ -11,6 +11,7 @@ from ..sdk.core import ParDo, WindowInto
 from ..sdk.dofn import DeadLetter, TaggedOutput, context_params, make_invoker
 from ..sdk.errors import UserCodeError
 from ..sdk.pvalue import SideInput
+from ..sdk.user_metrics import MetricsContainer, enter
 from .batches import BatchCaller, metadata, split
 
 raw = WindowedValue.raw
@@ -42,7 +43,9 @@ class DoFnRunner:
     """Runs one ParDo (or Map, FlatMap, Filter) over bundles: the function called with its
     context parameters and side-input views, outputs by tag (a TimestampedValue sets the
     time, a TaggedOutput picks the output), the DoFn lifecycle, and failing elements sent to
-    the dead-letter output when there is one (`dead_count` counts them). A batched DoFn's
+    the dead-letter output when there is one (`dead_count` counts them), and the user metrics
+    the function updates in `metrics` (the thread's current container while it runs). A
+    batched DoFn's
     `process_batch` is called on batches instead (`runtime/batches.py`); `input_schema`, the
     input PCollection's schema, types the Arrow batches it gets."""
 
@@ -54,6 +57,7 @@ class DoFnRunner:
         self.call = transform.call
         self.dead_tag = transform.dead_letter_tag
         self.dead_count = 0
+        self.metrics = MetricsContainer()
         fn = transform.fn.process if self.call == "dofn" else transform.fn
         self.invoke = make_invoker(fn, bool(transform.args or transform.kwargs))
         self.dofn = transform.fn if self.call == "dofn" else None
@@ -68,17 +72,33 @@ class DoFnRunner:
 
     def setup(self) -> None:
         if self.dofn is not None:
-            self.dofn.setup()
+            prev = enter(self.metrics)
+            try:
+                self.dofn.setup()
+            finally:
+                enter(prev)
 
     def teardown(self) -> None:
         if self.dofn is not None:
-            self.dofn.teardown()
+            prev = enter(self.metrics)
+            try:
+                self.dofn.teardown()
+            finally:
+                enter(prev)
 
     def process(self, bundle: List[WindowedValue], owned: bool = False,
                 side_args: Optional[SideArgs] = None) -> Outputs:
         """The outputs, by tag, of one bundle. `owned`: the elements are this transform's
         alone, so a Map may update them in place. `side_args(window)` gives the (args, kwargs)
         with side-input views for elements in that window."""
+        prev = enter(self.metrics)
+        try:
+            return self._process(bundle, owned, side_args)
+        finally:
+            enter(prev)
+
+    def _process(self, bundle: List[WindowedValue], owned: bool,
+                 side_args: Optional[SideArgs]) -> Outputs:
         if self.lean_map:
             return self._map_bundle(bundle, owned)
         if self.batch is not None:

@@ -11,6 +11,7 @@ from typing import Any, Collection, Dict, List, Optional, Tuple
 from ..sdk.core import GroupByKey, Source
 from ..sdk.io.base import Sink
 from ..sdk.io.kafka import ReadFromKafka
+from ..sdk.user_metrics import USER, merge_snapshots
 from ..traces import TemplateStep
 
 
@@ -32,6 +33,13 @@ def step_counts(node: Any) -> Tuple[str, ...]:
     if isinstance(t, TemplateStep):
         keys.append("late")
     return tuple(keys)
+
+
+def add_counts(into: Dict[str, Any], counts: Dict[str, Any]) -> Dict[str, Any]:
+    """`into`, a step's counts, with more of them added: numbers sum, user metrics merge."""
+    for name, n in counts.items():
+        into[name] = merge_snapshots(into.get(name), n) if name == USER else into.get(name, 0) + n
+    return into
 
 
 def emitted_key(tag: Optional[str]) -> str:

@@ -5,6 +5,23 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ..windowing import Timestamp, now_micros
 from .errors import PipelineConstructionError
+from .user_metrics import USER, MetricResult, MetricsFilter, Snapshot, query
+
+
+class MetricResults(dict):
+    """Per step, the counts the runner keeps (received, emitted, late, dropped,
+    dead-lettered…); `query` gives the user metrics the steps' DoFns updated, as Beam's
+    `result.metrics().query()` does."""
+
+    def __init__(self, counts: Dict[str, Dict[str, int]], user: Dict[str, Snapshot]) -> None:
+        super().__init__(counts)
+        self.user = user
+
+    def query(self, filter: Optional[MetricsFilter] = None) -> Dict[str, List[MetricResult]]:
+        """{"counters": [...], "distributions": [...], "gauges": [...]}, each a `MetricResult`
+        (its `key.step`, `key.metric.namespace`, `key.metric.name`, `committed`), those
+        `filter` matches."""
+        return query(self.user, filter)
 
 
 class PipelineResult:
@@ -17,7 +34,10 @@ class PipelineResult:
     def __init__(self, record: Dict[int, list], metrics: Dict[str, Dict[str, int]],
                  elapsed: float, times: Optional[Dict[int, List[Tuple[int, int]]]] = None) -> None:
         self._record = record
-        self._metrics = metrics
+        self._metrics = {label: {k: v for k, v in counts.items() if k != USER}
+                         for label, counts in metrics.items()}
+        self._user = {label: counts[USER] for label, counts in metrics.items()
+                      if counts.get(USER)}
         self.elapsed = elapsed
         # per PCollection: (index, processing time µs) where the elements from index on were
         # produced at that time; without them, everything at the end of the run
@@ -49,9 +69,10 @@ class PipelineResult:
             out += [(at, wv) for wv in elements[start:end]]
         return out
 
-    def metrics(self) -> Dict[str, Dict[str, int]]:
-        """Per stage: elements received and emitted, late, dropped, dead-lettered."""
-        return {k: dict(v) for k, v in self._metrics.items()}
+    def metrics(self) -> MetricResults:
+        """Per stage: elements received and emitted, late, dropped, dead-lettered; and the
+        user metrics (`.query()`)."""
+        return MetricResults({k: dict(v) for k, v in self._metrics.items()}, self._user)
 
     def counter(self, name: str) -> int:
         """A metric summed over stages (e.g. 'late', 'dropped', 'dead_lettered')."""

@@ -42,6 +42,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from ...runtime.ordered import NonBlockingReorder
 from ...runtime.ordered.schedule import DEFAULT_POLICY, Board, Operator, policy_named
 from ...sdk.errors import PipelineConstructionError
+from ...runtime.metrics import add_counts
 from ...runtime.packing import pack, unpack
 from ...runtime.partitioned import PartitionedHost, new_buckets
 from .executor import SequentialExecutor, handoffs
@@ -143,8 +144,8 @@ class _Worker:
                 mine.owned = stage.owned
                 mine.index = i
                 self.copies[i] = mine
-        self.runners = {i: mine.runner for i, mine in self.copies.items()
-                        if isinstance(mine, ParDoStage)}
+        self.pardos = {i: mine for i, mine in self.copies.items()
+                       if isinstance(mine, ParDoStage)}
         for mine in self.copies.values():
             mine.start()
         self.events: list = []
@@ -155,7 +156,7 @@ class _Worker:
         """A bundle `index`'s output `tag` emitted, through every stateless stage it reaches."""
         self.events = []
         self._hand(self.stages[index], tag, bundle)
-        return self.events, self._dead()
+        return self.events, self._tallies()
 
     def task(self, i: int, index: int, part: Any, events: list,
              spawn: Callable[..., None]) -> Dict[int, int]:
@@ -165,15 +166,17 @@ class _Worker:
             self.copies[i].receive(index, part)
         finally:
             self.spawn = None
-        return self._dead()
+        return self._tallies()
 
-    def _dead(self) -> Dict[int, int]:
-        dead = {}
-        for i, runner in self.runners.items():
-            if runner.dead_count:
-                dead[i] = runner.dead_count
-                runner.dead_count = 0
-        return dead
+    def _tallies(self) -> Dict[int, Dict[str, Any]]:
+        """What the copies of ParDo stages counted (dead letters, user metrics) since the
+        last call, by stage."""
+        out = {}
+        for i, mine in self.pardos.items():
+            tallies = mine.take_tallies()
+            if tallies:
+                out[i] = tallies
+        return out
 
     def deliver(self, stage: Stage, tag: Optional[str], bundle: Any) -> None:
         """A copy emitted: note it, then hand it on as the sequential executor would."""
@@ -201,17 +204,17 @@ def _start_process(executor: "ParallelExecutor") -> None:
 
 def _run_in_process(index: int, tag: Optional[str], bundle: Any) -> Tuple[list, Dict[int, int]]:
     try:
-        events, dead = _process_worker.run(index, tag, unpack(bundle))
+        events, tallies = _process_worker.run(index, tag, unpack(bundle))
     except BaseException as e:
         raise Failed(e) from None
-    return [(kind, i, key, pack(part)) for kind, i, key, part in events], dead
+    return [(kind, i, key, pack(part)) for kind, i, key, part in events], tallies
 
 
 class _Unit:
     """A bundle the driver handed over, on its way to the release: its serial number, the
-    events its tasks note, the tasks not yet finished, their dead letters, the first error."""
+    events its tasks note, the tasks not yet finished, what their ParDo stages counted, the first error."""
 
-    __slots__ = ("serial", "stage", "tag", "bundle", "events", "pending", "dead", "error")
+    __slots__ = ("serial", "stage", "tag", "bundle", "events", "pending", "tallies", "error")
 
     def __init__(self, serial: int, stage: Stage, tag: Optional[str], bundle: Any) -> None:
         self.serial = serial
@@ -220,7 +223,7 @@ class _Unit:
         self.bundle = bundle
         self.events: list = []
         self.pending = 1
-        self.dead: Dict[int, int] = {}
+        self.tallies: Dict[int, Dict[str, Any]] = {}
         self.error: Optional[BaseException] = None
 
 
@@ -383,20 +386,20 @@ class ParallelExecutor(SequentialExecutor):
         worker = self.local.worker
         worker.emitted = 0
         for unit, i, index, part, events in items:
-            dead: Dict[int, int] = {}
+            tallies: Dict[int, Dict[str, Any]] = {}
             if unit.error is None:
                 try:
-                    dead = worker.task(i, index, part, events, partial(self._spawn, unit))
+                    tallies = worker.task(i, index, part, events, partial(self._spawn, unit))
                 except BaseException as e:
                     unit.error = unit.error or e
-            self._task_done(unit, dead)
+            self._task_done(unit, tallies)
         return worker.emitted
 
-    def _task_done(self, unit: _Unit, dead: Dict[int, int]) -> None:
+    def _task_done(self, unit: _Unit, tallies: Dict[int, Dict[str, Any]]) -> None:
         """One of a unit's tasks finished: when it was the last, the unit goes to be sent."""
         with self.units:
-            for i, n in dead.items():
-                unit.dead[i] = unit.dead.get(i, 0) + n
+            for i, counts in tallies.items():
+                add_counts(unit.tallies.setdefault(i, {}), counts)
             unit.pending -= 1
             if unit.pending:
                 return
@@ -404,7 +407,7 @@ class ParallelExecutor(SequentialExecutor):
             self._send(unit.serial, _raiser(unit.error), 1)
         else:
             self._send(unit.serial, partial(self._replay, unit.stage, unit.tag, unit.bundle,
-                                            flatten(unit.events), unit.dead), len(unit.bundle))
+                                            flatten(unit.events), unit.tallies), len(unit.bundle))
 
     def _segments(self, units: list) -> int:
         """A worker thread's slice of bundles for the worker processes: each through every
@@ -412,7 +415,7 @@ class ParallelExecutor(SequentialExecutor):
         emitted = 0
         for unit in units:
             try:
-                events, dead = self.process_pool.submit(
+                events, tallies = self.process_pool.submit(
                     _run_in_process, unit.stage.index, unit.tag, pack(unit.bundle)).result()
             except BaseException as e:
                 self._send(unit.serial, _raiser(e.unwrap() if isinstance(e, Failed) else e), 1)
@@ -421,7 +424,7 @@ class ParallelExecutor(SequentialExecutor):
             emitted += sum(len(part) if kind == _EMIT and not isinstance(part, int) else
                            part if kind == _EMIT else 0 for kind, _, _, part in events)
             self._send(unit.serial, partial(self._replay, unit.stage, unit.tag, unit.bundle,
-                                            events, dead), len(unit.bundle))
+                                            events, tallies), len(unit.bundle))
         return emitted
 
     def _helps(self, calls: list) -> int:
@@ -490,7 +493,7 @@ class ParallelExecutor(SequentialExecutor):
         return 0
 
     def _replay(self, root: Stage, tag: Optional[str], bundle: Any, events: list,
-                dead: Dict[int, int]) -> None:
+                tallies: Dict[int, Dict[str, Any]]) -> None:
         """What the workers noted, done to the real stages in the order it was noted."""
         stages = self.stages
         self._note(root, tag, bundle)
@@ -505,8 +508,8 @@ class ParallelExecutor(SequentialExecutor):
             if not isinstance(part, int):
                 self._note(stage, key, part)
             self._count_received(stage, key, n)
-        for i, n in dead.items():
-            stages[i].runner.dead_count += n
+        for i, counts in tallies.items():
+            stages[i].add_tallies(counts)
         if self.on_bundle is not None:
             self.on_bundle()
 

@@ -101,10 +101,10 @@ class LocalRunner:
         executor.shutdown()
         for s in stages:
             s.finish()
-        metrics = {s.label: s.metrics() for s in stages}
-        elapsed = time.monotonic() - started
-        progress.summary(metrics)
-        return PipelineResult(record, metrics, elapsed, executor.times)
+        result = PipelineResult(record, {s.label: s.metrics() for s in stages},
+                                time.monotonic() - started, executor.times)
+        progress.summary(result.metrics())
+        return result
 
     def _read(self, source: SourceStage, executor: SequentialExecutor, bundle_size: int,
               real_clock: bool, note: Callable[[str], None]) -> None:

@@ -9,6 +9,7 @@ from ...runtime.elementwise import DoFnRunner, assign_windows, user_code_error
 from ...runtime.reads import read_tagged
 from ...runtime.side_inputs import SideInputBuffer
 from ...sdk.errors import UserCodeError
+from ...sdk.user_metrics import USER, MetricsContainer
 from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
 from ...traces import OPlus, TemplateStep, Typed
 from ...runtime import columnar
@@ -269,17 +270,37 @@ class ParDoStage(Stage):
         return tag is not None or self.t.call != "filter" or self.owned
 
     def snapshot(self) -> Dict[str, Any]:
-        return dict(super().snapshot(), dead_count=self.runner.dead_count)
+        return dict(super().snapshot(), dead_count=self.runner.dead_count,
+                    user_metrics=self.runner.metrics.snapshot())
 
     def restore(self, state: Dict[str, Any]) -> None:
         state = dict(state)
         self.runner.dead_count = state.pop("dead_count")
+        self.runner.metrics = MetricsContainer()
+        self.runner.metrics.absorb(state.pop("user_metrics", None))
         super().restore(state)
 
-    def metrics(self) -> Dict[str, int]:
-        out = super().metrics()
+    def take_tallies(self) -> Dict[str, Any]:
+        """What this copy counted since the last call, for the stage it copies (a worker's):
+        its dead letters and user metrics."""
+        out: Dict[str, Any] = {}
+        if self.runner.dead_count:
+            out["dead_lettered"], self.runner.dead_count = self.runner.dead_count, 0
+        if self.runner.metrics:
+            out[USER] = self.runner.metrics.take()
+        return out
+
+    def add_tallies(self, tallies: Dict[str, Any]) -> None:
+        """Fold in what a worker's copy counted (`take_tallies`)."""
+        self.runner.dead_count += tallies.get("dead_lettered", 0)
+        self.runner.metrics.absorb(tallies.get(USER))
+
+    def metrics(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = super().metrics()
         if self.runner.dead_tag is not None:
             out["dead_lettered"] = self.runner.dead_count
+        if self.runner.metrics:
+            out[USER] = self.runner.metrics.snapshot()
         return out
 
 

@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 from ...sdk.core import Create, Filter, Flatten, GroupByKey, ParDo, Source, WindowInto
 from ...runtime.elementwise import DoFnRunner, assign_windows, side_input_args, user_code_error
 from ...sdk.errors import UserCodeError
+from ...sdk.user_metrics import USER, merge_snapshots
 from ...sdk.io.base import FileSink, FileSource
 from ...traces import OPlus, TemplateStep, Typed
 from ...runtime.fusion import Fusion
@@ -301,6 +302,8 @@ class BatchPlan:
         sides = node.side_inputs
         side_data = self._side_data(node) if sides else None
         counter = self._counter(label, "dead_lettered") if t.dead_letter_tag is not None else None
+        user = self.counts.setdefault(label, {})[USER] = self.spark.sparkContext.accumulator(
+            {}, _UserMetrics())
 
         def start() -> Any:
             runner = DoFnRunner(t, tags, label, schema)
@@ -312,6 +315,8 @@ class BatchPlan:
                 runner.teardown()
                 if counter is not None:
                     counter.add(runner.dead_count)
+                if runner.metrics:
+                    user.add(runner.metrics.take())
             return (lambda bundle: runner.process(bundle, True, side_args)), finish
         steps = self._steps(node.inputs[0])
         if len(tags) == 1:
@@ -412,6 +417,16 @@ class BatchPlan:
             for tag, c in tags.items():
                 counts[emitted_key(tag)] = _flow_count(c)
         return with_flow(out, self.pipeline.nodes, self.as_received)
+
+
+class _UserMetrics:
+    """Spark's accumulator parameter for a step's user metrics: snapshots merge."""
+
+    def zero(self, value: Any) -> dict:
+        return {}
+
+    def addInPlace(self, a: Any, b: Any) -> dict:
+        return merge_snapshots(a, b)
 
 
 def _keeps_count(t: Any) -> bool:

@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Tuple
 from ...runtime.fingerprint import resume_run_state
 from ...sdk.errors import CheckpointError
 from ...runtime.markers import ChannelMarker
-from ...runtime.metrics import complete, with_flow
+from ...runtime.metrics import add_counts, complete, with_flow
 from ...sdk.io.kafka import WriteToKafka
 from ...sdk.io.kafka_clients import KafkaOutput, progress_topic
 from ...sdk.result import PipelineResult
@@ -98,8 +98,7 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
                 if isinstance(batch_counts, Warning):   # a task's, issued here to be seen
                     warnings.warn(batch_counts, stacklevel=2)
                     continue
-                for name, n in batch_counts.items():
-                    step_counts[label][name] = step_counts[label].get(name, 0) + n
+                add_counts(step_counts[label], batch_counts)
             markers = table.filter(pc.invert(is_counts)).column("m").drop_null().to_pylist()
             clocks = [m.processing_time for m in map(codec.loads, markers)
                       if isinstance(m, ChannelMarker) and m.processing_time is not None]

@@ -36,6 +36,7 @@ from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from ...runtime.elementwise import DoFnRunner
 from ...runtime.kernel_host import KernelHost
 from ...runtime.metrics import emitted_key
+from ...sdk.user_metrics import USER
 from ...runtime.markers import ChannelMarker, Channels, Marker, MarkerRange
 from ...runtime.side_inputs import SideInputBuffer
 from ...runtime.watermarks import output_watermark
@@ -240,6 +241,10 @@ class SideInputProcessor(_Host):
         # as the local runner: the minimum over all inputs and the elements still waiting
         meta.out_wm = output_watermark(meta.out_wm, [meta.wm] + side_wms + [buffer.hold()])
         return outputs
+
+    def counts(self) -> Dict[str, Any]:
+        """The user metrics the DoFn updated in the last micro-batch."""
+        return {USER: self.runner.metrics.take()} if self.runner.metrics else {}
 
     def close(self) -> None:
         self.runner.teardown()

@@ -37,6 +37,7 @@ from ...runtime.test_stream import stream_steps
 from ...sdk.io.base import FileSource, Sink
 from ...sdk.io.kafka import ReadFromKafka
 from ...sdk.test_stream import TestStream
+from ...sdk.user_metrics import USER
 from ...windowing import MAX_MICROS, now_micros
 from . import codec, packs, stream_sources
 from ...traces import TemplateStep, Typed
@@ -401,6 +402,9 @@ def _task(ops: List[_Op], needed: Set[str], key: Optional[_Keying]) -> Any:
                 yield from _run_ops(b, ops, fns, consumed, readers, needed, key, flow)
             if key is not None:
                 yield from key.finish()
+            for op, fn in zip(ops, fns):
+                if isinstance(fn, _ParDoFn) and fn.runner.metrics:
+                    flow.setdefault(op.label, {})[USER] = fn.runner.metrics.take()
             for label, counts in flow.items():
                 yield packs.counts_row(label, counts)
         finally:
