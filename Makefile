@@ -2,13 +2,15 @@
 # the Spark runner's tests): each creates
 # .venv here if missing and installs the project into it first; `make test` also builds
 # .venv-worker, the test cluster's worker Python (pyarrow, pandas, numpy and no pomset).
-# `make bench` also installs apache-beam, which only the benchmark uses.
+# `make bench` also installs apache-beam, which only the benchmark uses. `make docs` builds the
+# documentation site into site/ (mkdocs, the API reference from the docstrings); `make test`
+# installs the docs tools too, since a test builds the site.
 PYTHON ?= python3.11
 VENV := .venv
 WORKER_VENV := .venv-worker
 PY := $(VENV)/bin/python
 
-.PHONY: demo test bench clean
+.PHONY: demo test docs bench clean
 
 $(PY):
 	$(shell command -v $(PYTHON) || command -v python3) -m venv $(VENV)
@@ -21,6 +23,10 @@ $(VENV)/.installed-test: $(PY) setup.cfg pyproject.toml
 $(WORKER_VENV)/.installed: $(VENV)/.installed-test tests/worker_venv.py
 	$(PY) tests/worker_venv.py $(WORKER_VENV)
 
+$(VENV)/.installed-docs: $(PY) setup.cfg pyproject.toml
+	$(PY) -m pip install --quiet -e '.[docs]'
+	touch $@
+
 $(VENV)/.installed-dev: $(VENV)/.installed-test
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
@@ -31,11 +37,14 @@ demo: $(VENV)/.installed-test
 
 # two workers, a test file each at a time: most of the suite waits on JVMs and micro-batch
 # triggers, not on the CPU, and module fixtures (the standalone cluster) start once per file
-test: $(VENV)/.installed-test $(WORKER_VENV)/.installed
+test: $(VENV)/.installed-test $(VENV)/.installed-docs $(WORKER_VENV)/.installed
 	$(PY) -m pytest -n 2 --dist loadfile
+
+docs: $(VENV)/.installed-docs
+	$(PY) -m mkdocs build --strict
 
 bench: $(VENV)/.installed-dev
 	$(PY) benchmarks/local_vs_beam.py
 
 clean:
-	rm -rf $(VENV) $(WORKER_VENV) figures .pytest_cache .hypothesis
+	rm -rf $(VENV) $(WORKER_VENV) figures site .pytest_cache .hypothesis
