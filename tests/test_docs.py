@@ -47,4 +47,5 @@ def test_the_reference_lists_the_names_of_each_beam_module():
         missing = [name for name in module.__all__
                    if not isinstance(getattr(module, name), types.ModuleType)
                    and f"`{name}`" not in text and f".{name}\n" not in text]
-        assert not missing, f"docs/api/ does not list pomset.{facade}'s {missing}"
+        assert not missing, (f"docs/api/ does not list pomset.{facade}'s {missing}: name them "
+                             f"in docs/api/beam-modules.md (pomset.testing's in testing.md)")
