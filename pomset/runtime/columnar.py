@@ -761,7 +761,8 @@ def reads_columns(source: Any) -> bool:
 def read_columns(source: Any, paths: Sequence[str], on_bad: Any,
                  batch_rows: int) -> Iterator[Columns]:
     """A Parquet source's rows in batches of columns, timestamped from its timestamp field;
-    rows whose time is null or out of range are malformed records (`on_bad`), the rest go on."""
+    rows whose time is null or out of range are malformed records (`on_bad`), the rest go on;
+    with each batch, the rows read of its file go to `source.meter` (if any)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -797,6 +798,8 @@ def read_columns(source: Any, paths: Sequence[str], on_bad: Any,
                     _bad_rows(source, on_bad, path, row, batch, pc.invert(ok))
                     batch, times = batch.filter(ok), times.filter(ok)
             row += n
+            if source.meter is not None:
+                source.meter.at(row)
             table = pa.Table.from_batches([batch.select(names)])
             yield Columns(table.append_column(TS, times))
 

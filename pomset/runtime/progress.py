@@ -1,13 +1,16 @@
 """What every runner shows on a terminal while a run goes: one status line (records per step,
-elapsed time), redrawn in place, and a summary of the run's metrics at the end; silent when
+elapsed time; for a source whose size is known, the share of it read and an estimate of the
+time left), redrawn in place, and a summary of the run's metrics at the end; silent when
 stderr is not a terminal or with --quiet."""
 from __future__ import annotations
 
 import sys
 import time
-from typing import Dict, Optional, TextIO
+from typing import Dict, Optional, TextIO, Tuple
 
 Metrics = Dict[str, Dict[str, int]]
+#: per source step whose size is known: (read so far, size), in the source's units
+Reads = Dict[str, Tuple[int, int]]
 
 
 class ProgressLine:
@@ -21,20 +24,37 @@ class ProgressLine:
         self.start = time.monotonic()
         self.last = 0.0
         self.drawn = 0   # length of the status line on screen, to erase it fully
+        self.first: Dict[str, Tuple[float, int]] = {}   # per source: when it was first seen read
 
-    def draw(self, metrics: Metrics, note: str = "", now: bool = False) -> None:
-        """Show each step's headline count (and `note`, e.g. Spark's tasks done, or what the
-        run is doing while no records move), if the last drawing is `interval` old or `now`."""
+    def draw(self, metrics: Metrics, note: str = "", now: bool = False,
+             reads: Optional[Reads] = None) -> None:
+        """Show each step's headline count, with the share read and the time left of the
+        sources in `reads` (and `note`, e.g. Spark's tasks done, or what the run is doing
+        while no records move), if the last drawing is `interval` old or `now`."""
         at = time.monotonic()
         if not self.enabled or (not now and at - self.last < self.interval):
             return
         self.last = at
+        reads = reads or {}
         parts = [f"{short(label.split('/')[-1])}={headline(m)}"
+                 + (" " + self.share(label, *reads[label], at) if label in reads else "")
                  for label, m in metrics.items() if isinstance(m, dict)]
         line = " ".join([f"[{at - self.start:6.1f}s]", note] + parts).replace("  ", " ")[:200]
         self.stream.write("\r" + line.ljust(self.drawn))
         self.drawn = max(self.drawn, len(line))
         self.stream.flush()
+
+    def share(self, label: str, done: int, total: int, at: float) -> str:
+        """`37%` of a source read, and `ETA 0:12` once it has read more since it was first
+        seen reading: the rest at the rate it has read since then."""
+        if done >= total:
+            return "100%"
+        text = f"{100 * done // total}%"
+        if done > 0:
+            since, then = self.first.setdefault(label, (at, done))
+            if done > then and at > since:
+                text += f" ETA {clock((total - done) * (at - since) / (done - then))}"
+        return text
 
     def summary(self, metrics: Metrics) -> None:
         """Erase the status line and print the run's summary."""
@@ -53,6 +73,13 @@ def short(name: str, width: int = 18) -> str:
         return name
     cut = max(name.rfind(c, 0, width) for c in " ()[]/.,_-:")
     return (name[:cut] if cut > 0 else name[:width - 1]).rstrip(" ([/.,_-:") + "…"
+
+
+def clock(seconds: float) -> str:
+    """A duration as `m:ss`, or `h:mm:ss` from an hour on."""
+    minutes, secs = divmod(int(seconds + 0.5), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
 def headline(m: Dict[str, int]) -> int:

@@ -1,6 +1,7 @@
 """Bounded reads on every runner: a source's elements in bundles, and its malformed records as
 dead letters (each counted and sent to the source's dead-letter output, or failing the run
-naming the record when it has none)."""
+naming the record when it has none). Where the source carries a `meter` (a runner showing
+progress put it there), each file's begin and end are marked on it."""
 from __future__ import annotations
 
 from typing import Any, Iterator, List, Optional, Sequence, Tuple
@@ -15,11 +16,13 @@ def read_bundles(source: Any, label: str, size: int,
     """(tag, elements) as a file source reads `paths` (default: all its files): bundles of
     up to `size` elements (tag None), and after each bundle, and at the end, the dead letters
     read since the last (the source's dead-letter tag)."""
-    dead_tag = source.dead_letter_tag
+    dead_tag, meter = source.dead_letter_tag, source.meter
     dead: List[WindowedValue] = []
     on_bad = source.dead_letters(label, dead)
     bundle: List[WindowedValue] = []
     for path in source.files() if paths is None else paths:
+        if meter is not None:
+            meter.begin(path)
         for wv in source.read_file(path, on_bad):
             bundle.append(wv)
             if len(bundle) >= size:
@@ -28,6 +31,8 @@ def read_bundles(source: Any, label: str, size: int,
                 if dead:   # the file's reader keeps `on_bad`, which fills this list
                     yield dead_tag, list(dead)
                     dead.clear()
+        if meter is not None:
+            meter.end()
     if bundle:
         yield None, bundle
     if dead:
@@ -45,11 +50,16 @@ def read_tagged(source: Any, label: str, size: int, column_rows: int,
         yield from read_bundles(source, label, size, paths)
         return
     dead: List[WindowedValue] = []
-    files = source.files() if paths is None else paths
-    for bundle in read_columns(source, files, source.dead_letters(label, dead), column_rows):
-        if dead:
-            yield source.dead_letter_tag, list(dead)
-            dead.clear()
-        yield None, bundle
+    on_bad, meter = source.dead_letters(label, dead), source.meter
+    for path in source.files() if paths is None else paths:
+        if meter is not None:
+            meter.begin(path)
+        for bundle in read_columns(source, [path], on_bad, column_rows):
+            if dead:
+                yield source.dead_letter_tag, list(dead)
+                dead.clear()
+            yield None, bundle
+        if meter is not None:
+            meter.end()
     if dead:
         yield source.dead_letter_tag, dead

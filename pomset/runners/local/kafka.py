@@ -4,9 +4,10 @@ checkpoint epoch, shared by every Kafka sink of the run)."""
 from __future__ import annotations
 
 import warnings
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ...sdk.io.kafka_clients import KafkaReader
+from ...sdk.io.meter import offsets_read
 from .stages import SourceStage, Stage
 
 
@@ -24,6 +25,7 @@ class KafkaSourceStage(SourceStage):
         self.dead: List[Any] = []
         self.group_id = ""
         self.lost_to_retention = 0
+        self.starts: Dict[Any, int] = {}
 
     def open(self, run_id: str, on_data_loss: str = "warn") -> None:
         t = self.node.transform
@@ -39,6 +41,7 @@ class KafkaSourceStage(SourceStage):
         except BaseException:
             consumer.close()
             raise
+        self.starts = dict(positions)
         self.reader = KafkaReader(t, consumer, positions, ends,
                                   t.dead_letters(self.label, self.dead),
                                   self.resume["clock"] if self.resume else None, on_data_loss)
@@ -46,6 +49,14 @@ class KafkaSourceStage(SourceStage):
     @property
     def done(self) -> bool:
         return self.reader.done
+
+    def progress(self) -> Optional[Tuple[int, int]]:
+        """(offsets read, offsets to read) of a read that ends (`until="latest"`); None for
+        one that does not, or before it opens."""
+        r = self.reader
+        if r is None or r.ends is None:
+            return None
+        return offsets_read(self.starts, r.positions, r.ends, r.open)
 
     def poll(self, max_records: int, timeout: float) -> int:
         """Push the records that arrive within `timeout` seconds; how many there were."""

@@ -1,10 +1,18 @@
 """The local runner's progress: the shared status line (`runtime.progress`) fed from its
-stages' metrics as bundles go by, and the summary at the end."""
+stages' metrics as bundles go by, with the share read of each source whose size is known,
+and the summary at the end."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, TextIO
+from typing import Any, Callable, Dict, List, Optional, TextIO, Tuple
 
-from ...runtime.progress import ProgressLine
+from ...runtime.progress import ProgressLine, Reads
+from ...sdk.core import Create
+from ...sdk.io.base import FileSource
+from ...sdk.io.meter import ReadMeter
+from .kafka import KafkaSourceStage
+from .stages import SourceStage
+
+ReadProgress = Callable[[], Optional[Tuple[int, int]]]
 
 
 class Progress:
@@ -15,18 +23,51 @@ class Progress:
         self.line = ProgressLine(quiet, stream, interval, force)
         self.stages = stages
         self.calls = 0
+        self.metered: List[FileSource] = []
+        self.sources: Dict[str, ReadProgress] = {}
+        if self.line.enabled:
+            for s in stages:
+                if isinstance(s, SourceStage):
+                    read = self._read_progress(s)
+                    if read is not None:
+                        self.sources[s.label] = read
+
+    def _read_progress(self, stage: SourceStage) -> Optional[ReadProgress]:
+        """How to ask a source how far its read has got, where its size is known: a bounded
+        Kafka read its offsets, a `Create` its elements, a file source the meter put on it."""
+        t = stage.node.transform
+        if isinstance(stage, KafkaSourceStage):
+            return stage.progress
+        if isinstance(t, Create):
+            return lambda: (stage.read_count, len(t.values))
+        if isinstance(t, FileSource):
+            t.meter = ReadMeter.of(t)
+            self.metered.append(t)
+            return t.meter.progress
+        return None
+
+    def _reads(self) -> Reads:
+        reads = {label: read() for label, read in self.sources.items()}
+        return {label: r for label, r in reads.items() if r is not None}
 
     def tick(self) -> None:
         if not self.line.enabled:
             return
         self.calls += 1
         if self.calls % 64 == 0:
-            self.line.draw({s.label: s.metrics() for s in self.stages})
+            self.line.draw({s.label: s.metrics() for s in self.stages}, reads=self._reads())
 
     def note(self, text: str) -> None:
         """Show what the run is doing while no records move (the last windows firing)."""
         if self.line.enabled:
-            self.line.draw({s.label: s.metrics() for s in self.stages}, note=text, now=True)
+            self.line.draw({s.label: s.metrics() for s in self.stages}, note=text, now=True,
+                           reads=self._reads())
+
+    def close(self) -> None:
+        """Take the meters off the file sources: their read is over, however it ended."""
+        for t in self.metered:
+            t.meter = None
+        self.metered.clear()
 
     def summary(self, metrics: Dict[str, Dict[str, int]]) -> None:
         self.line.summary(metrics)

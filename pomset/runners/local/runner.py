@@ -98,6 +98,7 @@ class LocalRunner:
             raise
         finally:
             gc.set_threshold(*gc_threshold)
+            progress.close()
         executor.shutdown()
         for s in stages:
             s.finish()

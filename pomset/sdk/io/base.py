@@ -34,6 +34,7 @@ from ..kinds import NOT_KV
 from ..ptransform import Primitive
 from ..pvalue import DoOutputsTuple, PCollection
 from ..schema import SchemaLike, as_schema, conform
+from .meter import ReadMeter
 
 PathLike = Union[str, "os.PathLike[str]"]
 OnBad = Callable[[DeadLetter], None]
@@ -122,7 +123,10 @@ class FileSource(DeadLetterSource):
     """A bounded source over the files a glob pattern, a directory or a list of them match
     (`expand_pattern`). Subclasses implement
     `read_file(path, on_bad)`, yielding WindowedValues and reporting malformed records with
-    `self.bad(...)`."""
+    `self.bad(...)`, and may report how far into the file they are to `self.meter`."""
+
+    #: the progress of the read under way, where a runner shows it (`meter.ReadMeter`)
+    meter: Optional[ReadMeter] = None
 
     def __init__(self, pattern: PathLike, timestamp_field: Optional[str] = None,
                  label: Optional[str] = None, schema: Optional[SchemaLike] = None,
@@ -161,6 +165,10 @@ class FileSource(DeadLetterSource):
     def validate(self, node: Any) -> None:
         super().validate(node)
         self.files()
+
+    def read_size(self, path: str) -> int:
+        """How much reading `path` is, in the units a reader reports to `meter`: bytes."""
+        return os.path.getsize(path)
 
     # --- reading ----------------------------------------------------------------------------
     def read_file(self, path: str, on_bad: OnBad) -> Iterator[WindowedValue]:
@@ -206,14 +214,17 @@ class FileSource(DeadLetterSource):
         return _raw(record, ts, GLOBAL_WINDOW, NO_FIRING, 1)
 
 
-def binary_lines(path: str) -> Iterator[Tuple[int, bytes]]:
-    """(line number from 1, line without its \\n or \\r\\n) for each line of a file."""
+def binary_lines(path: str, meter: Optional[ReadMeter] = None) -> Iterator[Tuple[int, bytes]]:
+    """(line number from 1, line without its \\n or \\r\\n) for each line of a file; every
+    4096 lines the bytes read so far go to `meter`, if given."""
     with open(path, "rb") as f:
         for n, line in enumerate(f, 1):
             if line.endswith(b"\n"):
                 line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
             if n == 1 and line.startswith(b"\xef\xbb\xbf"):
                 line = line[3:]
+            if meter is not None and not n & 4095:
+                meter.at(f.tell())
             yield n, line
 
 

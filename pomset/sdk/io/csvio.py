@@ -19,6 +19,10 @@ from .csv_types import SAMPLE_ROWS, declared_types, infer_types, typed_columns
 _raw = WindowedValue.raw
 
 
+#: rows given out between reports of a file's progress (`FileSource.meter`)
+PROGRESS_ROWS = 16_384
+
+
 class ReadFromCsv(FileSource):
     """The rows (dicts keyed by the header row) of the CSV files matching a glob pattern.
 
@@ -108,14 +112,20 @@ class ReadFromCsv(FileSource):
                 self.types = {**infer_types(table.slice(0, SAMPLE_ROWS)), **self.declared}
             typed, bad = typed_columns(table, self.types)
         bad.update(undecodable)
+        # progress in bytes: the file's share of the records given out so far
+        meter, size, rows = self.meter, os.path.getsize(path), max(typed.num_rows, 1)
         if not bad and self.timestamp_field is None and self.row_schema is None:
-            for batch in typed.to_batches():   # the common case, kept tight
+            done = 0
+            for batch in typed.to_batches(PROGRESS_ROWS):   # the common case, kept tight
                 for record in batch.to_pylist():
                     yield _raw(record, MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1)
+                if meter is not None:
+                    done += batch.num_rows
+                    meter.at(size * done // rows)
             return
         plain = self.timestamp_field is None and self.row_schema is None
         index = 0
-        for batch in typed.to_batches():
+        for batch in typed.to_batches(PROGRESS_ROWS):
             for record in batch.to_pylist():
                 if index in bad:   # the row as the file has it
                     self.bad(on_bad, table.slice(index, 1).to_pylist()[0], path,
@@ -127,6 +137,8 @@ class ReadFromCsv(FileSource):
                     if wv is not None:
                         yield wv
                 index += 1
+            if meter is not None:
+                meter.at(size * index // rows)
 
     def _read(self, path: str, invalid: List[Any],
               rows: Optional[int] = None) -> Tuple[Any, Dict[int, str]]:

@@ -24,7 +24,7 @@ class ReadFromJson(FileSource):
 
     def read_file(self, path: str, on_bad: OnBad) -> Iterator[WindowedValue]:
         loads, element = json.loads, self.element
-        for n, line in binary_lines(path):
+        for n, line in binary_lines(path, self.meter):
             if not line.strip():
                 continue
             try:

@@ -19,7 +19,7 @@ class ReadFromText(FileSource):
         super().__init__(pattern, None, label)
 
     def read_file(self, path: str, on_bad: OnBad) -> Iterator[WindowedValue]:
-        for n, line in binary_lines(path):
+        for n, line in binary_lines(path, self.meter):
             try:
                 text = line.decode("utf-8")
             except UnicodeDecodeError as e:
