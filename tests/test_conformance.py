@@ -243,6 +243,57 @@ def test_late_and_dropped_elements_are_counted(runner):
     assert (result.counter("late"), result.counter("dropped")) == (2, 1)
 
 
+def test_late_elements_go_to_a_late_output_when_asked(runner):
+    """With `.with_late_output()` the elements a grouping would drop come out on the side
+    output as they came (their time and window): those whose window had expired, and those
+    for a window a finished trigger closed; nothing is dropped, and no warning says so."""
+    import warnings
+    stream = (pm.TestStream()
+              .add_elements([pm.TimestampedValue(("k", 1), 10), pm.TimestampedValue(("j", 1), 10)])
+              .advance_watermark_to(200)
+              .add_elements([pm.TimestampedValue(("k", 2), 50), pm.TimestampedValue(("j", 4), 5)])
+              .advance_watermark_to(1000)
+              .add_elements([pm.TimestampedValue(("k", 8), 20)])   # its window expired
+              .advance_watermark_to_infinity())
+
+    def build(p):
+        read = p | stream
+        sums, late = (read | pm.WindowInto(pm.FixedWindows(100), allowed_lateness=300)
+                      | "Sum" >> pm.CombinePerKey(sum).with_late_output())
+        firsts = (read | "Once" >> pm.WindowInto(pm.FixedWindows(100), trigger=pm.AfterCount(1),
+                                                   accumulation_mode=pm.AccumulationMode.DISCARDING,
+                                                   allowed_lateness=10_000)
+                  | "First" >> pm.GroupByKey().with_late_output("closed"))
+        return {"sums": sums, "late": late, "firsts": firsts.main, "closed": firsts.closed}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pm.LateDataWarning)
+        result, out = run(runner, build)
+    assert values(out["sums"]) == Counter([("k", 1), ("j", 1), ("k", 2), ("j", 4)])
+    assert [(r[0], r[1], r[2]) for r in out["late"]] == [
+        (("k", 8), 20_000_000, pm.IntervalWindow(0, 100))]
+    assert values(out["firsts"]) == Counter([("k", ("list", (1,))), ("j", ("list", (1,)))])
+    assert values(out["closed"]) == Counter([("k", 2), ("j", 4), ("k", 8)])
+    metrics = result.metrics()
+    assert metrics["Sum"]["dropped"] == metrics["First"]["dropped"] == 0
+    assert (metrics["Sum"]["emitted[late]"], metrics["First"]["emitted[closed]"]) == (1, 3)
+
+
+def test_elements_for_a_window_its_trigger_closed_go_to_the_late_output_in_batch(runner):
+    """A trigger that finishes (AfterCount(1), not repeated) closes its window: the
+    elements after the first would be dropped, even in a batch run; with a late output they
+    come out there instead, on every runner."""
+    def build(p):
+        first = (p | pm.Create([pm.TimestampedValue(("k", i), i) for i in range(5)])
+                 | pm.WindowInto(pm.FixedWindows(100), trigger=pm.AfterCount(1),
+                                 accumulation_mode=pm.AccumulationMode.DISCARDING)
+                 | "First" >> pm.GroupByKey().with_late_output())
+        return {"first": first.main, "late": first.late}
+    result, out = run(runner, build)
+    ((key, (_, (fired,))),) = values(out["first"])   # which one fires first: the runner's order
+    assert values(out["late"]) + Counter([(key, fired)]) == Counter(("k", i) for i in range(5))
+    assert result.metrics()["First"]["dropped"] == 0
+
+
 def test_a_run_that_drops_nothing_warns_of_nothing():
     import warnings
     with warnings.catch_warnings():

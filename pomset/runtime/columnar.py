@@ -428,7 +428,7 @@ def native_combine(t: GroupByKey, strategy: Any, may_retract: bool) -> bool:
     builtin = (type(fn) in NATIVE_COMBINERS or isinstance(fn, FieldsCombineFn) and fn.native()
                or _vectorized(fn))
     return (builtin and not may_retract and not strategy.window_fn.is_merging()
-            and not strategy.trigger.counts_elements())
+            and not strategy.trigger.counts_elements() and t.late_tag is None)
 
 
 def _vectorized(fn: Any) -> bool:

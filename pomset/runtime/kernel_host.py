@@ -118,8 +118,10 @@ class KernelHost:
     docstring). `label` names the transform in errors."""
 
     def __init__(self, strategy: Any, reducer: Any, label: str,
-                 states: Optional[KeyStates] = None) -> None:
+                 states: Optional[KeyStates] = None, keep_late: bool = False) -> None:
         self.kernel = GroupAlsoByWindow(strategy, reducer)
+        if keep_late:
+            self.kernel.late_out = []
         self.label = label
         self.store: KeyStates = states if states is not None else InMemoryStates()
         # wake-ups: flat (key, rec) entries; rec None (a restored entry) stands for every
@@ -197,6 +199,16 @@ class KernelHost:
         that changed are saved."""
         self.kernel.end_step()
         self.store.save()
+
+    def take_late(self) -> List[WindowedValue]:
+        """The elements kept out of panes since the last call, as they came (too late for
+        their window, or for one a finished trigger closed), for a grouping whose late
+        output keeps them (`keep_late`)."""
+        late = self.kernel.late_out
+        if not late:
+            return []
+        self.kernel.late_out = []
+        return late
 
     def run_to_end(self, elements: Sequence[WindowedValue], now: int) -> List[WindowedValue]:
         """A bounded input's panes: every element in, then the watermark from MIN to MAX

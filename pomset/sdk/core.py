@@ -368,6 +368,24 @@ class GroupByKey(Primitive):
     """GroupByKeyAndWindow: per key and window, the values as panes the trigger says when to emit."""
 
     combine_fn: Optional[CombineFn] = None
+    late_tag: Optional[str] = None
+
+    def with_late_output(self, tag: str = "late") -> "GroupByKey":
+        """This grouping with the elements it would drop sent, as they came, to a side output
+        tagged `tag`: those later than their window's end plus the allowed lateness, and those
+        for a window a finished trigger closed (as Flink's late-data output tag). The result
+        is then `main, late = ...` (also `out.main`, `out[tag]`)."""
+        if not isinstance(tag, str) or not tag or tag == "main":
+            raise ValueError(f"{self.label or type(self).__name__}: the late output's tag must "
+                             f"be a non-empty str other than 'main', got {tag!r}")
+        out = copy.copy(self)
+        out.late_tag = tag
+        return out
+
+    def result(self, node: Any) -> Any:
+        if self.late_tag is not None:
+            return DoOutputsTuple("main", node.outputs)
+        return node.outputs[None]
 
     def reducer(self) -> Any:
         return BufferReducer() if self.combine_fn is None else CombineReducer(self.combine_fn)
@@ -404,7 +422,10 @@ class GroupByKey(Primitive):
         out_fn = AssignedWindows() if s.window_fn.is_merging() else s.window_fn
         strategy = s.with_(window_fn=out_fn, trigger=s.trigger.continuation())
         retracting = main.may_retract or s.accumulation_mode is AccumulationMode.RETRACTING
-        return {None: main.derive(windowing=strategy, kind=KV, may_retract=retracting)}
+        outs = {None: main.derive(windowing=strategy, kind=KV, may_retract=retracting)}
+        if self.late_tag is not None:
+            outs[self.late_tag] = main.derive(kind=KV)
+        return outs
 
 
 class CombinePerKey(GroupByKey):

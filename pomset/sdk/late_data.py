@@ -28,6 +28,8 @@ def warn_dropped(nodes: List[Any], metrics: Dict[str, Dict[str, int]]) -> None:
             why = ("they came behind the step's input watermark. Keep them by letting the "
                    "source's watermark trail further (--max_out_of_orderness for a streaming "
                    "file source)")
-        warnings.warn(f"{node.label!r} dropped {dropped:,} late elements{share}: {why}. "
+        keep = (" or send them to a side output with .with_late_output()"
+                if isinstance(node.transform, GroupByKey) else "")
+        warnings.warn(f"{node.label!r} dropped {dropped:,} late elements{share}: {why}{keep}. "
                       f"result.metrics()[{node.label!r}]['dropped'] counts them.",
                       LateDataWarning, stacklevel=3)

@@ -208,6 +208,9 @@ class GroupAlsoByWindow:
         self.eow = self.combiner is TimestampCombiner.OUTPUT_AT_EOW
         self.k = TimeView()
         self.counters = Counters()
+        # where the elements it would drop go instead, when the grouping keeps them (a late
+        # output); None: they are dropped and counted
+        self.late_out: Optional[list] = None
         # reducer.add for diff == +1 without the diff dispatch, when the reducer offers it
         self._add_one = getattr(reducer, "add_one", None)
         self._wm_slot = _plain_watermark_slot(self.trigger)
@@ -230,6 +233,7 @@ class GroupAlsoByWindow:
         k = self.k
         wm = k.wm
         lateness, merging, counters = self.lateness, self.merging, self.counters
+        late_out = self.late_out
         create, add, add_one = self.reducer.create, self.reducer.add, self._add_one
         n_trigger, slot, step = self.n_trigger, self._wm_slot, k.step
         # The plain watermark trigger fires a window's pending pane, output at its end, as soon
@@ -251,7 +255,10 @@ class GroupAlsoByWindow:
                 kow = ks.out_wm if ks.step == step else settle(ks, k)
                 ts, window = wv.ts, wv.window
                 if window.max_ts + lateness < gone:
-                    counters.dropped_expired += 1
+                    if late_out is None:
+                        counters.dropped_expired += 1
+                    else:
+                        late_out.append(wv)
                     continue
                 if ts < wm:
                     counters.late += 1
@@ -266,7 +273,10 @@ class GroupAlsoByWindow:
                     else:
                         rec = ks[window] = WindowRec(window, create(), [None] * n_trigger)
                 elif rec.closed:
-                    counters.dropped_closed += 1
+                    if late_out is None:
+                        counters.dropped_closed += 1
+                    else:
+                        late_out.append(wv)
                     continue
                 if add_one is not None and wv.diff == 1:
                     rec.acc = add_one(rec.acc, value)

@@ -326,12 +326,15 @@ class GroupStage(Stage):
     def new_host(self) -> KernelHost:
         """A kernel host for this grouping (one, or one per bucket when it is partitioned)."""
         main = self.node.inputs[0]
-        return KernelHost(main.windowing, self.node.transform.reducer(), self.label)
+        t = self.node.transform
+        return KernelHost(main.windowing, t.reducer(), self.label,
+                          keep_late=t.late_tag is not None)
 
     def partitions(self) -> bool:
         """Whether workers may run its buckets: its kernel holds the state (no columnar
-        aggregation, which Arrow already runs on several threads)."""
-        return self.aggregator is None
+        aggregation, which Arrow already runs on several threads; no late output, which
+        its one host sends in the order the elements came)."""
+        return self.aggregator is None and self.node.transform.late_tag is None
 
     def takes_columns(self, index: int) -> bool:
         return self.aggregator is not None
@@ -349,6 +352,9 @@ class GroupStage(Stage):
         if not isinstance(bundle, Columns):
             self.host.elements(bundle, out)
         self.emit(None, out)
+        late_tag = self.node.transform.late_tag
+        if late_tag is not None:
+            self.emit(late_tag, self.host.take_late())
 
     def _to_kernel(self, out: list) -> None:
         """Give the kernel the partial accumulators folded so far; from now on it has the

@@ -214,6 +214,8 @@ class BatchPlan:
         if isinstance(t, OPlus):
             from .oplus import translate as oplus
             return {None: oplus(self, node)}
+        if t.late_tag is not None:
+            return self._tagged(self._step_df(self._group(t, node), tagged=True), node)
         return {None: self._group(t, node)}
 
     def _columnar(self, node: Any, t: Any) -> Optional[Dict[Optional[str], Any]]:
@@ -347,11 +349,14 @@ class BatchPlan:
         """Key the elements, shuffle by key, run the kernel per key. A combine whose trigger
         cannot fire before the end of a window (so in batch it fires once, at the end) over
         non-merging windows is lifted: each task first folds its elements into one partial
-        accumulator per key and window, and the kernel merges the partials."""
+        accumulator per key and window, and the kernel merges the partials. With a late
+        output, each group's panes and late elements are tagged (the elements go there as
+        they came, so nothing is lifted)."""
         label = node.label
         strategy = node.inputs[0].windowing
         fn = t.combine_fn
-        lifted = (fn is not None and not strategy.window_fn.is_merging()
+        late_tag = t.late_tag
+        lifted = (fn is not None and not strategy.window_fn.is_merging() and late_tag is None
                   and not strategy.trigger.fires_before_end_of_window())
         if lifted:
             self.lifted.append(label)
@@ -361,9 +366,15 @@ class BatchPlan:
             keyed = _key_elements(label)
             reducer = t.reducer
 
-        def group(table: pa.Table) -> Iterator[List[WindowedValue]]:
-            yield KernelHost(strategy, reducer(), label).run_to_end(codec.decode(table),
-                                                                    now_micros())
+        late, dropped = self._counter(label, "late"), self._counter(label, "dropped")
+
+        def group(table: pa.Table) -> Iterator[Any]:
+            host = KernelHost(strategy, reducer(), label, keep_late=late_tag is not None)
+            panes = host.run_to_end(codec.decode(table), now_micros())
+            c = host.counters
+            late.add(c.late)
+            dropped.add(c.dropped_expired + c.dropped_closed)
+            yield panes if late_tag is None else {None: panes, late_tag: host.take_late()}
         # Groups are buckets of keys (by a hash of the key), not single keys: the kernel keeps
         # each key's state apart anyway, and one Python call per bucket instead of per key
         # saves the per-group cost that dominates when keys have few elements each. Python

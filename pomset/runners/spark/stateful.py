@@ -159,10 +159,10 @@ class KernelProcessor(_Host):
     """One grouping's kernel per bucket of keys, its state in Spark state variables."""
 
     def __init__(self, label: str, strategy: Any, reducer: Any, ins: List[str],
-                 channels: List[List[str]], out: str, retained: List[str],
-                 out_channel: str, real_clock: bool) -> None:
-        super().__init__(label, ins, channels, {None: out}, retained, out_channel)
-        self.strategy, self.reducer = strategy, reducer
+                 channels: List[List[str]], outs: Dict[Optional[str], str], retained: List[str],
+                 out_channel: str, real_clock: bool, late_tag: Optional[str] = None) -> None:
+        super().__init__(label, ins, channels, outs, retained, out_channel)
+        self.strategy, self.reducer, self.late_tag = strategy, reducer, late_tag
         self.real_clock = real_clock
 
     def init(self, handle: StatefulProcessorHandle) -> None:
@@ -177,7 +177,8 @@ class KernelProcessor(_Host):
         real clock the step ends at the wall clock's time, so a processing-time pane that
         fell due while the micro-batch ran fires in it rather than a micro-batch later."""
         states = _ShardedStates(self.keys)
-        host = self.host = KernelHost(self.strategy, self.reducer(), self.label, states)
+        host = self.host = KernelHost(self.strategy, self.reducer(), self.label, states,
+                                      keep_late=self.late_tag is not None)
         if meta.kernel is not None:
             host.restore_queues(meta.kernel, key_of=states.key)
         meta.observe(markers)
@@ -195,7 +196,9 @@ class KernelProcessor(_Host):
         meta.wm, meta.out_wm = host.input_watermark, host.output_watermark()
         host.end_step()
         meta.kernel = host.save_queues(key_form=states.kb_of.__getitem__)
-        return {None: out}
+        if self.late_tag is None:
+            return {None: out}
+        return {None: out, self.late_tag: host.take_late()}
 
     def counts(self) -> Dict[str, int]:
         c = self.host.counters

@@ -278,8 +278,9 @@ class StreamingPlan:
         retained = [a for a in ins if a in needed]
         if isinstance(t, GroupByKey):
             processor: Any = KernelProcessor(node.label, node.inputs[0].windowing, t.reducer,
-                                             ins, channels, outs[None], retained, f"g{i}",
-                                             real_clock=not self.virtual_clock)
+                                             ins, channels, outs, retained, f"g{i}",
+                                             real_clock=not self.virtual_clock,
+                                             late_tag=t.late_tag)
             key = F.col("k")
         elif isinstance(t, TemplateStep):
             check_order(node, self.fusion, chains=False)
