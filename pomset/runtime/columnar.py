@@ -423,7 +423,8 @@ def native_combine(t: GroupByKey, strategy: Any, may_retract: bool) -> bool:
     """Whether a grouping can take keyed columns: a combine of built-in aggregations (a
     `GroupBy`'s, or one `Sum`, `Count`, `Mean`, `Min` or `Max`, `sum`/`min`/`max` included)
     over non-merging windows, whose trigger does not count elements (a partial accumulator
-    then stands for the elements it folded), on input without retractions."""
+    then stands for the elements it folded), on input without retractions, that sends no late
+    elements to a late output (they go there as they came)."""
     fn = t.combine_fn
     builtin = (type(fn) in NATIVE_COMBINERS or isinstance(fn, FieldsCombineFn) and fn.native()
                or _vectorized(fn))
