@@ -4,6 +4,7 @@ Beam lacks, for panes (`panes_equal`) and retractions (`nets_to`)."""
 from __future__ import annotations
 
 import sys
+import unittest
 
 import pytest
 
@@ -11,6 +12,7 @@ import pomset as pm
 from conftest import runner_flags
 from pomset.testing import (BeamAssertException, TestPipeline, assert_that, equal_to, is_empty,
                             is_not_empty, matches_all, nets_to, panes_equal)
+from pomset.testing.test_utils import create_file, read_files_from_pattern
 from pomset.testing.util import assert_that as util_assert_that
 
 PT = pm.PaneTiming
@@ -109,3 +111,30 @@ def test_test_pipeline_takes_its_flags_from_the_command_line(monkeypatch):
     monkeypatch.setattr(sys, "argv", ["pytest"])
     assert TestPipeline().options.workers >= 1
     assert pm.testing.TestStream is pm.TestStream
+
+
+def test_an_integration_test_takes_what_it_needs_from_its_options(monkeypatch, tmp_path):
+    """As Beam's: without test pipeline options an integration test is skipped; with them it
+    reads its flags and passes them on to the program under test."""
+    monkeypatch.setattr(TestPipeline, "pytest_test_pipeline_options", None)
+    with pytest.raises(unittest.SkipTest):
+        TestPipeline(is_integration_test=True)
+    monkeypatch.setattr(TestPipeline, "pytest_test_pipeline_options",
+                        f"--temp_location={tmp_path} --workers=1")
+    p = TestPipeline(is_integration_test=True)
+    assert (p.get_option("temp_location"), p.get_option("project")) == (str(tmp_path), None)
+    assert p.options.workers == 1
+    assert p.get_full_options_as_args(input="in.txt", verbose=True, output=None) == [
+        f"--temp_location={tmp_path}", "--workers=1", "--input=in.txt", "--verbose"]
+
+
+def test_test_utils_write_an_input_and_read_what_a_run_wrote(tmp_path):
+    first = create_file(str(tmp_path / "in" / "1.txt"), "b a\n")
+    create_file(str(tmp_path / "in" / "2.txt"), "c\n")
+    assert first == str(tmp_path / "in" / "1.txt")
+    assert read_files_from_pattern(str(tmp_path / "in" / "*.txt")) == "b a\nc"
+    with TestPipeline() as p:
+        (p | pm.ReadFromText(str(tmp_path / "in" / "*.txt")) | pm.FlatMap(str.split)
+         | pm.WriteToText(str(tmp_path / "out" / "words")))
+    assert sorted(read_files_from_pattern(str(tmp_path / "out" / "words*")).split()) == \
+        ["a", "b", "c"]

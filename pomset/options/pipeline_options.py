@@ -1,7 +1,7 @@
 """Beam's `apache_beam.options.pipeline_options`: `PipelineOptions`, and the views Beam code
 asks for with `options.view_as(...)`. pomset's flags are all on `PipelineOptions` (`--runner`,
-`--streaming`, `--save_main_session`, ...), so `StandardOptions` and `SetupOptions` are views
-of them."""
+`--streaming`, `--save_main_session`, `--allow_unsafe_triggers`, `--temp_location`,
+`--project`, ...), so each view is a view of them."""
 from __future__ import annotations
 
 from .._beam_names import missing
@@ -16,5 +16,18 @@ class SetupOptions(PipelineOptions):
     """Beam's `SetupOptions` (`save_main_session`): pomset's own flags."""
 
 
-__all__ = ["PipelineOptions", "SetupOptions", "StandardOptions"]
+class TypeOptions(PipelineOptions):
+    """Beam's `TypeOptions` (`allow_unsafe_triggers`): pomset's own flags."""
+
+
+class GoogleCloudOptions(PipelineOptions):
+    """Beam's `GoogleCloudOptions` (`project`, `region`, `job_name`, `temp_location`,
+    `staging_location`, `service_account_email`): flags pomset accepts so Beam code that
+    passes or reads them runs (`project` is None unless given), and has no use for: it runs
+    nothing on Google Cloud, and a pipeline that would reach it fails where it uses the IO
+    that would (`beam.io.WriteToBigQuery`, ...), naming it."""
+
+
+__all__ = ["GoogleCloudOptions", "PipelineOptions", "SetupOptions", "StandardOptions",
+           "TypeOptions"]
 __getattr__ = missing(__name__, "apache_beam.options.pipeline_options")

@@ -259,6 +259,21 @@ class PipelineOptions:
                             help="Beam's flag, accepted so Beam code runs; pomset needs none: "
                                  "its Spark runner ships the pipeline's functions and the "
                                  "main module's own modules itself (--spark_ship)")
+        parser.add_argument("--allow_unsafe_triggers", action="store_true",
+                            help="Beam's flag, accepted so Beam code runs; pomset needs none: "
+                                 "it takes every trigger, emits what a trigger left pending "
+                                 "when the window closes, and counts (and warns of) the "
+                                 "elements that arrive after a trigger has finished")
+        parser.add_argument("--temp_location", default=None, metavar="DIR",
+                            help="Beam's flag for where a run may put temporary files, "
+                                 "accepted so Beam code that passes or reads it runs; "
+                                 "pomset's runners put none there")
+        for flag in ("--project", "--region", "--job_name", "--staging_location",
+                     "--service_account_email"):
+            parser.add_argument(flag, default=None,
+                                help="Beam's Google Cloud flag (GoogleCloudOptions), accepted "
+                                     "so Beam code that passes or reads it runs; pomset runs "
+                                     "nothing on Google Cloud")
         parser.add_argument("--trigger_interval", type=float, default=1.0, metavar="SECONDS",
                             help="spark runner, streaming: how often a micro-batch starts "
                                  "while sources keep going")

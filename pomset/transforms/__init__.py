@@ -1,5 +1,5 @@
 """Beam's `apache_beam.transforms` (`beam.transforms`) names: the core transforms, and the
-`window`, `trigger` and `combiners` modules under it as in Beam."""
+`core`, `window`, `trigger` and `combiners` modules under it as in Beam."""
 from .._beam_names import missing
 from ..sdk.combinefn import CombineFn
 from ..sdk.core import (CombineGlobally, CombinePerKey, CombineValues, Create, Distinct,
@@ -8,10 +8,10 @@ from ..sdk.core import (CombineGlobally, CombinePerKey, CombineValues, Create, D
 from ..sdk.dofn import DoFn
 from ..sdk.ptransform import PTransform
 from ..sdk.shorthands import FlatMapTuple, MapTuple, Reshuffle, WithKeys
-from . import combiners, trigger, window
+from . import combiners, core, trigger, window
 
 __all__ = ["CombineFn", "CombineGlobally", "CombinePerKey", "CombineValues", "Create",
            "Distinct", "DoFn", "Filter", "FlatMap", "FlatMapTuple", "Flatten", "GroupByKey", "Keys", "KvSwap",
            "Map", "MapTuple", "PTransform", "ParDo", "Partition", "Reshuffle", "Values", "WindowInto",
-           "WithKeys", "WithTimestamps", "combiners", "trigger", "window"]
+           "WithKeys", "WithTimestamps", "combiners", "core", "trigger", "window"]
 __getattr__ = missing(__name__, "apache_beam.transforms")

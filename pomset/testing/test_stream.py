@@ -1,0 +1,9 @@
+"""Beam's `apache_beam.testing.test_stream`: `TestStream`, a scripted source of elements,
+watermark and processing time."""
+from .._beam_names import missing
+from ..sdk.test_stream import TestStream
+
+__test__ = False   # not a test module for pytest to collect
+
+__all__ = ["TestStream"]
+__getattr__ = missing(__name__, "apache_beam.testing.test_stream")
