@@ -19,9 +19,9 @@ from .sdk.schema import Row
 from .sdk.pvalue import AsDict, AsIter, AsList, AsSingleton, DoOutputsTuple, PCollection
 from .sdk.test_stream import TestStream
 from .triggers import (AccumulationMode, AfterAll, AfterAny, AfterCount, AfterEach,
-                       AfterProcessingTime, AfterWatermark, AtCount, AtPeriod, AtWatermark,
-                       DefaultTrigger, Never, OrFinally, Repeat, Repeatedly, RepeatUntil,
-                       SequenceOf, Trigger, TriggerContext, WindowingStrategy)
+                       AfterProcessingTime, AfterWatermark, Always, AtCount, AtPeriod,
+                       AtWatermark, DefaultTrigger, Never, OrFinally, Repeat, Repeatedly,
+                       RepeatUntil, SequenceOf, Trigger, TriggerContext, WindowingStrategy)
 from .windowing import (MAX_TIMESTAMP, MIN_TIMESTAMP, BoundedWindow, FixedWindows, GlobalWindow,
                         GlobalWindows, IntervalWindow, PaneInfo, PaneTiming, Sessions,
                         SlidingWindows, Timestamp, TimestampCombiner, TimestampedValue,
@@ -44,8 +44,8 @@ __all__ = [
     "AsDict", "AsIter", "AsList", "AsSingleton", "DoOutputsTuple", "PCollection",
     "TestStream",
     "AccumulationMode", "AfterAll", "AfterAny", "AfterCount", "AfterEach", "AfterProcessingTime",
-    "AfterWatermark", "AtCount", "AtPeriod", "AtWatermark", "DefaultTrigger", "Never", "OrFinally",
-    "Repeat", "Repeatedly", "RepeatUntil", "SequenceOf", "Trigger", "TriggerContext",
+    "AfterWatermark", "Always", "AtCount", "AtPeriod", "AtWatermark", "DefaultTrigger", "Never",
+    "OrFinally", "Repeat", "Repeatedly", "RepeatUntil", "SequenceOf", "Trigger", "TriggerContext",
     "WindowingStrategy",
     "MAX_TIMESTAMP", "MIN_TIMESTAMP", "BoundedWindow", "FixedWindows", "GlobalWindow",
     "GlobalWindows", "IntervalWindow", "PaneInfo", "PaneTiming", "Sessions", "SlidingWindows",
@@ -80,12 +80,13 @@ __all__ += ["testing"]
 # --- Beam's names: its shorthand transforms, Duration, and its modules (beam.window, ...) ---
 from .sdk.shorthands import FlatMapTuple, Latest, MapTuple, Reshuffle, WithKeys  # noqa: E402
 from .windowing import Duration  # noqa: E402
-from . import combiners, io, metrics, options, pvalue, transforms, trigger, window  # noqa: E402
+from . import (combiners, io, metrics, options, pvalue, transforms, trigger,  # noqa: E402
+               utils, window)
 from .metrics import Metrics, MetricsFilter  # noqa: E402
 
 __all__ += ["Duration", "FlatMapTuple", "Latest", "MapTuple", "Metrics", "MetricsFilter",
             "Reshuffle", "WithKeys", "combiners", "io", "metrics", "options",
-            "pvalue", "transforms", "trigger", "window"]
+            "pvalue", "transforms", "trigger", "utils", "window"]
 
 #: Beam names pomset lacks, and what to know about each
 _MISSING = {

@@ -2,13 +2,15 @@
 modes (`AfterCount` is Beam's `AfterCount`, `AfterAny` its `AfterAny`, and so on)."""
 from ._beam_names import missing
 from .triggers import (AccumulationMode, AfterAll, AfterAny, AfterCount, AfterEach,
-                       AfterProcessingTime, AfterWatermark, DefaultTrigger, Never, OrFinally,
-                       Repeatedly, Trigger)
+                       AfterProcessingTime, AfterWatermark, Always, DefaultTrigger, Never,
+                       OrFinally, Repeatedly, Trigger)
 
 #: Beam's name for the trigger base class
 TriggerFn = Trigger
+#: Beam's name for Never (Beam has no public one; its code uses this)
+_Never = Never
 
 __all__ = ["AccumulationMode", "AfterAll", "AfterAny", "AfterCount", "AfterEach",
-           "AfterProcessingTime", "AfterWatermark", "DefaultTrigger", "Never", "OrFinally",
-           "Repeatedly", "Trigger", "TriggerFn"]
+           "AfterProcessingTime", "AfterWatermark", "Always", "DefaultTrigger", "Never",
+           "OrFinally", "Repeatedly", "Trigger", "TriggerFn", "_Never"]
 __getattr__ = missing(__name__, "apache_beam.transforms.trigger")

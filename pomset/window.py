@@ -1,10 +1,11 @@
-"""Beam's `apache_beam.transforms.window` (`beam.window`) names: windows, WindowFns, time."""
+"""Beam's `apache_beam.transforms.window` (`beam.window`) names: windows, WindowFns, time, and
+the values that carry a time (`TimestampedValue`) or a time and window (`WindowedValue`)."""
 from ._beam_names import missing
 from .windowing import (BoundedWindow, Duration, FixedWindows, GlobalWindow, GlobalWindows,
                         IntervalWindow, Sessions, SlidingWindows, Timestamp, TimestampCombiner,
-                        TimestampedValue, WindowFn)
+                        TimestampedValue, WindowedValue, WindowFn)
 
 __all__ = ["BoundedWindow", "Duration", "FixedWindows", "GlobalWindow", "GlobalWindows",
            "IntervalWindow", "Sessions", "SlidingWindows", "Timestamp", "TimestampCombiner",
-           "TimestampedValue", "WindowFn"]
+           "TimestampedValue", "WindowedValue", "WindowFn"]
 __getattr__ = missing(__name__, "apache_beam.transforms.window")

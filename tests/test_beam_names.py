@@ -10,7 +10,9 @@ import re
 import pytest
 
 import pomset as beam
-from pomset.options.pipeline_options import PipelineOptions, SetupOptions, StandardOptions
+from pomset.options.pipeline_options import (GoogleCloudOptions, PipelineOptions, SetupOptions,
+                                             StandardOptions, TypeOptions)
+from pomset.runners import runner
 from pomset.testing.test_pipeline import TestPipeline
 from pomset.testing.util import assert_that, equal_to
 from pomset.transforms import trigger, window
@@ -90,3 +92,40 @@ def test_beam_names_pomset_lacks_fail_naming_what_is_missing():
         beam.io.ReadFromBigQuery
     assert beam.Timestamp.now().micros > 0
     assert beam.Duration(seconds=1.5).micros == 1_500_000
+
+
+def test_what_beams_examples_use_beyond_the_basics():
+    """Names Beam's examples and tests use (tests/test_beam_examples.py runs them): Google
+    Cloud and type flags read through views, type hints, a combine as a singleton side input,
+    a Map returning a WindowedValue, a window printed as Beam prints it, Beam's other module
+    names."""
+    options = PipelineOptions(["--project=p", "--allow_unsafe_triggers", "--temp_location=/t"])
+    assert options.view_as(GoogleCloudOptions).project == "p"
+    assert options.view_as(TypeOptions).allow_unsafe_triggers
+    assert PipelineOptions([]).view_as(GoogleCloudOptions).project is None
+    assert PipelineOptions(["--runner=FnApiRunner"]).runner == "local"
+    split = beam.ParDo(beam.DoFn()).with_output_types(str)
+    assert split.type_hints == {"output": str}
+    with TestPipeline() as p:
+        nums = p | beam.Create([1, 2, 3, 10])
+        mean = nums | beam.CombineGlobally(beam.combiners.MeanCombineFn()).as_singleton_view()
+        assert_that(nums | beam.Filter(lambda x, m: x > m, mean), equal_to([10]))
+        nothing = (p | "nothing" >> beam.Create([])
+                   | "sum" >> beam.CombineGlobally(sum).as_singleton_view())
+        assert_that(nums | beam.Map(lambda x, s: x + s, nothing), equal_to([1, 2, 3, 10]),
+                    label="default")
+        at_ten_times = beam.Map(lambda x: window.WindowedValue(x, x * 10, [window.GlobalWindow()]))
+        timed = (nums | "timed" >> at_ten_times
+                 | beam.Map(lambda x, t=beam.DoFn.TimestampParam: (x, int(t))))
+        assert_that(timed, equal_to([(1, 10), (2, 20), (3, 30), (10, 100)]), label="timed")
+    with pytest.raises(ValueError, match="one WindowedValue per window"):
+        window.WindowedValue(1, 0, [window.IntervalWindow(0, 1), window.IntervalWindow(1, 2)])
+    assert "%s" % window.IntervalWindow(-2, 2.5) == "[-2.0, 2.5)"
+    assert trigger.Always().continuation() == trigger.Always()
+    assert trigger._Never is trigger.Never
+    assert beam.utils.timestamp.MAX_TIMESTAMP is beam.MAX_TIMESTAMP
+    assert beam.utils.windowed_value.PaneInfoTiming.EARLY is beam.PaneTiming.EARLY
+    assert beam.transforms.core.DoFn is beam.DoFn
+    assert runner.PipelineResult is type(p.result)
+    with pytest.raises(AttributeError, match=r"Beam's apache_beam\.runners\.runner\.PipelineSt"):
+        runner.PipelineState

@@ -222,7 +222,7 @@ class DoFnRunner:
                     wv.value, wv.ts = r.value, r.ts
                     main.append(wv)
                     continue
-                if tr is not TaggedOutput:
+                if tr is not TaggedOutput and tr is not WindowedValue:
                     wv.value = r
                     main.append(wv)
                     continue
@@ -231,9 +231,9 @@ class DoFnRunner:
 
     def _map_out(self, r: Any, wv: WindowedValue, outs: Outputs) -> None:
         """A Map's result `r` for input `wv`, as a new element: a TimestampedValue sets the
-        time, a TaggedOutput the output."""
+        time, a WindowedValue the time and window, a TaggedOutput the output."""
         tr = type(r)
-        if tr is TaggedOutput:
+        if tr is TaggedOutput or tr is WindowedValue:
             self._out(r, wv, outs)
         elif tr is TimestampedValue:
             outs[None].append(raw(r.value, r.ts, wv.window, wv.pane, wv.diff))

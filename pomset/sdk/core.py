@@ -18,7 +18,7 @@ from .errors import PipelineConstructionError
 from .event_time import event_time_micros, time_unit
 from .kinds import KV, NOT_KV, UNKNOWN, element_kind, kind_of_return, kind_of_values
 from .ptransform import Primitive, PTransform
-from .pvalue import AsList, DoOutputsTuple, PCollection, SideInput
+from .pvalue import AsList, AsSingleton, DoOutputsTuple, PCollection, SideInput
 from .schema import Row, SchemaLike, as_schema, conform, infer_schema
 
 
@@ -444,12 +444,15 @@ class CombineGlobally(PTransform):
 
     Like Beam, a bounded input in the global window with the default trigger gives the
     combiner's empty result (e.g. 0 for sum) when it has no elements; `without_defaults()`
-    gives nothing instead. Other windowings never invent panes for empty windows."""
+    gives nothing instead. Other windowings never invent panes for empty windows.
+    `as_singleton_view()` gives the result as a side input (`AsSingleton`), which reads the
+    combiner's empty result in a window without one (unless `without_defaults()`)."""
 
     def __init__(self, fn: Any, label: Optional[str] = None) -> None:
         super().__init__(label)
         self.combine_fn = as_combine_fn(fn)
         self.has_defaults = True
+        self.as_view = False
 
     def default_label(self) -> str:
         return f"CombineGlobally({self.combine_fn.default_label()})"
@@ -459,13 +462,23 @@ class CombineGlobally(PTransform):
         out.has_defaults = False
         return out
 
-    def expand(self, pcoll: PCollection) -> PCollection:
+    def as_singleton_view(self) -> "CombineGlobally":
+        """The same combine, applied to give an `AsSingleton` side input of its result."""
+        out = copy.copy(self)
+        out.as_view = True
+        return out
+
+    def expand(self, pcoll: PCollection) -> Any:
         keyed = pcoll | "KeyByNone" >> Map(_key_by_none)
         keyed.kind = KV
         combined = keyed | CombinePerKey(self.combine_fn) | Values()
+        fn = self.combine_fn
+        if self.as_view:
+            if not self.has_defaults:
+                return AsSingleton(combined)
+            return AsSingleton(combined, default=fn.extract_output(fn.create_accumulator()))
         if not (self.has_defaults and pcoll.bounded and pcoll.windowing.is_default):
             return combined
-        fn = self.combine_fn
         end_of_global = Timestamp.from_micros(GLOBAL_WINDOW.max_ts)
 
         def default_if_empty(_: Any, combined_values: list) -> list:

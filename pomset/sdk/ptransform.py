@@ -18,6 +18,19 @@ class PTransform:
     def expand(self, pvalue: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement expand(pvalue)")
 
+    def with_input_types(self, *hints: Any, **keyword_hints: Any) -> "PTransform":
+        """Beam's type hint for the input (and side inputs), kept in `type_hints` but not
+        checked: pomset learns element kinds and schemas from the data. Returns self, as
+        Beam's does."""
+        self.type_hints = {**getattr(self, "type_hints", {}), "input": (hints, keyword_hints)}
+        return self
+
+    def with_output_types(self, hint: Any) -> "PTransform":
+        """Beam's type hint for the output, kept in `type_hints` but not checked (see
+        `with_input_types`). Returns self, as Beam's does."""
+        self.type_hints = {**getattr(self, "type_hints", {}), "output": hint}
+        return self
+
     def __ror__(self, left: Any) -> Any:
         from .pipeline import Pipeline, pipeline_of
         if isinstance(left, Pipeline):

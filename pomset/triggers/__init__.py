@@ -1,14 +1,14 @@
 """When in processing time panes are emitted, how they relate, and the GroupAlsoByWindow kernel."""
 from .accumulation import AccumulationMode
 from .definitions import (EVENT_TIME, PROCESSING_TIME, AfterAll, AfterAny, AfterCount, AfterEach,
-                          AfterProcessingTime, AfterWatermark, AtCount, AtPeriod, AtWatermark,
-                          DefaultTrigger, Never, OrFinally, Repeat, Repeatedly, RepeatUntil,
-                          SequenceOf, Trigger, TriggerContext)
+                          AfterProcessingTime, AfterWatermark, Always, AtCount, AtPeriod,
+                          AtWatermark, DefaultTrigger, Never, OrFinally, Repeat, Repeatedly,
+                          RepeatUntil, SequenceOf, Trigger, TriggerContext)
 from .strategy import WindowingStrategy
 
 __all__ = [
     "AccumulationMode", "EVENT_TIME", "PROCESSING_TIME", "AfterAll", "AfterAny", "AfterCount",
-    "AfterEach", "AfterProcessingTime", "AfterWatermark", "AtCount", "AtPeriod", "AtWatermark",
-    "DefaultTrigger", "Never", "OrFinally", "Repeat", "Repeatedly", "RepeatUntil", "SequenceOf",
-    "Trigger", "TriggerContext", "WindowingStrategy",
+    "AfterEach", "AfterProcessingTime", "AfterWatermark", "Always", "AtCount", "AtPeriod",
+    "AtWatermark", "DefaultTrigger", "Never", "OrFinally", "Repeat", "Repeatedly", "RepeatUntil",
+    "SequenceOf", "Trigger", "TriggerContext", "WindowingStrategy",
 ]

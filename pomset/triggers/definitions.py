@@ -471,6 +471,19 @@ class DefaultTrigger(Repeatedly):
         return "DefaultTrigger()"
 
 
+class Always(Repeatedly):
+    """Fires at every element and never finishes (Beam's `Always`: Repeatedly(AfterCount(1)))."""
+
+    def __init__(self) -> None:
+        super().__init__(AfterCount(1))
+
+    def continuation(self) -> Trigger:
+        return Always()
+
+    def __repr__(self) -> str:
+        return "Always()"
+
+
 class AfterAny(_Composite):
     """Fires when any sub-trigger fires; finishes when any finishes."""
 

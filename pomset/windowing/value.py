@@ -1,7 +1,7 @@
 """Elements: `WindowedValue` (value, timestamp, window, pane, diff) and `TimestampedValue`."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence, Tuple, Union
 
 from .pane import NO_FIRING, PaneInfo
 from .time import Timestamp, TimeLike, timestamp_at, to_micros
@@ -9,12 +9,21 @@ from .windows import GLOBAL_WINDOW, BoundedWindow
 
 
 class WindowedValue:
-    """One element in one window; `diff` is +1 for a datum, -1 for a retraction."""
+    """One element in one window; `diff` is +1 for a datum, -1 for a retraction. A DoFn that
+    returns or yields one sets its output's time and window. `window` may be given as Beam
+    gives its `windows`, a list, when it holds one window (one WindowedValue per window
+    stands for Beam's in several)."""
 
     __slots__ = ("value", "ts", "window", "pane", "diff")
 
-    def __init__(self, value: Any, timestamp: TimeLike, window: BoundedWindow = GLOBAL_WINDOW,
+    def __init__(self, value: Any, timestamp: TimeLike,
+                 window: Union[BoundedWindow, Sequence[BoundedWindow]] = GLOBAL_WINDOW,
                  pane: PaneInfo = NO_FIRING, diff: int = 1) -> None:
+        if isinstance(window, (list, tuple)):
+            if len(window) != 1:
+                raise ValueError(f"a WindowedValue is in one window, got {len(window)} "
+                                 f"({window!r}): make one WindowedValue per window")
+            window = window[0]
         self.value = value
         self.ts = to_micros(timestamp)
         self.window = window
@@ -34,6 +43,11 @@ class WindowedValue:
     @property
     def timestamp(self) -> Timestamp:
         return timestamp_at(self.ts)
+
+    @property
+    def windows(self) -> Tuple[BoundedWindow]:
+        """Beam's name: the windows the value is in (here, its one window)."""
+        return (self.window,)
 
     def with_value(self, value: Any) -> "WindowedValue":
         return WindowedValue.raw(value, self.ts, self.window, self.pane, self.diff)

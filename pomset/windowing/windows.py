@@ -80,6 +80,10 @@ class IntervalWindow(BoundedWindow):
     def __repr__(self) -> str:
         return f"IntervalWindow({format_seconds(self.start_us)}, {format_seconds(self.max_ts + 1)})"
 
+    def __str__(self) -> str:
+        """As Beam prints a window: `[start, end)`, in seconds as floats."""
+        return f"[{float(self.start)}, {float(self.end)})"
+
 
 class GlobalWindow(BoundedWindow):
     """The single window covering all of event time (a singleton)."""
