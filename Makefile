@@ -1,13 +1,16 @@
 # `make demo` and `make test` are complete on a fresh machine with Python 3.11 (and Java 17 for
 # the Spark runner's tests): each creates
 # .venv here if missing and installs the project into it first; `make test` also builds
-# .venv-worker, the test cluster's worker Python (pyarrow, pandas, numpy and no pomset).
+# .venv-worker, the test cluster's worker Python (pyarrow, pandas, numpy and no pomset), and
+# unpacks Beam's own examples and tests from the pinned apache-beam wheel into .beam-src
+# (tests/test_beam_*.py run them on pomset; pip fetches the wheel, nothing installs it).
 # `make bench` also installs apache-beam, which only the benchmark uses. `make docs` builds the
 # documentation site into site/ (mkdocs, the API reference from the docstrings); `make test`
 # installs the docs tools too, since a test builds the site.
 PYTHON ?= python3.11
 VENV := .venv
 WORKER_VENV := .venv-worker
+BEAM_SRC := .beam-src
 PY := $(VENV)/bin/python
 
 .PHONY: demo test docs bench clean
@@ -23,6 +26,10 @@ $(VENV)/.installed-test: $(PY) setup.cfg pyproject.toml
 $(WORKER_VENV)/.installed: $(VENV)/.installed-test tests/worker_venv.py
 	$(PY) tests/worker_venv.py $(WORKER_VENV)
 
+$(BEAM_SRC)/SHA256: $(PY) tests/beam_src.py
+	$(PY) tests/beam_src.py $(BEAM_SRC)
+	touch $@
+
 $(VENV)/.installed-docs: $(PY) setup.cfg pyproject.toml
 	$(PY) -m pip install --quiet -e '.[docs]'
 	touch $@
@@ -37,7 +44,8 @@ demo: $(VENV)/.installed-test
 
 # two workers, a test file each at a time: most of the suite waits on JVMs and micro-batch
 # triggers, not on the CPU, and module fixtures (the standalone cluster) start once per file
-test: $(VENV)/.installed-test $(VENV)/.installed-docs $(WORKER_VENV)/.installed
+test: $(VENV)/.installed-test $(VENV)/.installed-docs $(WORKER_VENV)/.installed \
+		$(BEAM_SRC)/SHA256
 	$(PY) -m pytest -n 2 --dist loadfile
 
 docs: $(VENV)/.installed-docs
@@ -47,4 +55,4 @@ bench: $(VENV)/.installed-dev
 	$(PY) benchmarks/local_vs_beam.py
 
 clean:
-	rm -rf $(VENV) $(WORKER_VENV) figures site .pytest_cache .hypothesis
+	rm -rf $(VENV) $(WORKER_VENV) $(BEAM_SRC) figures site .pytest_cache .hypothesis
