@@ -39,3 +39,14 @@ def test_plot_panes_draws_each_pane_of_a_run(tmp_path):
     reds = [patch for patch in ax.patches if patch.get_facecolor()[0] > 0.8]
     assert len(reds) == sum(wv.diff < 0 for wv in panes)
     assert ax.get_title() == "sums" and ax.get_legend() is not None
+
+
+def test_plot_panes_draws_the_panes_asked_for_and_several_runs_on_one_axes():
+    p = pm.Pipeline(argv=["--quiet"])
+    sums = (p | pm.Create([pm.TimestampedValue((k, 1), t) for k in "ab" for t in (5, 65)])
+            | pm.WindowInto(pm.FixedWindows(60)) | pm.CombinePerKey(sum))
+    result = p.run()
+    ax = pm.plot_panes(result, sums, where=lambda wv: wv.value[0] == "a")
+    assert len(ax.patches) == 2
+    pm.plot_panes(result, sums, where=lambda wv: wv.value[0] == "b", ax=ax)
+    assert len(ax.patches) == 4

@@ -12,7 +12,8 @@ from ..triggers import AccumulationMode
 
 def plot_panes(result: Any, pcoll: Any, *, inputs: Any = None,
                watermark: Optional[Sequence[Tuple[float, float]]] = None,
-               label: Optional[Callable[[Any], Any]] = None, title: Optional[str] = None,
+               label: Optional[Callable[[Any], Any]] = None,
+               where: Optional[Callable[[Any], bool]] = None, title: Optional[str] = None,
                event_range: Optional[Tuple[float, float]] = None,
                time_range: Optional[Tuple[float, float]] = None,
                path: Optional[str] = None, ax: Any = None) -> Any:
@@ -21,12 +22,15 @@ def plot_panes(result: Any, pcoll: Any, *, inputs: Any = None,
 
     `inputs`: a kept PCollection of the elements going in, drawn at (event time, processing
     time); `watermark`: (processing time, watermark) steps in seconds; `label(value)`: what to
-    write on a pane (default: the value, or the value of a (key, value) pair). In discarding
-    mode a pane's box starts where its window's previous pane ended, else at the bottom."""
+    write on a pane (default: the value, or the value of a (key, value) pair); `where(wv)`:
+    which panes to draw (default: all), e.g. one key's. Several calls with the same `ax` draw
+    several runs together. In discarding mode a pane's box starts where its window's previous
+    pane ended, else at the bottom."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
 
-    timed = [(float(at), wv) for at, wv in result.collect_timed(pcoll)]
+    timed = [(float(at), wv) for at, wv in result.collect_timed(pcoll)
+             if where is None or where(wv)]
     points = ([(float(wv.timestamp), float(at), wv.value)
                for at, wv in result.collect_timed(inputs)] if inputs is not None else [])
     label = label or _value
