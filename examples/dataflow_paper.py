@@ -8,16 +8,17 @@ Figure 9's pairs 12/7/11/12/9; Figure 10's windows 14/22/3/12; Figure 14's sessi
 
 Run: python examples/dataflow_paper.py [--out figures] [--runner=local|spark] [--no-draw]
 It prints every figure's panes and draws each as the paper does (event time on x, processing
-time on y, panes as rectangles) into PNG files under --out. On another runner it also says
-whether each figure's panes are the local runner's (the streaming figures run there as a
-Structured Streaming query, one micro-batch per step of the transcript).
+time on y, panes as rectangles) with `pm.plot_panes` into PNG files under --out, from local
+runs on the transcript's clock. On another runner it also says whether each figure's panes
+are the local runner's (the streaming figures run there as a Structured Streaming query, one
+micro-batch per step of the transcript).
 """
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-from typing import Dict, List, NamedTuple, Optional, Sequence
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -56,14 +57,14 @@ WATERMARK: List[tuple] = [
     (hms(12, 8, 55), hms(12, 8, 30)),
 ]
 END_OF_STREAM = hms(12, 9, 0)
+MINUTES = range(hms(12, 6), END_OF_STREAM + 1, 60)   # the clock's ticks; Figure 11's rounds end
+LAST_ARRIVAL = max(e.arrival_time for e in EVENTS)
 KEY = "key"
 
 
-def transcript() -> pm.TestStream:
-    """The streaming input: elements and watermark moves at their processing times."""
-    steps = [(e.arrival_time, "element", e) for e in EVENTS]
-    steps += [(pt, "watermark", wm) for pt, wm in WATERMARK]
-    steps += [(t, "tick", None) for t in range(hms(12, 6), END_OF_STREAM + 1, 60)]
+def _stream(steps: List[tuple]) -> pm.TestStream:
+    """(processing time, kind, arg) steps replayed in time order: an element, a watermark
+    move, the watermark to the end ("end"), or only the clock moving ("tick")."""
     stream, clock = pm.TestStream(), 0
     for pt, kind, arg in sorted(steps, key=lambda s: s[0]):
         if pt > clock:
@@ -73,7 +74,23 @@ def transcript() -> pm.TestStream:
             stream.add_elements([pm.TimestampedValue((KEY, arg.value), arg.event_time)])
         elif kind == "watermark":
             stream.advance_watermark_to(arg)
+        elif kind == "end":
+            stream.advance_watermark_to_infinity()
     return stream
+
+
+def transcript() -> pm.TestStream:
+    """The streaming input: elements and watermark moves at their processing times."""
+    return _stream([(e.arrival_time, "element", e) for e in EVENTS]
+                   + [(pt, "watermark", wm) for pt, wm in WATERMARK]
+                   + [(t, "tick", None) for t in MINUTES])
+
+
+def arrivals(events: Sequence[Event], until: int) -> pm.TestStream:
+    """A batch run's input on the transcript's clock: `events` arriving at their arrival
+    times, then at `until` the watermark jumping to the end, once (as the local runner reads
+    a bounded source)."""
+    return _stream([(e.arrival_time, "element", e) for e in events] + [(until, "end", None)])
 
 
 def batch_input(p: pm.Pipeline, events: Sequence[Event] = EVENTS) -> pm.PCollection:
@@ -153,12 +170,11 @@ def _panes(values: List[pm.WindowedValue], at: int) -> List[Pane]:
 def run_figure(number: int, options: Optional[pm.PipelineOptions] = None) -> List[Pane]:
     """The panes of one figure, in the order they were produced, each with its processing time."""
     fig = FIGURES[number]
-    last_arrival = max(e.arrival_time for e in EVENTS)
     if number == 11:
         # A micro-batch engine runs a batch over each minute's arrivals, keeping window state
         # between rounds, and outputs every window whose contents changed in the round.
         panes, previous = [], {}
-        for end in range(hms(12, 6), END_OF_STREAM + 1, 60):
+        for end in MINUTES:
             seen = [e for e in EVENTS if e.arrival_time < end]
             result = {wv.window: wv for _, wv in _run(fig, lambda p: batch_input(p, seen), options)}
             for window, wv in sorted(result.items(), key=lambda kv: kv[0]):
@@ -167,7 +183,7 @@ def run_figure(number: int, options: Optional[pm.PipelineOptions] = None) -> Lis
             previous = {w: wv.value for w, wv in result.items()}
         return panes
     if not fig.streaming:
-        return _panes([wv for _, wv in _run(fig, batch_input, options)], last_arrival)
+        return _panes([wv for _, wv in _run(fig, batch_input, options)], LAST_ARRIVAL)
     # Each pane at the transcript's processing time when it was produced.
     return [pane for at, wv in _run(fig, lambda p: p | transcript(), options)
             for pane in _panes([wv], int(at))]
@@ -192,59 +208,66 @@ def print_figure(number: int, panes: List[Pane]) -> None:
               f"{describe(pane.window)}")
 
 
-def draw_figure(number: int, panes: List[Pane], path: str) -> None:
-    """Event time on x, processing time on y; inputs as numbers, the watermark as a line, each
-    pane a rectangle spanning its window and the processing time since its window's last pane."""
+class Drawn(NamedTuple):
+    """A local run a figure is drawn from: its result, its sums, its input, and which of its
+    panes to draw (None: all)."""
+
+    result: Any   # what `Pipeline.run()` returned
+    sums: pm.PCollection
+    events: pm.PCollection
+    where: Optional[Callable[[pm.WindowedValue], bool]]
+
+
+def _kept_run(fig: Figure, stream: pm.TestStream) -> Drawn:
+    p = pm.Pipeline(options=pm.PipelineOptions(["--quiet"]))
+    events = (p | stream).keep()
+    sums = _sum_per_key(events, fig.window_fn, fig.trigger, fig.mode)
+    return Drawn(p.run(), sums, events, None)
+
+
+def drawn_runs(number: int) -> List[Drawn]:
+    """The local runs a figure is drawn from, with the panes `run_figure` gives, at the same
+    processing times: a streaming figure's run on the transcript; a batch figure's on its
+    input arriving as in the transcript, then the watermark jumping to the end once (a batch
+    run on the transcript's clock); for Figure 11 one such run per round, each drawing the
+    windows whose sums changed since the round before."""
+    fig = FIGURES[number]
+    if fig.streaming:
+        return [_kept_run(fig, transcript())]
+    if number != 11:
+        return [_kept_run(fig, arrivals(EVENTS, LAST_ARRIVAL))]
+    runs: List[Drawn] = []
+    previous: Dict[Any, int] = {}
+    for end in MINUTES:
+        run = _kept_run(fig, arrivals([e for e in EVENTS if e.arrival_time < end], end))
+        runs.append(run._replace(where=lambda wv, last=previous:
+                                 last.get(wv.window) != wv.value[1]))
+        previous = {wv.window: wv.value[1] for wv in run.result.collect(run.sums)}
+    return runs
+
+
+def draw_figure(number: int, path: str) -> None:
+    """Draw a figure's runs (`drawn_runs`) with `pm.plot_panes` into a PNG file: HH:MM on both
+    axes, the inputs as points, the watermark of the streaming figures as a line."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.patches import Rectangle
 
     fig = FIGURES[number]
     x0, x1 = hms(12, 0), hms(12, 8, 30)
-    y0, y1 = hms(12, 5), END_OF_STREAM + 30
     f, ax = plt.subplots(figsize=(7, 5))
-    last_y: Dict[object, int] = {}
-    stacked: Dict[tuple, int] = {}
-    for pane in panes:
-        w = pane.window
-        left, right = (x0, x1) if isinstance(w, pm.GlobalWindow) else (int(w.start), int(w.end))
-        bottom = y0 if fig.mode is not A.DISCARDING else last_y.get(w, y0)
-        top = pane.processing_time
-        last_y[w] = top
-        color = "#d62728" if pane.diff < 0 else ("#7f7f7f" if pane.timing is pm.PaneTiming.EARLY
-                                                  else "#1f77b4")
-        ax.add_patch(Rectangle((left, bottom), right - left, max(top - bottom, 4), alpha=0.25,
-                               facecolor=color, edgecolor=color))
-        label = f"{'-' if pane.diff < 0 else ''}{pane.value}"
-        nth = stacked.get((right, top), 0)
-        stacked[(right, top)] = nth + 1
-        ax.annotate(label, (right, top), xytext=(-3, -3 - 12 * nth), textcoords="offset points",
-                    ha="right", va="top", fontsize=10, color=color, fontweight="bold")
-    for e in EVENTS:
-        ax.plot(e.event_time, e.arrival_time, "o", color="black", markersize=3)
-        ax.annotate(str(e.value), (e.event_time, e.arrival_time), xytext=(3, 3),
-                    textcoords="offset points", fontsize=9)
-    if fig.streaming:
-        xs, ys = [x0], [y0]
-        for pt, wm in WATERMARK:
-            xs += [xs[-1], wm]
-            ys += [pt, pt]
-        xs.append(xs[-1])
-        ys.append(y1)
-        ax.plot(xs, ys, "--", color="black", linewidth=1, label="watermark")
-        ax.legend(loc="lower right")
     ticks = range(x0, hms(12, 8) + 1, 60)
     ax.set_xticks(list(ticks), [fmt(t)[:5] for t in ticks])
-    yt = range(y0, END_OF_STREAM + 1, 60)
+    yt = range(hms(12, 5), END_OF_STREAM + 1, 60)
     ax.set_yticks(list(yt), [fmt(t)[:5] for t in yt])
-    ax.set_xlim(x0, x1)
-    ax.set_ylim(y0, y1)
-    ax.set_xlabel("Event Time")
-    ax.set_ylabel("Processing Time")
-    ax.set_title(f"Figure {number}: {fig.title}", fontsize=11)
-    f.tight_layout()
-    f.savefig(path, dpi=110)
+    runs = drawn_runs(number)
+    for n, run in enumerate(runs, 1):
+        last = n == len(runs)
+        pm.plot_panes(run.result, run.sums, inputs=run.events if last else None,
+                      watermark=WATERMARK if fig.streaming else None, where=run.where,
+                      title=f"Figure {number}: {fig.title}", event_range=(x0, x1),
+                      time_range=(hms(12, 5), END_OF_STREAM + 20), ax=ax,
+                      path=path if last else None)
     plt.close(f)
 
 
@@ -265,7 +288,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             print(f"  the same panes as on the local runner: {'yes' if same else 'NO'}")
         if not args.no_draw:
             path = os.path.join(args.out, f"figure{number:02d}.png")
-            draw_figure(number, panes, path)
+            draw_figure(number, path)
             print(f"  drawn to {path}")
 
 

@@ -129,6 +129,16 @@ def test_streaming_figures_agree_with_batch_once_netted(number):
 
 def test_figures_are_drawn(tmp_path):
     path = tmp_path / "figure14.png"
-    paper.draw_figure(14, paper.run_figure(14), str(path))
+    paper.draw_figure(14, str(path))
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert path.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("number", sorted(paper.FIGURES))
+def test_each_figure_is_drawn_from_runs_with_the_panes_it_prints(number):
+    # the batch figures are drawn from batch runs on the transcript's clock (their input
+    # arriving as in the transcript, then the watermark jumping once), not on the wall clock
+    drawn = [pane for run in paper.drawn_runs(number)
+             for at, wv in run.result.collect_timed(run.sums)
+             if run.where is None or run.where(wv) for pane in paper._panes([wv], int(at))]
+    assert drawn == paper.run_figure(number)
