@@ -12,6 +12,6 @@ def missing(module: str, beam_module: str) -> Callable[[str], Any]:
         if name.startswith("__"):
             raise AttributeError(name)
         raise AttributeError(f"{module} has no {name!r}: pomset does not support Beam's "
-                             f"{beam_module}.{name} (the README's 'Coming from Beam' lists "
+                             f"{beam_module}.{name} (docs/migrating-from-beam.md lists "
                              f"what it supports)")
     return __getattr__

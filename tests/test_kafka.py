@@ -347,3 +347,43 @@ def test_json_records_with_a_declared_schema_are_rows_and_misfits_dead_letters(k
     [letter] = [wv.value for wv in p.result.collect(bad)]
     assert letter.error.endswith("offset 1: record does not fit the schema: field 'n' = "
                                  "'many' is not a int64")
+
+
+def _windowed_sums(bootstrap: str, topic: str, runner: str, **read) -> tuple:
+    flags = runner_flags(runner) + ["--quiet", "--bundle_size=50"]
+    with pm.Pipeline(options=pm.PipelineOptions(flags)) as p:
+        sums = (p | "Read" >> pm.ReadFromKafka(bootstrap, topic, timestamp="t", until="latest",
+                                               **read)
+                | "Key" >> pm.Map(lambda r: (r["k"], r["v"]))
+                | "Window" >> pm.WindowInto(pm.FixedWindows(60))
+                | "Sum" >> pm.CombinePerKey(sum))
+    return sorted(wv.value for wv in p.result.collect(sums)), p.result.metrics()["Sum"]
+
+
+@pytest.mark.parametrize("runner", ["local", "spark-streaming"])
+def test_a_bounded_read_gives_the_batch_answer_by_default(kafka_broker, runner, request):
+    """2,000 events out of order over 3 partitions, read with until="latest": the windowed sums
+    are the batch answer, none late; with watermark="events" the watermark trails the events
+    read, so the run drops late ones and ends with a warning saying how many and why."""
+    if runner.startswith("spark"):
+        request.getfixturevalue("spark_session")
+    topic = new_topic(kafka_broker, "backfill", 3)
+    events = [{"k": "abc"[i % 3], "v": i, "t": (i * 7919) % 6000} for i in range(2000)]
+    produce(kafka_broker, topic, [{"value": e, "partition": i % 3} for i, e in enumerate(events)])
+    batch = Counter()
+    for e in events:
+        batch[(e["k"], e["t"] // 60)] += e["v"]
+    sums, counts = _windowed_sums(kafka_broker, topic, runner)
+    assert sorted(sums) == sorted((k, v) for (k, _), v in batch.items())
+    assert counts["late"] == counts["dropped"] == 0
+    if runner == "local":   # Spark's one micro-batch to the end sees every event at once
+        with pytest.warns(pm.LateDataWarning, match=r"'Sum' dropped [\d,]+ late elements"):
+            _, counts = _windowed_sums(kafka_broker, topic, runner, watermark="events")
+        assert counts["dropped"] > 0
+
+
+def test_watermark_choices_are_checked():
+    with pytest.raises(ValueError, match="watermark must be 'end' .* or 'events'"):
+        pm.ReadFromKafka("h:1", "t", until="latest", watermark="late")
+    with pytest.raises(ValueError, match="without until= it never ends"):
+        pm.ReadFromKafka("h:1", "t", watermark="end")

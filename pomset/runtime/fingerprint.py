@@ -154,7 +154,7 @@ def check_compatible(recorded: Dict[str, Any], current: Dict[str, Any], director
         raise CheckpointError(
             f"the checkpoint in {directory} holds the state of another pipeline: "
             f"{'; '.join(problems)}. Restart with a new --checkpoint_dir, or run the pipeline "
-            f"that wrote it (README: 'What may change across a restart')")
+            f"that wrote it (docs/fault-tolerance.md: 'What may change across a restart')")
 
 
 def _show(value: Any) -> str:

@@ -326,7 +326,8 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                                            self.on_data_loss)
         finally:
             consumer.close()
-        wm = MIN_MICROS if latest == MIN_MICROS else latest - source.out_of_orderness_us
+        wm = (MIN_MICROS if latest == MIN_MICROS or source.holds_watermark
+              else latest - source.out_of_orderness_us)
         if dead:
             yield packs.element_rows(dead, [], source.dead_letter_tag, keyed=False)
         yield packs.element_rows(out, [ChannelMarker(self.channels[name], wm)], None, keyed=False)

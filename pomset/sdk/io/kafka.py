@@ -91,7 +91,12 @@ class ReadFromKafka(DeadLetterSource):
     """The records of Kafka topics as an unbounded PCollection (see the module docstring).
 
     `until="latest"` reads up to the offsets that are the latest when the run starts and then
-    ends, its watermark moving to the end of time; by default the read never ends. Without a
+    ends, its watermark moving to the end of time; by default the read never ends. A bounded
+    read gives the batch answer: its watermark stays at the minimum until the whole range is
+    read (`watermark="end"`, its default), so no element is late, as for files; with
+    `watermark="events"` it trails the event times read, as an unbounded read's does, so that
+    windows fire (and their state goes) while the range is read, and elements later than that
+    are late. Without a
     checkpoint to resume from, reading starts at each partition's earliest offset (or latest,
     with `consumer_config={"auto.offset.reset": "latest"}`).
 
@@ -113,7 +118,8 @@ class ReadFromKafka(DeadLetterSource):
                  max_out_of_orderness: float = 0.0, idle_timeout: Optional[float] = None,
                  consumer_config: Optional[Dict[str, Any]] = None, until: Optional[str] = None,
                  label: Optional[str] = None, schema: Optional[SchemaLike] = None, *,
-                 timestamp_unit: str = "s", connect_timeout: float = 10.0) -> None:
+                 timestamp_unit: str = "s", connect_timeout: float = 10.0,
+                 watermark: Optional[str] = None) -> None:
         super().__init__(label)
         who = label or "ReadFromKafka"
         self.timestamp_unit = time_unit(timestamp_unit)
@@ -137,6 +143,13 @@ class ReadFromKafka(DeadLetterSource):
                              f"which needs value_format='json', not {value_format!r}")
         if until not in (None, "latest"):
             raise ValueError(f"{who}: until must be None (read forever) or 'latest', got {until!r}")
+        if watermark not in (None, "end", "events"):
+            raise ValueError(f"{who}: watermark must be 'end' (held at the minimum until the "
+                             f"range is read: the batch answer) or 'events' (trailing the "
+                             f"event times read), got {watermark!r}")
+        if watermark == "end" and until is None:
+            raise ValueError(f"{who}: watermark='end' holds the watermark until the read ends, "
+                             f"but without until= it never ends; give until='latest'")
         self.bootstrap_servers = bootstrap_servers
         self.topics = names
         self.value_format = value_format
@@ -145,6 +158,8 @@ class ReadFromKafka(DeadLetterSource):
         self.idle_us = _seconds(idle_timeout, "idle_timeout", who, True)
         self.consumer_config = _check_config(consumer_config, "consumer_config", who)
         self.until = until
+        #: whether the watermark stays at the minimum until every partition is read to its end
+        self.holds_watermark = until is not None and watermark != "events"
         self.connect_timeout = _seconds(connect_timeout, "connect_timeout", who, False) / 1e6
 
     def kind(self) -> Optional[str]:
@@ -290,8 +305,9 @@ class PartitionWatermarks:
     microseconds; a partition that was read to its end holds nothing back."""
 
     def __init__(self, partitions: Iterable[Partition], out_of_orderness_us: int,
-                 idle_us: Optional[int], now_us: int) -> None:
+                 idle_us: Optional[int], now_us: int, hold: bool = False) -> None:
         self.latest: Dict[Partition, int] = {p: MIN_MICROS for p in partitions}
+        self.hold = hold   # a partition not read to its end holds the watermark at the minimum
         self.active_at: Dict[Partition, int] = {p: now_us for p in self.latest}
         self.finished: set = set()
         self.out_of_orderness_us = out_of_orderness_us
@@ -310,10 +326,12 @@ class PartitionWatermarks:
         if partition in self.finished:
             return MAX_MICROS
         latest = self.latest[partition]
-        return MIN_MICROS if latest == MIN_MICROS else latest - self.out_of_orderness_us
+        if self.hold or latest == MIN_MICROS:
+            return MIN_MICROS
+        return latest - self.out_of_orderness_us
 
     def idle(self, partition: Partition, now_us: int) -> bool:
-        return (self.idle_us is not None and partition not in self.finished
+        return (self.idle_us is not None and not self.hold and partition not in self.finished
                 and now_us - self.active_at[partition] >= self.idle_us)
 
     def watermark(self, now_us: int) -> int:

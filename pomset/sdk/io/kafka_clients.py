@@ -85,7 +85,7 @@ class KafkaReader:
         self.ends = ends
         self.consumer = consumer
         self.clock = PartitionWatermarks(self.positions, source.out_of_orderness_us,
-                                         source.idle_us, now_micros())
+                                         source.idle_us, now_micros(), source.holds_watermark)
         if clock is not None:
             self.clock.restore(clock)
         self.open = set(self.positions)
