@@ -100,6 +100,14 @@ def __getattr__(name: str):
         raise AttributeError(f"pomset has no {name!r}: {_MISSING[name]}")
     raise AttributeError(f"module 'pomset' has no attribute {name!r}")
 
+# --- stateful DoFns: state cells and timers, per key and window (Beam's userstate) ---
+from .sdk.userstate import (BagStateSpec, CombiningValueStateSpec, OrderedListStateSpec,  # noqa: E402
+                            ReadModifyWriteStateSpec, SetStateSpec, TimeDomain, TimerSpec,
+                            on_timer)
+
+__all__ += ["BagStateSpec", "CombiningValueStateSpec", "OrderedListStateSpec",
+            "ReadModifyWriteStateSpec", "SetStateSpec", "TimeDomain", "TimerSpec", "on_timer"]
+
 # --- the pane timeline of a run (matplotlib) ---
 from .sdk.plot import plot_panes  # noqa: E402
 

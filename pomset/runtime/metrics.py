@@ -17,7 +17,8 @@ from ..traces import TemplateStep
 
 def step_counts(node: Any) -> Tuple[str, ...]:
     """The counts a step has: read (sources), written (sinks), dead letters (where it has a
-    dead-letter output), late and dropped elements (groupings; templates: late)."""
+    dead-letter output), late and dropped elements (groupings; templates: late; stateful
+    DoFns: dropped)."""
     t = node.transform
     keys: List[str] = []
     if isinstance(t, Source):
@@ -30,6 +31,8 @@ def step_counts(node: Any) -> Tuple[str, ...]:
         keys.append("written")
     if isinstance(t, GroupByKey):
         keys += ["late", "dropped"]
+    if getattr(t, "stateful", False):
+        keys.append("dropped")
     if isinstance(t, TemplateStep):
         keys.append("late")
     return tuple(keys)

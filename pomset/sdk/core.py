@@ -14,6 +14,7 @@ from ..windowing import (GLOBAL_WINDOW, NO_FIRING, BoundedWindow, GlobalWindows,
 from ..triggers.strategy import WindowingStrategy
 from .combinefn import CombineFn, Count, as_combine_fn
 from .dofn import BatchTypes, DoFn, batch_types
+from .userstate import is_stateful_dofn, validate_stateful_dofn
 from .errors import PipelineConstructionError
 from .event_time import event_time_micros, time_unit
 from .kinds import KV, NOT_KV, UNKNOWN, element_kind, kind_of_return, kind_of_values
@@ -148,6 +149,13 @@ class ParDo(Primitive):
         self.main_tag = "main"
         self.dead_letter_tag: Optional[str] = None
         self.batch_types: Optional[BatchTypes] = batch_types(fn) if self.call == "dofn" else None
+        #: whether its DoFn keeps state or sets timers (per key and window: sdk/userstate.py)
+        self.stateful = self.call == "dofn" and is_stateful_dofn(fn)
+        if self.stateful:
+            validate_stateful_dofn(fn)
+            if self.batch_types is not None:
+                raise TypeError(f"{type(fn).__name__}: a stateful DoFn cannot be batched "
+                                f"(process_batch): its state is per key")
         self.output_kind = self._infer_kind()
 
     def _infer_kind(self) -> Optional[str]:
@@ -186,7 +194,9 @@ class ParDo(Primitive):
         return [a for a in list(self.args) + list(self.kwargs.values()) if isinstance(a, SideInput)]
 
     def validate(self, node: Any) -> None:
-        _single_input(node, type(self).__name__)
+        main = _single_input(node, type(self).__name__)
+        if self.stateful:
+            _validate_stateful(self, node, main)
 
     def outputs(self, node: Any) -> Dict[Optional[str], PCollection]:
         main = node.inputs[0]
@@ -207,6 +217,24 @@ class ParDo(Primitive):
         if self.tags or self.dead_letter_tag is not None:
             return DoOutputsTuple(self.main_tag, node.outputs)
         return node.outputs[None]
+
+
+def _validate_stateful(t: ParDo, node: Any, main: PCollection) -> None:
+    """A stateful DoFn needs keyed input, and has no dead letters or side inputs yet."""
+    label = node.label
+    if main.kind == NOT_KV:
+        raise PipelineConstructionError(
+            f"{label}: {type(t.fn).__name__} keeps state or sets timers, which are per key, so "
+            f"it needs (key, value) pairs, but {main.label} holds elements that are not "
+            f"2-tuples (map them to (key, value) first, e.g. with pm.WithKeys)")
+    if t.dead_letter_tag is not None:
+        raise PipelineConstructionError(
+            f"{label}: a stateful DoFn has no dead-letter output (with_exception_handling); "
+            f"catch the error in process and emit a TaggedOutput instead")
+    if t.side_inputs():
+        raise PipelineConstructionError(
+            f"{label}: a stateful DoFn cannot read side inputs in pomset; keep what it needs "
+            f"in its state, or join the inputs with CoGroupByKey before it")
 
 
 class Map(ParDo):

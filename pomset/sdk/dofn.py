@@ -13,6 +13,8 @@ import typing
 from operator import attrgetter
 from typing import Any, Callable, Iterable, NamedTuple, Optional
 
+from .userstate import StateParam, TimerParam
+
 
 class _Param:
     """A DoFn context-parameter marker; unpickles as the same marker (runners find the
@@ -33,7 +35,9 @@ class DoFn:
     teardown. `process(self, element, ...)` returns or yields outputs: plain values (keeping
     the input's timestamp, window, pane and diff), `TimestampedValue`s, or `TaggedOutput`s.
     It may ask for `timestamp=DoFn.TimestampParam`, `window=DoFn.WindowParam`,
-    `pane=DoFn.PaneInfoParam`, and receives side inputs as the extra arguments of `ParDo`.
+    `pane=DoFn.PaneInfoParam`, `diff=DoFn.DiffParam` (-1 for a retraction), and receives
+    side inputs as the extra arguments of `ParDo`. A stateful DoFn also asks for its key,
+    state cells and timers (`sdk/userstate.py`).
 
     A batched DoFn defines `process_batch(self, batch, ...)` (instead of, or as well as,
     `process`, which it is then preferred to): called with many elements at once, as the
@@ -45,6 +49,14 @@ class DoFn:
     TimestampParam = _Param("TimestampParam")
     WindowParam = _Param("WindowParam")
     PaneInfoParam = _Param("PaneInfoParam")
+    # the element's diff: +1, or -1 for a retraction (downstream of a retracting grouping)
+    DiffParam = _Param("DiffParam")
+    # a stateful DoFn's (see `sdk/userstate.py`): its key, state cells, timers, and in a timer
+    # callback the dynamic timer's tag
+    KeyParam = _Param("KeyParam")
+    DynamicTimerTagParam = _Param("DynamicTimerTagParam")
+    StateParam = StateParam
+    TimerParam = TimerParam
 
     def setup(self) -> None:
         pass
@@ -102,6 +114,7 @@ _TIME_PARAMS = {
     id(DoFn.TimestampParam): attrgetter("timestamp"),
     id(DoFn.WindowParam): attrgetter("window"),
     id(DoFn.PaneInfoParam): attrgetter("pane"),
+    id(DoFn.DiffParam): attrgetter("diff"),
 }
 
 

@@ -19,7 +19,7 @@ def warn_dropped(nodes: List[Any], metrics: Dict[str, Dict[str, int]]) -> None:
             continue
         received = counts.get("received", 0)
         share = f" ({dropped / received:.1%} of the {received:,} it received)" if received else ""
-        if isinstance(node.transform, GroupByKey):
+        if isinstance(node.transform, GroupByKey) or getattr(node.transform, "stateful", False):
             why = ("their windows had expired: they came later than the watermark plus the "
                    "allowed lateness. Keep them with a larger allowed_lateness= on the "
                    "WindowInto before it (for a streaming file source, --max_out_of_orderness "

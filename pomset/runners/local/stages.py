@@ -15,6 +15,7 @@ from ...traces import OPlus, TemplateStep, Typed
 from ...runtime import columnar
 from ...runtime.columnar import Columns
 from ...runtime.kernel_host import KernelHost
+from ...runtime.stateful_dofn import StatefulDoFnHost
 from ...runtime.metrics import emitted_key
 from ...windowing import MAX_MICROS, MIN_MICROS
 
@@ -304,6 +305,67 @@ class ParDoStage(Stage):
         return out
 
 
+class StatefulParDoStage(Stage):
+    """A stateful ParDo (state and timers): the runtime's stateful DoFn host, its keys' state
+    in memory, run on the release (one host, elements in the order they came)."""
+
+    def __init__(self, node: Any, executor: Any) -> None:
+        super().__init__(node, executor)
+        self.host = StatefulDoFnHost(node.transform, list(node.outputs), self.label,
+                                     node.inputs[0].windowing.allowed_lateness_us)
+
+    def start(self) -> None:
+        self.host.runner.setup()
+
+    def finish(self) -> None:
+        self.host.runner.teardown()
+
+    def _step(self, bundle: Optional[list], watermark: bool) -> None:
+        outs: Dict[Optional[str], list] = {tag: [] for tag in self.node.outputs}
+        self.host.processing_time(self.pt, outs)
+        if bundle:
+            self.host.elements(bundle, outs)
+        if watermark:
+            self.host.watermark(min(self.in_wms), outs)
+        for tag, items in outs.items():
+            self.emit(tag, items)
+
+    def receive(self, index: int, bundle: list) -> None:
+        self.received += len(bundle)
+        self._step(bundle, True)   # a timer set for a time already passed fires at once
+
+    def advance(self) -> None:
+        self._step(None, True)
+
+    def on_processing_time(self) -> None:
+        self._step(None, False)
+
+    def next_processing_timer(self) -> Optional[int]:
+        return self.host.next_processing_timer()
+
+    def hold(self) -> int:
+        return self.host.hold()
+
+    def snapshot(self) -> Dict[str, Any]:
+        return dict(super().snapshot(), host=self.host.save(), dropped=self.host.dropped,
+                    user_metrics=self.host.runner.metrics.snapshot())
+
+    def restore(self, state: Dict[str, Any]) -> None:
+        state = dict(state)
+        self.host.load(state.pop("host"))
+        self.host.dropped = state.pop("dropped", 0)
+        self.host.runner.metrics = MetricsContainer()
+        self.host.runner.metrics.absorb(state.pop("user_metrics", None))
+        super().restore(state)
+
+    def metrics(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = super().metrics()
+        out["dropped"] = self.host.dropped
+        if self.host.runner.metrics:
+            out[USER] = self.host.runner.metrics.snapshot()
+        return out
+
+
 class GroupStage(Stage):
     """GroupByKey/CombinePerKey: the runtime's kernel host, its states in memory. A combine of
     built-in aggregations takes keyed `Columns` (`columnar.native_combine`) and folds them with
@@ -479,7 +541,7 @@ def stage_for(node: Any, executor: Any, fusion: Any, seed: Optional[int] = None)
     if isinstance(t, Source):
         return SourceStage(node, executor)
     if isinstance(t, ParDo):
-        return ParDoStage(node, executor)
+        return (StatefulParDoStage if t.stateful else ParDoStage)(node, executor)
     if isinstance(t, WindowInto):
         return AssignWindowsStage(node, executor)
     if isinstance(t, GroupByKey):

@@ -31,6 +31,7 @@ from ...sdk.io.base import FileSink, FileSource
 from ...traces import OPlus, TemplateStep, Typed
 from ...runtime.fusion import Fusion
 from ...runtime.kernel_host import KernelHost
+from ...runtime.stateful_dofn import StatefulDoFnHost
 from ...runtime.columnar import window_geometry
 from ...runtime.metrics import emitted_key, with_flow
 from ...runtime.reads import read_bundles
@@ -299,6 +300,8 @@ class BatchPlan:
         return data
 
     def _par_do(self, t: ParDo, node: Any) -> Dict[Optional[str], Any]:
+        if t.stateful:
+            return self._stateful_par_do(t, node)
         tags = list(node.outputs)
         label, schema = node.label, node.inputs[0].schema
         sides = node.side_inputs
@@ -375,16 +378,43 @@ class BatchPlan:
             late.add(c.late)
             dropped.add(c.dropped_expired + c.dropped_closed)
             yield panes if late_tag is None else {None: panes, late_tag: host.take_late()}
-        # Groups are buckets of keys (by a hash of the key), not single keys: the kernel keeps
-        # each key's state apart anyway, and one Python call per bucket instead of per key
-        # saves the per-group cost that dominates when keys have few elements each. Python
-        # steps after the grouping run in the same task as the kernel.
+        return _Steps(self._by_key(node, keyed), group, grouped=True)
+
+    def _by_key(self, node: Any, keyed: Callable[..., Iterator[pa.RecordBatch]]) -> Any:
+        """A keyed node's input as keyed rows (`keyed`), grouped in buckets of keys (by a
+        hash of the key), not single keys: the host keeps each key's state apart anyway, and
+        one Python call per bucket instead of per key saves the per-group cost that dominates
+        when keys have few elements each. Python steps after it run in the same task."""
         from pyspark.sql import functions as F
         buckets = 8 * self.spark.sparkContext.defaultParallelism
-        grouped = (self._steps(node.inputs[0]).run(keyed, codec.KEYED)
-                   .withColumn("bucket", F.pmod(F.xxhash64("k"), F.lit(buckets)))
-                   .groupBy("bucket"))
-        return _Steps(grouped, group, grouped=True)
+        return (self._steps(node.inputs[0]).run(keyed, codec.KEYED)
+                .withColumn("bucket", F.pmod(F.xxhash64("k"), F.lit(buckets)))
+                .groupBy("bucket"))
+
+    def _stateful_par_do(self, t: ParDo, node: Any) -> Dict[Optional[str], Any]:
+        """A stateful ParDo: its input shuffled by key as for a grouping, then per bucket of
+        keys the runtime's stateful DoFn host, its watermark from the minimum to the end."""
+        label, tags = node.label, list(node.outputs)
+        lateness = node.inputs[0].windowing.allowed_lateness_us
+        user = self.counts.setdefault(label, {})[USER] = self.spark.sparkContext.accumulator(
+            {}, _UserMetrics())
+        dropped = self._counter(label, "dropped")
+
+        def run(table: pa.Table) -> Iterator[Any]:
+            host = StatefulDoFnHost(t, tags, label, lateness)
+            host.runner.setup()
+            try:
+                outs = host.run_to_end(codec.decode(table), now_micros())
+            finally:
+                host.runner.teardown()
+            if host.runner.metrics:
+                user.add(host.runner.metrics.take())
+            dropped.add(host.dropped)
+            yield outs[None] if len(tags) == 1 else outs
+        steps = _Steps(self._by_key(node, _key_elements(label)), run, grouped=True)
+        if len(tags) == 1:
+            return {None: steps}
+        return self._tagged(self._step_df(steps, tagged=True), node)
 
     def _counter(self, label: str, name: str) -> Any:
         """A count the tasks of step `label` add to (read, dead_lettered)."""

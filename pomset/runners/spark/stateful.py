@@ -35,6 +35,7 @@ from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
 from ...runtime.elementwise import DoFnRunner
 from ...runtime.kernel_host import KernelHost
+from ...runtime.stateful_dofn import StatefulDoFnHost
 from ...runtime.metrics import emitted_key
 from ...sdk.user_metrics import USER
 from ...runtime.markers import ChannelMarker, Channels, Marker, MarkerRange
@@ -203,6 +204,56 @@ class KernelProcessor(_Host):
     def counts(self) -> Dict[str, int]:
         c = self.host.counters
         return {"late": c.late, "dropped": c.dropped_expired + c.dropped_closed}
+
+
+class StatefulDoFnProcessor(_Host):
+    """A stateful ParDo per bucket of keys: the runtime's stateful DoFn host, the bucket's
+    state cells and timers saved in one state variable."""
+
+    def __init__(self, label: str, transform: Any, allowed_lateness_us: int, ins: List[str],
+                 channels: List[List[str]], outs: Dict[Optional[str], str], retained: List[str],
+                 out_channel: str, real_clock: bool) -> None:
+        super().__init__(label, ins, channels, outs, retained, out_channel)
+        self.transform, self.lateness, self.real_clock = transform, allowed_lateness_us, real_clock
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        super().init(handle)
+        self.data = handle.getValueState("data", "b binary")
+        self.host = StatefulDoFnHost(self.transform, list(self.outs), self.label, self.lateness)
+        self.host.runner.setup()
+
+    def step(self, meta: _Meta, inputs: Dict[int, packs.Bus],
+             markers: List[Tuple[int, Marker]]) -> Dict[Optional[str], list]:
+        host = self.host
+        saved = _loaded(self.data)
+        if saved is None:
+            host.clear()
+        else:
+            host.load(saved)
+        meta.observe(markers)
+        outs: Dict[Optional[str], list] = {tag: [] for tag in self.outs}
+        host.processing_time(meta.clock, outs)
+        main = inputs.get(0)
+        if main is not None and main.elements:
+            host.elements(main.elements, outs)
+        host.watermark(meta.input_watermark(0, self.channels[0]), outs)
+        if self.real_clock:   # what fell due while the micro-batch ran fires in it
+            host.processing_time(now_micros(), outs)
+        meta.wm, meta.out_wm = host.wm, host.output_watermark()
+        self.data.update((pickle.dumps(host.save(), protocol=5),))
+        return outs
+
+    def counts(self) -> Dict[str, Any]:
+        """The elements dropped (their window had expired) and the user metrics the DoFn
+        updated in the last micro-batch."""
+        out: Dict[str, Any] = {"dropped": self.host.dropped}
+        self.host.dropped = 0
+        if self.host.runner.metrics:
+            out[USER] = self.host.runner.metrics.take()
+        return out
+
+    def close(self) -> None:
+        self.host.runner.teardown()
 
 
 class SideInputProcessor(_Host):

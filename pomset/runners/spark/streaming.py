@@ -44,7 +44,8 @@ from ...traces import TemplateStep, Typed
 from ...runtime.fusion import Fusion
 from ...runtime.deployment import Deployment, as_elements, as_items, time_range
 from .batch import BATCH_ROWS, _key_pair
-from .stateful import FILLED, KernelProcessor, SideInputProcessor, TemplateProcessor
+from .stateful import (FILLED, KernelProcessor, SideInputProcessor, StatefulDoFnProcessor,
+                       TemplateProcessor)
 from .templates import check_order
 
 
@@ -230,11 +231,12 @@ class StreamingPlan:
             if t.kind() == "stateless":
                 return t.template.marks()
             return not self.fusion.passes_through(node)
-        return isinstance(t, GroupByKey) or bool(node.side_inputs)
+        return isinstance(t, GroupByKey) or bool(node.side_inputs) or _stateful_dofn(t)
 
     def _keyed(self, node: Any) -> bool:
         """Whether a stateful node's main input is bucketed by the key of its elements."""
-        return isinstance(node.transform, (GroupByKey, TemplateStep))
+        t = node.transform
+        return isinstance(t, (GroupByKey, TemplateStep)) or _stateful_dofn(t)
 
     def _buckets_of(self, node: Any) -> int:
         """A template step's buckets are its parallelism (one for a stateless step with an
@@ -286,6 +288,11 @@ class StreamingPlan:
             check_order(node, self.fusion, chains=False)
             processor = TemplateProcessor(node.label, t, self.fusion.sort_of(node), ins,
                                           channels, outs[None], retained, f"g{i}")
+            key = F.col("k")
+        elif _stateful_dofn(t):
+            processor = StatefulDoFnProcessor(
+                node.label, t, node.inputs[0].windowing.allowed_lateness_us, ins, channels, outs,
+                retained, f"g{i}", real_clock=not self.virtual_clock)
             key = F.col("k")
         else:
             processor = SideInputProcessor(node.label, t, node.side_inputs, outs, ins, channels,
@@ -346,6 +353,10 @@ class _WindowFn:
 
     def finish(self) -> None:
         pass
+
+
+def _stateful_dofn(t: Any) -> bool:
+    return isinstance(t, ParDo) and t.stateful
 
 
 def _key_of(node: Any) -> Any:

@@ -1,0 +1,364 @@
+"""The one host of stateful DoFns (Beam's state and timers, `sdk/userstate.py`) under every
+runner: per key and window, the DoFn's state cells and its timers; the elements in, the timers
+firing as the clocks move, the state of an expired window collected, and the output watermark
+held back by the timers still set.
+
+A runner moves the clocks of a step in the kernel host's order (`kernel_host`):
+`processing_time` (processing-time timers now due fire), `elements`, then `watermark`
+(event-time timers due fire in time order, each seeing the state as the earlier ones left
+it; then the windows whose end plus allowed lateness the watermark passed lose their state
+and timers; an element for a window that expired so is dropped, as in Beam, and counted in
+`dropped`, which the run reports). At the end of time the processing clock ends too: a bounded input's pending
+processing-time timers fire once it is all read, as in Beam's batch runners. A timer set for time t fires once its clock reaches t (the watermark, or the
+processing clock); setting it again moves it, `clear` removes it. A timer's output timestamp
+(its `output_timestamp`, else its time for an event-time timer, else the input watermark when
+it was set), clamped into its window, is the time of what its callback outputs, and holds the
+output watermark until it fires. `save`/`load` give a runner the whole state as plain data
+(a checkpoint, Spark's state store)."""
+from __future__ import annotations
+
+import heapq
+import inspect
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from ..sdk.core import ParDo
+from ..sdk.dofn import DoFn
+from ..sdk.user_metrics import enter
+from ..sdk.userstate import (BagStateSpec, CombiningValueStateSpec, OrderedListStateSpec,
+                             ReadModifyWriteStateSpec, SetStateSpec, StateParam, TimeDomain,
+                             TimerParam, get_dofn_specs, timer_callbacks)
+from ..windowing import (MAX_MICROS, MIN_MICROS, NO_FIRING, GlobalWindow, Timestamp,
+                         WindowedValue, to_micros)
+from .elementwise import DoFnRunner, user_code_error
+from .watermarks import output_watermark
+
+Cell = Tuple[Any, Any]                 # (key, window)
+TimerId = Tuple[Any, Any, str, str]    # (key, window, timer name, dynamic tag)
+
+
+# --- state cells: views of one (key, window)'s stored values -------------------------------
+
+class _Cell:
+    def __init__(self, store: Dict[str, Any], spec: Any) -> None:
+        self.store, self.name, self.spec = store, spec.name, spec
+
+    def clear(self) -> None:
+        self.store.pop(self.name, None)
+
+
+class _Bag(_Cell):
+    def add(self, value: Any) -> None:
+        self.store.setdefault(self.name, []).append(value)
+
+    def read(self) -> List[Any]:
+        return list(self.store.get(self.name, ()))
+
+
+class _Set(_Cell):
+    def add(self, value: Any) -> None:
+        self.store.setdefault(self.name, {})[value] = None
+
+    def read(self) -> set:
+        return set(self.store.get(self.name, ()))
+
+
+class _ReadModifyWrite(_Cell):
+    def write(self, value: Any) -> None:
+        self.store[self.name] = value
+
+    def read(self) -> Any:
+        return self.store.get(self.name)
+
+
+class _Combining(_Cell):
+    def add(self, value: Any) -> None:
+        fn = self.spec.combine_fn
+        acc = self.store.get(self.name)
+        self.store[self.name] = fn.add_input(fn.create_accumulator() if acc is None else acc,
+                                             value)
+
+    def read(self) -> Any:
+        fn = self.spec.combine_fn
+        acc = self.store.get(self.name)
+        return fn.extract_output(fn.create_accumulator() if acc is None else acc)
+
+
+class _OrderedList(_Cell):
+    def add(self, item: Tuple[Any, Any]) -> None:
+        ts, value = item
+        self.store.setdefault(self.name, []).append((to_micros(ts), value))
+
+    def read(self) -> List[Tuple[Timestamp, Any]]:
+        return self.read_range(MIN_MICROS, MAX_MICROS + 1)
+
+    def read_range(self, min_timestamp: Any, limit_timestamp: Any) -> List[Tuple[Timestamp, Any]]:
+        lo, hi = to_micros(min_timestamp), to_micros(limit_timestamp)
+        items = sorted((e for e in self.store.get(self.name, ()) if lo <= e[0] < hi),
+                       key=lambda e: e[0])
+        return [(Timestamp.from_micros(t), v) for t, v in items]
+
+    def clear_range(self, min_timestamp: Any, limit_timestamp: Any) -> None:
+        lo, hi = to_micros(min_timestamp), to_micros(limit_timestamp)
+        kept = [e for e in self.store.get(self.name, ()) if not lo <= e[0] < hi]
+        if kept:
+            self.store[self.name] = kept
+        else:
+            self.clear()
+
+
+_CELLS = {BagStateSpec: _Bag, SetStateSpec: _Set, ReadModifyWriteStateSpec: _ReadModifyWrite,
+          CombiningValueStateSpec: _Combining, OrderedListStateSpec: _OrderedList}
+
+
+class _Timer:
+    """A timer of one (key, window): `set(timestamp, dynamic_timer_tag='',
+    output_timestamp=None)` and `clear(dynamic_timer_tag='')`."""
+
+    def __init__(self, host: "StatefulDoFnHost", key: Any, window: Any, spec: Any) -> None:
+        self.host, self.key, self.window, self.spec = host, key, window, spec
+
+    def set(self, timestamp: Any, dynamic_timer_tag: str = "",
+            output_timestamp: Any = None) -> None:
+        self.host.set_timer((self.key, self.window, self.spec.name, dynamic_timer_tag),
+                            self.spec.time_domain, to_micros(timestamp),
+                            None if output_timestamp is None else to_micros(output_timestamp))
+
+    def clear(self, dynamic_timer_tag: str = "") -> None:
+        self.host.timers.pop((self.key, self.window, self.spec.name, dynamic_timer_tag), None)
+
+
+class StatefulDoFnHost:
+    """Runs a stateful ParDo's DoFn (see the module docstring); `outs` are its output tags.
+    Its DoFn lifecycle and outputs are a `DoFnRunner`'s (`runner`), so are its user
+    metrics."""
+
+    def __init__(self, transform: ParDo, tags: List[Optional[str]], label: str,
+                 allowed_lateness_us: int) -> None:
+        self.runner = DoFnRunner(transform, tags, label)
+        self.tags, self.label = list(tags), label
+        self.dofn = transform.fn
+        self.lateness = allowed_lateness_us
+        self.specs = {s.name: s for s in get_dofn_specs(self.dofn)[0]}
+        self.callbacks = timer_callbacks(self.dofn)
+        self.process = self._binder(self.dofn.process)
+        self.on_timer = {name: self._binder(fn) for name, fn in self.callbacks.items()}
+        self.args, self.kwargs = transform.args, transform.kwargs
+        self.seq = 0
+        self.dropped = 0
+        self.clear()
+
+    def clear(self) -> None:
+        """No state, no timers, the clocks at the start (a fresh bucket of keys)."""
+        self.cells: Dict[Cell, Dict[str, Any]] = {}
+        # timer -> (domain, time, output time); queues of (time, seq, timer) checked lazily
+        self.timers: Dict[TimerId, Tuple[str, int, int]] = {}
+        self.queues: Dict[str, list] = {TimeDomain.WATERMARK: [], TimeDomain.REAL_TIME: []}
+        self.expiries: list = []   # (expiry, seq, cell) of the cells holding state or timers
+        self.wm = MIN_MICROS
+        self.pt = MIN_MICROS
+        self.out_wm = MIN_MICROS
+
+    # --- how user code is called ---------------------------------------------------------
+    def _binder(self, fn: Callable) -> Callable[..., Dict[str, Any]]:
+        """A function giving the keyword arguments `fn` asks for, for a key, window,
+        timestamp and dynamic timer tag."""
+        asks = []
+        for name, p in inspect.signature(fn).parameters.items():
+            d = p.default
+            if isinstance(d, StateParam):
+                asks.append((name, "state", d.spec))
+            elif isinstance(d, TimerParam):
+                asks.append((name, "timer", d.spec))
+            elif d is DoFn.KeyParam:
+                asks.append((name, "key", None))
+            elif d is DoFn.WindowParam:
+                asks.append((name, "window", None))
+            elif d is DoFn.TimestampParam:
+                asks.append((name, "ts", None))
+            elif d is DoFn.PaneInfoParam:
+                asks.append((name, "pane", None))
+            elif d is DoFn.DynamicTimerTagParam:
+                asks.append((name, "tag", None))
+            elif d is DoFn.DiffParam:
+                asks.append((name, "diff", None))
+
+        def bind(key: Any, window: Any, ts: int, pane: Any, tag: str,
+                 diff: int = 1) -> Dict[str, Any]:
+            out: Dict[str, Any] = {}
+            store = None
+            for name, what, spec in asks:
+                if what == "state":
+                    if store is None:
+                        store = self._store(key, window)
+                    out[name] = _CELLS[type(spec)](store, spec)
+                elif what == "timer":
+                    out[name] = _Timer(self, key, window, spec)
+                elif what == "key":
+                    out[name] = key
+                elif what == "window":
+                    out[name] = window
+                elif what == "ts":
+                    out[name] = Timestamp.from_micros(ts)
+                elif what == "pane":
+                    out[name] = pane
+                elif what == "diff":
+                    out[name] = diff
+                else:
+                    out[name] = tag
+            return out
+        return bind
+
+    def _store(self, key: Any, window: Any) -> Dict[str, Any]:
+        store = self.cells.get((key, window))
+        if store is None:
+            store = self.cells[(key, window)] = {}
+            self._expires(key, window)
+        return store
+
+    def _expires(self, key: Any, window: Any) -> None:
+        self.seq += 1
+        heapq.heappush(self.expiries, (self._expiry(window), self.seq, (key, window)))
+
+    def _expiry(self, window: Any) -> int:
+        """When a window's state goes: once the watermark passes its end plus the allowed
+        lateness (a global window's at the end of time)."""
+        if isinstance(window, GlobalWindow):
+            return MAX_MICROS
+        return min(window.max_ts + self.lateness, MAX_MICROS)
+
+    def set_timer(self, tid: TimerId, domain: str, at: int, output: Optional[int]) -> None:
+        key, window, name, _ = tid
+        if domain == TimeDomain.DEPENDENT_REAL_TIME:
+            domain = TimeDomain.REAL_TIME
+        if domain == TimeDomain.WATERMARK and at > self._expiry(window) + 1:
+            raise ValueError(
+                f"timer {name!r} set to {Timestamp.from_micros(at)}, after its window {window} "
+                f"expires at {Timestamp.from_micros(self._expiry(window) + 1)} (its end plus "
+                f"the allowed lateness): it could never fire")
+        if output is None:
+            output = at if domain == TimeDomain.WATERMARK else self.wm
+        output = min(max(output, getattr(window, "start_us", MIN_MICROS)), window.max_ts)
+        if tid not in self.timers and (key, window) not in self.cells:
+            self._expires(key, window)
+        self.timers[tid] = (domain, at, output)
+        self.seq += 1
+        heapq.heappush(self.queues[domain], (at, self.seq, tid))
+
+    def _call(self, fn: Callable[..., Any], args: tuple, kwargs: Dict[str, Any], what: Any,
+              wv: WindowedValue, outs: Dict[Optional[str], list]) -> None:
+        prev = enter(self.runner.metrics)
+        try:
+            r = fn(*args, **kwargs)
+            if r is not None:
+                if isinstance(r, (str, bytes, dict)):
+                    raise TypeError(f"{self.label} must return an iterable of outputs, got a "
+                                    f"{type(r).__name__} (wrap a single output in a list)")
+                for item in r:
+                    self.runner._out(item, wv, outs)
+        except Exception as e:
+            raise user_code_error(self.label, what, e) from e
+        finally:
+            enter(prev)
+
+    # --- a step --------------------------------------------------------------------------
+    def elements(self, bundle: List[WindowedValue], outs: Dict[Optional[str], list]) -> None:
+        """A bundle of (key, value) elements, each processed with its key and window's state
+        and timers; outputs go to `outs` by tag."""
+        process = self.dofn.process
+        for wv in bundle:
+            kv = wv.value
+            if type(kv) is not tuple or len(kv) != 2:
+                raise user_code_error(self.label, kv, TypeError(
+                    "a stateful DoFn needs (key, value) pairs: state and timers are per key"))
+            if self._expiry(wv.window) < self.wm:
+                self.dropped += 1
+                continue
+            kwargs = self.process(kv[0], wv.window, wv.ts, wv.pane, "", wv.diff)
+            if self.kwargs:
+                kwargs.update(self.kwargs)
+            self._call(process, (kv,) + tuple(self.args), kwargs, kv, wv, outs)
+            self._tidy(kv[0], wv.window)
+
+    def _tidy(self, key: Any, window: Any) -> None:
+        """Forget a (key, window) whose state cells are all clear."""
+        store = self.cells.get((key, window))
+        if store is not None and not store:
+            del self.cells[(key, window)]
+
+    def processing_time(self, pt: int, outs: Dict[Optional[str], list]) -> None:
+        """The processing clock moved to `pt`: fire the processing-time timers now due."""
+        self.pt = max(self.pt, pt)
+        self._fire(TimeDomain.REAL_TIME, self.pt, outs)
+
+    def watermark(self, wm: int, outs: Dict[Optional[str], list]) -> None:
+        """The input watermark moved to `wm`: fire the event-time timers due, in time order,
+        then drop the state and timers of the windows that expired."""
+        self.wm = max(self.wm, wm)
+        self._fire(TimeDomain.WATERMARK, self.wm, outs)
+        if self.wm == MAX_MICROS:
+            self.processing_time(MAX_MICROS, outs)
+        expired = set()
+        while self.expiries and self.expiries[0][0] < self.wm:
+            expired.add(heapq.heappop(self.expiries)[2])
+        if expired:
+            for cell in expired:
+                self.cells.pop(cell, None)
+            for tid in [t for t in self.timers if (t[0], t[1]) in expired]:
+                del self.timers[tid]
+
+    def _fire(self, domain: str, now: int, outs: Dict[Optional[str], list]) -> None:
+        queue = self.queues[domain]
+        while queue and queue[0][0] <= now:
+            at, _, tid = heapq.heappop(queue)
+            timer = self.timers.get(tid)
+            if timer is None or timer[0] != domain or timer[1] != at:
+                continue   # cleared, or set again for another time
+            del self.timers[tid]
+            key, window, name, tag = tid
+            wv = WindowedValue.raw(None, timer[2], window, NO_FIRING, 1)
+            kwargs = self.on_timer[name](key, window, at, NO_FIRING, tag)
+            self._call(self.callbacks[name], (), kwargs, f"<timer {name!r} of key {key!r}>",
+                       wv, outs)
+            self._tidy(key, window)
+
+    def next_processing_timer(self) -> Optional[int]:
+        queue = self.queues[TimeDomain.REAL_TIME]
+        while queue:
+            at, _, tid = queue[0]
+            timer = self.timers.get(tid)
+            if timer is not None and timer[0] == TimeDomain.REAL_TIME and timer[1] == at:
+                return at
+            heapq.heappop(queue)
+        return None
+
+    def hold(self) -> int:
+        """The earliest output time of the timers still set (MAX when none)."""
+        return min((t[2] for t in self.timers.values()), default=MAX_MICROS)
+
+    def output_watermark(self) -> int:
+        self.out_wm = output_watermark(self.out_wm, (self.wm, self.hold()))
+        return self.out_wm
+
+    def run_to_end(self, elements: List[WindowedValue], now: int) -> Dict[Optional[str], list]:
+        """A bounded input's outputs: every element in, then the watermark from MIN to MAX."""
+        outs: Dict[Optional[str], list] = {tag: [] for tag in self.tags}
+        self.processing_time(now, outs)
+        self.elements(elements, outs)
+        self.watermark(MAX_MICROS, outs)
+        return outs
+
+    # --- saved form --------------------------------------------------------------------------
+    def save(self) -> Dict[str, Any]:
+        return {"cells": self.cells, "timers": self.timers, "wm": self.wm, "pt": self.pt,
+                "out_wm": self.out_wm}
+
+    def load(self, saved: Dict[str, Any]) -> None:
+        self.cells, self.timers = dict(saved["cells"]), dict(saved["timers"])
+        self.wm, self.pt, self.out_wm = saved["wm"], saved["pt"], saved["out_wm"]
+        self.queues = {TimeDomain.WATERMARK: [], TimeDomain.REAL_TIME: []}
+        self.expiries = []
+        for tid, (domain, at, _) in self.timers.items():
+            self.seq += 1
+            heapq.heappush(self.queues[domain], (at, self.seq, tid))
+        for key, window in set(self.cells) | {(t[0], t[1]) for t in self.timers}:
+            self._expires(key, window)
