@@ -62,10 +62,11 @@ LAST_ARRIVAL = max(e.arrival_time for e in EVENTS)
 KEY = "key"
 
 
-def _stream(steps: List[tuple]) -> pm.TestStream:
+def _stream(steps: List[tuple], endless: bool = False) -> pm.TestStream:
     """(processing time, kind, arg) steps replayed in time order: an element, a watermark
-    move, the watermark to the end ("end"), or only the clock moving ("tick")."""
-    stream, clock = pm.TestStream(), 0
+    move, the watermark to the end ("end"), or only the clock moving ("tick"); `endless`: a
+    stream still running when they are over (the paper's streaming figures)."""
+    stream, clock = pm.TestStream(endless=endless), 0
     for pt, kind, arg in sorted(steps, key=lambda s: s[0]):
         if pt > clock:
             stream.advance_processing_time(pt - clock)
@@ -80,10 +81,11 @@ def _stream(steps: List[tuple]) -> pm.TestStream:
 
 
 def transcript() -> pm.TestStream:
-    """The streaming input: elements and watermark moves at their processing times."""
+    """The streaming input: elements and watermark moves at their processing times, the
+    stream still running at the end of the figures."""
     return _stream([(e.arrival_time, "element", e) for e in EVENTS]
                    + [(pt, "watermark", wm) for pt, wm in WATERMARK]
-                   + [(t, "tick", None) for t in MINUTES])
+                   + [(t, "tick", None) for t in MINUTES], endless=True)
 
 
 def arrivals(events: Sequence[Event], until: int) -> pm.TestStream:

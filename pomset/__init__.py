@@ -80,12 +80,12 @@ __all__ += ["testing"]
 # --- Beam's names: its shorthand transforms, Duration, and its modules (beam.window, ...) ---
 from .sdk.shorthands import FlatMapTuple, Latest, MapTuple, Reshuffle, WithKeys  # noqa: E402
 from .windowing import Duration  # noqa: E402
-from . import (combiners, io, metrics, options, pvalue, transforms, trigger,  # noqa: E402
-               utils, window)
+from . import (coders, combiners, io, metrics, options, pvalue, transforms,  # noqa: E402
+               trigger, utils, window)
 from .metrics import Metrics, MetricsFilter  # noqa: E402
 
 __all__ += ["Duration", "FlatMapTuple", "Latest", "MapTuple", "Metrics", "MetricsFilter",
-            "Reshuffle", "WithKeys", "combiners", "io", "metrics", "options",
+            "Reshuffle", "WithKeys", "coders", "combiners", "io", "metrics", "options",
             "pvalue", "transforms", "trigger", "utils", "window"]
 
 #: Beam names pomset lacks, and what to know about each

@@ -9,7 +9,8 @@ from .sdk.shorthands import Latest
 CountCombineFn = Count
 MeanCombineFn = Mean
 ToListCombineFn = ToList
+TopCombineFn = Top
 
-__all__ = ["Count", "CountCombineFn", "Latest", "Mean", "MeanCombineFn", "Top", "ToList",
-           "ToListCombineFn"]
+__all__ = ["Count", "CountCombineFn", "Latest", "Mean", "MeanCombineFn", "Top", "TopCombineFn",
+           "ToList", "ToListCombineFn"]
 __getattr__ = missing(__name__, "apache_beam.transforms.combiners")

@@ -22,7 +22,7 @@ SHA256 = "c5288fd71a0a322ccd81c6387d2340a89c9d3cb4d673b59b5d5e226790ee031d"
 #: what the tests load from it: the examples, their tests, the windowing and trigger tests
 MEMBERS = ("apache_beam/examples/wordcount.py", "apache_beam/examples/wordcount_test.py",
            "apache_beam/examples/complete/game/", "apache_beam/transforms/window_test.py",
-           "apache_beam/transforms/trigger_test.py")
+           "apache_beam/transforms/trigger_test.py", "apache_beam/transforms/userstate_test.py")
 DEFAULT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".beam-src")
 
 
@@ -31,7 +31,7 @@ def fetch(directory: str = DEFAULT) -> str:
     it. Safe to run from several processes at once: the tree is built aside and renamed."""
     directory = os.path.abspath(directory)
     stamp = os.path.join(directory, "SHA256")
-    if os.path.exists(stamp) and open(stamp).read().strip() == SHA256:
+    if os.path.exists(stamp) and open(stamp).read() == _stamp():
         return directory
     parent = os.path.dirname(directory)
     with tempfile.TemporaryDirectory(dir=parent, prefix=".beam-src-") as tmp:
@@ -42,7 +42,7 @@ def fetch(directory: str = DEFAULT) -> str:
                 if name.startswith(MEMBERS):
                     zf.extract(name, tree)
         with open(os.path.join(tree, "SHA256"), "w") as f:
-            f.write(SHA256 + "\n")
+            f.write(_stamp())
         if os.path.exists(directory):
             shutil.rmtree(directory, ignore_errors=True)
         try:
@@ -51,6 +51,11 @@ def fetch(directory: str = DEFAULT) -> str:
             if not os.path.exists(stamp):
                 raise
     return directory
+
+
+def _stamp() -> str:
+    """What .beam-src/SHA256 says of a tree unpacked from this wheel with these members."""
+    return f"{SHA256}\n" + "".join(f"{m}\n" for m in MEMBERS)
 
 
 def _download(into: str) -> str:

@@ -71,7 +71,7 @@ class TestConstruction:
 
     def test_unbounded_global_window_with_default_trigger(self):
         p = new()
-        stream = p | "Events" >> pm.TestStream().add_elements([("a", 1)]).advance_watermark_to(10)
+        stream = p | "Events" >> pm.TestStream(endless=True).add_elements([("a", 1)]).advance_watermark_to(10)
         with pytest.raises(pm.PipelineConstructionError) as info:
             stream | pm.GroupByKey()
         msg = str(info.value)
@@ -84,7 +84,7 @@ class TestConstruction:
 
     def test_unbounded_is_fine_with_windows_or_early_triggers(self):
         p = new()
-        stream = p | pm.TestStream().add_elements([TV(("a", 1), 1)]).advance_watermark_to(10)
+        stream = p | pm.TestStream(endless=True).add_elements([TV(("a", 1), 1)]).advance_watermark_to(10)
         a = stream | pm.WindowInto(pm.FixedWindows(5)) | pm.GroupByKey()
         b = stream | "R" >> pm.WindowInto(trigger=pm.Repeatedly(pm.AfterCount(1))) | "G" >> pm.GroupByKey()
         c = (stream | "E" >> pm.WindowInto(trigger=pm.AfterWatermark(early=pm.AfterCount(1)))
@@ -93,6 +93,12 @@ class TestConstruction:
         assert [wv.value for wv in result.collect(a)] == [("a", [1])]
         assert [wv.value for wv in result.collect(b)] == [("a", [1])]
         assert [wv.value for wv in result.collect(c)] == [("a", [1])]
+
+    def test_a_test_stream_closes_its_watermark_at_the_end_as_beams_does(self):
+        p = new()
+        out = (p | pm.TestStream().add_elements([("a", 1)]).advance_watermark_to(10)
+               | pm.GroupByKey())
+        assert [wv.value for wv in p.run().collect(out)] == [("a", [1])]
 
     def test_test_stream_ending_at_infinity_is_bounded(self):
         p = new()

@@ -197,8 +197,9 @@ def test_a_saved_host_goes_on_as_if_it_had_not_stopped():
 
 
 def test_mistakes_are_reported_where_they_are_made():
-    with pytest.raises(pm.PipelineConstructionError, match="keeps state or sets timers, which "
-                                                           "are per key"):
+    with pytest.raises(pm.PipelineConstructionError, match="with stateful DoFn must be "
+                                                           "key-value pairs. CountPerWindow "
+                                                           "keeps state or sets timers"):
         p = pm.Pipeline()
         p | pm.Create([1, 2]) | pm.ParDo(count_per_window())
 
@@ -207,7 +208,8 @@ def test_mistakes_are_reported_where_they_are_made():
 
         def process(self, kv, t=DoFn.TimerParam(T)):
             t.set(0)
-    with pytest.raises(ValueError, match="timer 't' has no callback"):
+    with pytest.raises(ValueError, match=r"has a TimerSpec without an associated on_timer "
+                                         r"callback: TimerSpec\(t\)"):
         pm.ParDo(NoCallback())
 
     class TooLate(DoFn):
@@ -224,7 +226,7 @@ def test_mistakes_are_reported_where_they_are_made():
         with pm.Pipeline(options=pm.PipelineOptions(["--quiet"])) as p:
             (p | pm.Create([pm.TimestampedValue(("k", 1), 1)])
              | pm.WindowInto(pm.FixedWindows(10)) | pm.ParDo(TooLate()))
-    with pytest.raises(TypeError, match="DoFn.StateParam takes a state spec"):
+    with pytest.raises(ValueError, match="DoFn.StateParam takes a state spec"):
         DoFn.StateParam(pm.TimerSpec("t", pm.TimeDomain.WATERMARK))
 
 

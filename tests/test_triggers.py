@@ -55,8 +55,8 @@ def one_by_one(values, ts=1):
     return s
 
 
-def stream_of(*steps):
-    s = pm.TestStream()
+def stream_of(*steps, endless=False):
+    s = pm.TestStream(endless=endless)
     for step in steps:
         kind, arg = step
         if kind == "e":
@@ -754,10 +754,10 @@ def test_downstream_grouping_fires_when_upstream_panes_arrive():
 
 def test_an_unbounded_run_leaves_open_windows_unfired():
     # the stream never reaches infinity: windows the watermark passed fire, the rest do not
-    src = stream_of(e((1, 1), (2, 12), (4, 25)), wm(20))
+    src = stream_of(e((1, 1), (2, 12), (4, 25)), wm(20), endless=True)
     _, panes = run(src, pm.WindowInto(pm.FixedWindows(10)))
     assert per_window(panes) == {iw(0, 10): [(1, ON_TIME)], iw(10, 20): [(2, ON_TIME)]}
-    _, panes = run(stream_of(e((1, 1)), e((2, 1)), e((4, 1))),
+    _, panes = run(stream_of(e((1, 1)), e((2, 1)), e((4, 1)), endless=True),
                    pm.WindowInto(pm.GlobalWindows(), trigger=pm.Repeatedly(pm.AfterCount(2))))
     assert summary(panes) == [pane(3, EARLY, 0, -1, first=True)]
 

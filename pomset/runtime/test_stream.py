@@ -1,12 +1,14 @@
 """A TestStream replayed on any runner: its steps as (elements, watermark, processing time),
 each one step of the run (a local propagation, a Spark micro-batch), the watermark and the
-clock as they stand after the step (the clock starts at 0)."""
+clock as they stand after the step (the clock starts at 0). When its steps are over the
+watermark moves to the end of time, as Beam's TestStream closes it, unless the stream is
+`endless` (a stream still running when the run stops)."""
 from __future__ import annotations
 
 from typing import Any, List, Tuple
 
 from ..sdk.test_stream import ELEMENTS, PROCESSING_TIME, WATERMARK
-from ..windowing import GLOBAL_WINDOW, MIN_MICROS, NO_FIRING, WindowedValue
+from ..windowing import GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, WindowedValue
 
 Step = Tuple[List[WindowedValue], int, int]
 
@@ -24,4 +26,6 @@ def stream_steps(stream: Any) -> List[Step]:
         elif kind == PROCESSING_TIME:
             pt += arg
         steps.append((elements, wm, pt))
+    if wm < MAX_MICROS and not stream.endless:
+        steps.append(([], MAX_MICROS, pt))
     return steps

@@ -72,10 +72,11 @@ class Create(Source):
     other values get the minimum timestamp, all in the global window. With `schema` (a
     pyarrow.Schema or a mapping of field name to type) each value must be a mapping of those
     fields, and becomes a `pm.Row` of them; values that are all `pm.Row`s of the same fields
-    and types give their schema without one."""
+    and types give their schema without one. Beam's `reshuffle=` is accepted and changes
+    nothing: pomset's runners place the work themselves."""
 
     def __init__(self, values: Iterable[Any], label: Optional[str] = None,
-                 schema: Optional[SchemaLike] = None) -> None:
+                 schema: Optional[SchemaLike] = None, reshuffle: bool = True) -> None:
         super().__init__(label)
         if isinstance(values, (str, bytes, dict)):
             raise TypeError(f"Create takes an iterable of elements, not a {type(values).__name__}")
@@ -224,9 +225,10 @@ def _validate_stateful(t: ParDo, node: Any, main: PCollection) -> None:
     label = node.label
     if main.kind == NOT_KV:
         raise PipelineConstructionError(
-            f"{label}: {type(t.fn).__name__} keeps state or sets timers, which are per key, so "
-            f"it needs (key, value) pairs, but {main.label} holds elements that are not "
-            f"2-tuples (map them to (key, value) first, e.g. with pm.WithKeys)")
+            f"Input elements to the transform {label} with stateful DoFn must be key-value "
+            f"pairs. {type(t.fn).__name__} keeps state or sets timers, which are per key, but "
+            f"{main.label} holds elements that are not 2-tuples (map them to (key, value) "
+            f"first, e.g. with pm.WithKeys)")
     if t.dead_letter_tag is not None:
         raise PipelineConstructionError(
             f"{label}: a stateful DoFn has no dead-letter output (with_exception_handling); "

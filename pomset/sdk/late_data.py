@@ -20,10 +20,11 @@ def warn_dropped(nodes: List[Any], metrics: Dict[str, Dict[str, int]]) -> None:
         received = counts.get("received", 0)
         share = f" ({dropped / received:.1%} of the {received:,} it received)" if received else ""
         if isinstance(node.transform, GroupByKey) or getattr(node.transform, "stateful", False):
-            why = ("their windows had expired: they came later than the watermark plus the "
-                   "allowed lateness. Keep them with a larger allowed_lateness= on the "
-                   "WindowInto before it (for a streaming file source, --max_out_of_orderness "
-                   "also lets its watermark trail further)")
+            why = ("their windows had expired (they came later than the watermark plus the "
+                   "allowed lateness) or been closed by a trigger that finished (one not "
+                   "Repeatedly). Keep them with a larger allowed_lateness= on the WindowInto "
+                   "before it, or a repeating trigger (for a streaming file source, "
+                   "--max_out_of_orderness also lets its watermark trail further)")
         else:
             why = ("they came behind the step's input watermark. Keep them by letting the "
                    "source's watermark trail further (--max_out_of_orderness for a streaming "

@@ -1,9 +1,10 @@
 """TestStream: a source whose elements, watermark and processing clock move only by its steps.
 
-Its processing clock starts at 0. When the steps run out the run ends; windows still open stay
-unfired, so a transcript that wants every window closed ends with
-`advance_watermark_to_infinity()`. A TestStream whose watermark never reaches infinity is an
-unbounded source.
+Its processing clock starts at 0. When the steps run out the watermark moves to the end of
+time, as Beam's TestStream closes it, so every window closes and every event-time timer fires;
+it is a bounded source. `TestStream(endless=True)` models a stream still running when the run
+stops: its watermark stays where the steps left it, windows still open stay unfired, and it is
+an unbounded source (unless its steps move the watermark to infinity).
 """
 from __future__ import annotations
 
@@ -18,14 +19,17 @@ ELEMENTS, WATERMARK, PROCESSING_TIME = "elements", "watermark", "processing_time
 
 
 class TestStream(Source):
-    """A scripted stream: `add_elements`, `advance_watermark_to`, `advance_processing_time`."""
+    """A scripted stream: `add_elements`, `advance_watermark_to`, `advance_processing_time`
+    (see the module docstring for how it ends; `coder` is Beam's, accepted and not used)."""
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, label: Optional[str] = None) -> None:
+    def __init__(self, label: Optional[str] = None, *, endless: bool = False,
+                 coder: Any = None) -> None:
         super().__init__(label)
         self.steps: List[Tuple[str, Any]] = []
         self._wm = MIN_MICROS
+        self.endless = endless
 
     def add_elements(self, elements: Iterable[Any]) -> "TestStream":
         """Deliver elements (plain values get the current watermark as timestamp, like Beam)
@@ -65,7 +69,7 @@ class TestStream(Source):
 
     @property
     def bounded(self) -> bool:  # type: ignore[override]
-        return self._wm >= MAX_MICROS
+        return not self.endless or self._wm >= MAX_MICROS
 
     def kind(self) -> Optional[str]:
         return kind_of_values(v for kind, batch in self.steps if kind == ELEMENTS for v, _ in batch)

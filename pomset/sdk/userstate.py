@@ -32,18 +32,24 @@ def _spec_name(kind: str, name: Any) -> str:
     return name
 
 
+def _coder(who: str, coder: Any) -> Any:
+    from ..coders import Coder
+    if coder is not None and not isinstance(coder, Coder):
+        raise TypeError(f"{who}: coder must be a Coder (pomset.coders, Beam's names) or None, "
+                        f"got {coder!r}")
+    return coder
+
+
 class StateSpec:
     """A state cell a stateful DoFn declares; its coder is accepted for Beam's sake (pomset
     keeps state as Python values)."""
 
-    kind = "state"
-
     def __init__(self, name: str, coder: Any = None) -> None:
         self.name = _spec_name(type(self).__name__, name)
-        self.coder = coder
+        self.coder = _coder(f"{type(self).__name__}({name!r})", coder)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.name!r})"
+        return f"{type(self).__name__}({self.name})"
 
 
 class BagStateSpec(StateSpec):
@@ -73,8 +79,9 @@ class CombiningValueStateSpec(StateSpec):
                                    and not isinstance(coder, type)):
             coder, combine_fn = None, coder
         super().__init__(name, coder)
-        if combine_fn is None:
-            raise TypeError(f"CombiningValueStateSpec({name!r}) needs a combine_fn")
+        if not (isinstance(combine_fn, CombineFn) or callable(combine_fn)):
+            raise TypeError(f"CombiningValueStateSpec({name!r}) needs a combine_fn: a "
+                            f"CombineFn or a function of an iterable, got {combine_fn!r}")
         self.combine_fn = as_combine_fn(combine_fn)
 
 
@@ -85,20 +92,22 @@ class TimerSpec:
     def __init__(self, name: str, time_domain: str) -> None:
         self.name = _spec_name("TimerSpec", name)
         self.time_domain = TimeDomain.from_string(time_domain)
+        self._attached_callback: Optional[Callable] = None   # set by @on_timer
 
     def __repr__(self) -> str:
-        return f"TimerSpec({self.name!r}, {self.time_domain})"
+        return f"TimerSpec({self.name})"
 
 
 def on_timer(timer_spec: TimerSpec) -> Callable[[Callable], Callable]:
     """Mark a DoFn method as the callback of `timer_spec` (stackable: one method may serve
-    several timers)."""
+    several timers; a timer has one callback)."""
     if not isinstance(timer_spec, TimerSpec):
-        raise TypeError(f"on_timer takes a TimerSpec, got {timer_spec!r}")
+        raise ValueError(f"on_timer takes a TimerSpec, got {timer_spec!r}")
 
     def decorate(method: Callable) -> Callable:
-        specs = list(getattr(method, "_pomset_timers", ()))
-        method._pomset_timers = specs + [timer_spec]
+        if timer_spec._attached_callback is not None:
+            raise ValueError(f"Multiple on_timer callbacks registered for {timer_spec!r}.")
+        timer_spec._attached_callback = method
         return method
     return decorate
 
@@ -109,7 +118,7 @@ class StateParam:
 
     def __init__(self, spec: StateSpec) -> None:
         if not isinstance(spec, StateSpec):
-            raise TypeError(f"DoFn.StateParam takes a state spec (BagStateSpec, ...), got "
+            raise ValueError(f"DoFn.StateParam takes a state spec (BagStateSpec, ...), got "
                             f"{spec!r}")
         self.spec = spec
 
@@ -120,7 +129,7 @@ class TimerParam:
 
     def __init__(self, spec: TimerSpec) -> None:
         if not isinstance(spec, TimerSpec):
-            raise TypeError(f"DoFn.TimerParam takes a TimerSpec, got {spec!r}")
+            raise ValueError(f"DoFn.TimerParam takes a TimerSpec, got {spec!r}")
         self.spec = spec
 
 
@@ -132,14 +141,14 @@ def _params(fn: Callable) -> List[Tuple[str, Any]]:
 
 
 def get_dofn_specs(dofn: Any) -> Tuple[List[StateSpec], List[TimerSpec]]:
-    """The state and timer specs a DoFn uses: asked for by its `process` and timer callbacks,
-    or handled by an `on_timer` method."""
+    """The state and timer specs a DoFn's methods ask for (`DoFn.StateParam(spec)`,
+    `DoFn.TimerParam(spec)`)."""
     states: Dict[str, StateSpec] = {}
     timers: Dict[str, TimerSpec] = {}
-    methods = [getattr(dofn, "process", None)] + [m for _, m in _callbacks(dofn)]
-    found = [default.spec for method in methods if method is not None
+    methods = [m for m in (getattr(type(dofn), n, None) for n in dir(type(dofn))
+                           if not n.startswith("__")) if inspect.isfunction(m)]
+    found = [default.spec for method in methods
              for _, default in _params(method) if isinstance(default, (StateParam, TimerParam))]
-    found += [spec for m in _timer_methods(dofn) for spec in m._pomset_timers]
     for spec in found:
         into = timers if isinstance(spec, TimerSpec) else states
         if into.setdefault(spec.name, spec) is not spec:
@@ -148,22 +157,10 @@ def get_dofn_specs(dofn: Any) -> Tuple[List[StateSpec], List[TimerSpec]]:
     return list(states.values()), list(timers.values())
 
 
-def _timer_methods(dofn: Any) -> List[Callable]:
-    out = []
-    for name in dir(type(dofn)):
-        attr = getattr(type(dofn), name, None)
-        if callable(attr) and getattr(attr, "_pomset_timers", None):
-            out.append(getattr(dofn, name))
-    return out
-
-
-def _callbacks(dofn: Any) -> List[Tuple[str, Callable]]:
-    return [(spec.name, m) for m in _timer_methods(dofn) for spec in m._pomset_timers]
-
-
 def timer_callbacks(dofn: Any) -> Dict[str, Callable]:
     """Timer name -> the bound method that handles its firings."""
-    return dict(_callbacks(dofn))
+    return {spec.name: getattr(dofn, spec._attached_callback.__name__)
+            for spec in get_dofn_specs(dofn)[1] if spec._attached_callback is not None}
 
 
 def is_stateful_dofn(dofn: Any) -> bool:
@@ -173,12 +170,15 @@ def is_stateful_dofn(dofn: Any) -> bool:
 
 
 def validate_stateful_dofn(dofn: Any) -> None:
-    """Raise a ValueError naming what is wrong: two specs of one name, a timer without a
-    callback."""
-    _, timers = get_dofn_specs(dofn)
-    callbacks = timer_callbacks(dofn)
-    for spec in timers:
-        if spec.name not in callbacks:
-            raise ValueError(f"{type(dofn).__name__}: timer {spec.name!r} has no callback; "
-                             f"decorate the method that handles it with @on_timer(<its "
-                             f"TimerSpec>)")
+    """Raise a ValueError naming what is wrong (in Beam's words): two specs of one name, a
+    timer without a callback, a callback another method of the same name replaced."""
+    for spec in get_dofn_specs(dofn)[1]:
+        callback = spec._attached_callback
+        if callback is None:
+            raise ValueError(f"DoFn {dofn!r} has a TimerSpec without an associated on_timer "
+                             f"callback: {spec!r}. Decorate the method that handles it with "
+                             f"@on_timer(<that TimerSpec>).")
+        if getattr(type(dofn), callback.__name__, None) is not callback:
+            raise ValueError(f"The on_timer callback for {spec!r} is not the specified "
+                             f".{callback.__name__} method for DoFn {dofn!r} (perhaps it was "
+                             f"overwritten?).")
