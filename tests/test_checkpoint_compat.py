@@ -92,6 +92,34 @@ def test_a_stateful_step_added_or_removed_is_refused():
                                                             _pipeline())
 
 
+def _stateful_dofn_pipeline(bag: str, lateness: int = 0):
+    class Buffer(pm.DoFn):
+        BUF = pm.BagStateSpec(bag)
+        FLUSH = pm.TimerSpec("flush", pm.TimeDomain.WATERMARK)
+
+        def process(self, kv, buf=pm.DoFn.StateParam(BUF), flush=pm.DoFn.TimerParam(FLUSH)):
+            buf.add(kv[1])
+
+        @pm.on_timer(FLUSH)
+        def flushed(self, buf=pm.DoFn.StateParam(BUF)):
+            yield buf.read()
+
+    p = pm.Pipeline()
+    (p | "Read" >> pm.ReadFromKafka("localhost:1", "events", timestamp="t")
+     | "Key" >> pm.Map(_add_one) | pm.WindowInto(pm.FixedWindows(60), allowed_lateness=lateness)
+     | "Buffer" >> pm.ParDo(Buffer()))
+    return fingerprint(p.nodes)
+
+
+def test_a_stateful_dofn_whose_state_cells_or_lateness_changed_is_refused():
+    assert check_compatible(_stateful_dofn_pipeline("buf"), _stateful_dofn_pipeline("buf"),
+                            "/cp") is None
+    assert ("step 'Buffer' changed its state: [BagStateSpec(buf)] → [BagStateSpec(items)]"
+            in _refused(_stateful_dofn_pipeline("buf"), _stateful_dofn_pipeline("items")))
+    assert "step 'Buffer' changed its allowed lateness: 0s → 60s" in _refused(
+        _stateful_dofn_pipeline("buf"), _stateful_dofn_pipeline("buf", lateness=60))
+
+
 def test_a_source_reading_other_topics_is_refused():
     assert "step 'Read' changed its topics: [events] → [clicks]" in _refused(
         _pipeline(), _pipeline(topic="clicks"))

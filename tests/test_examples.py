@@ -76,3 +76,9 @@ def test_stretch_operators_reconfigure_and_run_on_spark():
     assert static[1:] == moved[1:] == spark[1:]
     assert static[0].split(" on ")[0] == moved[0].split(" on ")[0] == spark[0].split(" on ")[0]
     assert lines["--operator=bandjoin"][0].startswith("BandJoin: ")
+
+
+def test_dedup_with_expiry_demo_passes_each_id_once():
+    proc = _run("examples/dedup_with_expiry.py", "--events=3000")
+    assert proc.returncode == 0, proc.stderr
+    assert "3,000 unique out" in proc.stdout and "every id once: yes" in proc.stdout

@@ -5,6 +5,12 @@ collected when a window expires. Beam's own stateful DoFn tests run in
 tests/test_beam_examples.py."""
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections import Counter
 
 import pytest
@@ -15,6 +21,10 @@ from pomset import DoFn
 from pomset.runtime.stateful_dofn import StatefulDoFnHost
 from pomset.windowing import MAX_MICROS
 from conftest import RUNNERS, runner_flags
+from kafka_util import new_topic, produce, read_topic
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+from dedup_with_expiry import generate  # noqa: E402
 
 
 def _run(runner: str, build, *flags: str):
@@ -328,3 +338,51 @@ def test_a_stateful_dofn_downstream_of_a_retracting_grouping_sees_the_diffs():
     # the panes 1, then 3 (1 retracted), then the final pane at the end (3 retracted, 3)
     assert got == [(("k", 1, 1), 1), (("k", 1, -1), -1), (("k", 3, 1), 1),
                    (("k", 3, -1), -1), (("k", 3, 1), 1), (("k", "left", [3]), 1)]
+
+
+# --- a killed and restarted run: state and timers come back from the checkpoint ------------------
+
+EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples",
+                       "dedup_with_expiry.py")
+
+
+@pytest.mark.parametrize("runner", ["local", "spark"])
+def test_a_killed_run_resumes_its_state_and_timers_from_the_checkpoint(kafka_broker, runner,
+                                                                          tmp_path):
+    """examples/dedup_with_expiry.py on Kafka, killed mid-stream (SIGKILL: no chance to clean
+    up) and restarted: an id seen before the kill and repeated after it is still known (its
+    time-to-live, 1000 minutes, outlasts the 25 minutes of events), so the output topic holds
+    every id exactly once."""
+    source, sink = new_topic(kafka_broker, "dedup-in", 2), new_topic(kafka_broker, "dedup-out", 1)
+    events = generate(1500, seed=7)
+    cut = len(events) * 2 // 3
+
+    def send(batch):
+        produce(kafka_broker, source, [{"value": e, "key": e["id"].encode()} for e in batch])
+    command = [sys.executable, EXAMPLE, "--role=pipeline", *runner_flags(runner), "--quiet",
+               f"--bootstrap_servers={kafka_broker}", f"--source={source}", f"--sink={sink}",
+               "--ttl_minutes=1000",
+               f"--checkpoint_dir={tmp_path / 'checkpoint'}", "--checkpoint_interval=0.5",
+               "--trigger_interval=0.5", "--spark_master=local[2]",
+               "--spark_conf=spark.sql.shuffle.partitions=2"]
+    send(events[:cut])
+    first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not read_topic(kafka_broker, sink):
+            assert first.poll() is None and time.monotonic() < deadline, "no output committed"
+            time.sleep(0.5)
+        time.sleep(1.0)
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait()
+    committed = len(read_topic(kafka_broker, sink))
+    repeated = [dict(e) for e in events[:cut:10]]   # ids the first run saw, sent again
+    send(events[cut:] + repeated)
+    second = subprocess.run(command + ["--until=latest"], capture_output=True, text=True,
+                            timeout=600)
+    assert second.returncode == 0, second.stderr[-3000:]
+    ids = [json.loads(m.value())["id"] for m in read_topic(kafka_broker, sink)]
+    assert 0 < committed < len(ids)
+    assert Counter(ids) == Counter({e["id"] for e in events})

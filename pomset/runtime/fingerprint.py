@@ -3,9 +3,9 @@ every restart, on every runner: a pipeline changed where its state lives is refu
 step and what changed, instead of resuming the old state under the new meaning.
 
 A pipeline's fingerprint describes, by value, each stateful step (a grouping, a template, a
-ParDo with side inputs, a source): its kind, its windowing strategy, its combiner, its
-template, its sources' topics, and which stateful steps and sources it reads (through any
-stateless steps between).
+ParDo with side inputs, a stateful DoFn, a source): its kind, its windowing strategy, its
+combiner, its template, a stateful DoFn's state cells and timers, its sources' topics, and
+which stateful steps and sources it reads (through any stateless steps between).
 
 What may change across a restart: stateless steps (Map, FlatMap, Filter, a DoFn without side
 inputs, WindowInto only as far as the groupings after it see it, sinks) may change what they
@@ -22,6 +22,7 @@ from typing import Any, Dict, List, Optional
 from ..sdk.core import GroupByKey, ParDo, Source
 from ..sdk.errors import CheckpointError
 from ..sdk.io.kafka import ReadFromKafka
+from ..sdk.userstate import get_dofn_specs
 from ..sdk.run_state import run_state, update_run_state
 from ..traces import TemplateStep
 from ..triggers import Trigger
@@ -43,7 +44,7 @@ def fingerprint(nodes: List[Any]) -> Dict[str, Any]:
 def _stateful(node: Any) -> bool:
     t = node.transform
     return (isinstance(t, (GroupByKey, TemplateStep, Source))
-            or (isinstance(t, ParDo) and bool(node.side_inputs)))
+            or (isinstance(t, ParDo) and (bool(node.side_inputs) or t.stateful)))
 
 
 def _reads(node: Any, memo: Dict[int, List[str]]) -> List[str]:
@@ -76,6 +77,13 @@ def _fields(node: Any) -> Dict[str, Any]:
         fields["side inputs"] = [f"{type(s).__name__}({s.pcoll.label}) in "
                                  f"{describe(s.pcoll.windowing.window_fn)}"
                                  for s in node.side_inputs]
+        if t.stateful:
+            states, timers = get_dofn_specs(t.fn)
+            fields["allowed lateness"] = f"{node.inputs[0].windowing.allowed_lateness_us / 1e6:g}s"
+            fields["state"] = sorted(f"{s!r}" + (f" of {describe(s.combine_fn)}"
+                                                 if hasattr(s, "combine_fn") else "")
+                                     for s in states)
+            fields["timers"] = sorted(f"{s!r} in {s.time_domain}" for s in timers)
     elif isinstance(t, ReadFromKafka):
         fields["topics"] = sorted(t.topics)
     return fields
