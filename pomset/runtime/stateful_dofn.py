@@ -153,6 +153,7 @@ class StatefulDoFnHost:
         # timer -> (domain, time, output time); queues of (time, seq, timer) checked lazily
         self.timers: Dict[TimerId, Tuple[str, int, int]] = {}
         self.queues: Dict[str, list] = {TimeDomain.WATERMARK: [], TimeDomain.REAL_TIME: []}
+        self.holds: list = []      # (output time, seq, timer), checked lazily as the queues
         self.expiries: list = []   # (expiry, seq, cell) of the cells holding state or timers
         self.wm = MIN_MICROS
         self.pt = MIN_MICROS
@@ -238,11 +239,15 @@ class StatefulDoFnHost:
         if output is None:
             output = at if domain == TimeDomain.WATERMARK else self.wm
         output = min(max(output, getattr(window, "start_us", MIN_MICROS)), window.max_ts)
-        if tid not in self.timers and (key, window) not in self.cells:
+        old = self.timers.get(tid)
+        if old is None and (key, window) not in self.cells:
             self._expires(key, window)
         self.timers[tid] = (domain, at, output)
         self.seq += 1
-        heapq.heappush(self.queues[domain], (at, self.seq, tid))
+        if old is None or old[:2] != (domain, at):   # set again for the same time: queued
+            heapq.heappush(self.queues[domain], (at, self.seq, tid))
+        if old is None or old[2] != output:
+            heapq.heappush(self.holds, (output, self.seq, tid))
 
     def _call(self, fn: Callable[..., Any], args: tuple, kwargs: Dict[str, Any], what: Any,
               wv: WindowedValue, outs: Dict[Optional[str], list]) -> None:
@@ -333,7 +338,14 @@ class StatefulDoFnHost:
 
     def hold(self) -> int:
         """The earliest output time of the timers still set (MAX when none)."""
-        return min((t[2] for t in self.timers.values()), default=MAX_MICROS)
+        holds = self.holds
+        while holds:
+            output, _, tid = holds[0]
+            timer = self.timers.get(tid)
+            if timer is not None and timer[2] == output:
+                return output
+            heapq.heappop(holds)
+        return MAX_MICROS
 
     def output_watermark(self) -> int:
         self.out_wm = output_watermark(self.out_wm, (self.wm, self.hold()))
@@ -356,9 +368,10 @@ class StatefulDoFnHost:
         self.cells, self.timers = dict(saved["cells"]), dict(saved["timers"])
         self.wm, self.pt, self.out_wm = saved["wm"], saved["pt"], saved["out_wm"]
         self.queues = {TimeDomain.WATERMARK: [], TimeDomain.REAL_TIME: []}
-        self.expiries = []
-        for tid, (domain, at, _) in self.timers.items():
+        self.holds, self.expiries = [], []
+        for tid, (domain, at, output) in self.timers.items():
             self.seq += 1
             heapq.heappush(self.queues[domain], (at, self.seq, tid))
+            heapq.heappush(self.holds, (output, self.seq, tid))
         for key, window in set(self.cells) | {(t[0], t[1]) for t in self.timers}:
             self._expires(key, window)
