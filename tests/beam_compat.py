@@ -141,6 +141,23 @@ def _lenient_import(name: str, globals: Any = None, locals: Any = None,
     return module
 
 
+def test_params(cases: Sequence[Tuple[str, str, str]], local_only: Collection[str],
+                differences: Dict[str, str]) -> Iterator[Any]:
+    """pytest params (module, class, method, runner) of Beam test methods: each on the local
+    runner, and on Spark unless in `local_only` (those that build no pipeline, or set its
+    options themselves); a method in `differences` is a strict expected failure (pomset's
+    answer differs on purpose, for the reason given)."""
+    import pytest
+    from pomset.testing import BeamAssertException
+    for module, cls, method in cases:
+        for runner in ("local",) if method in local_only else ("local", "spark"):
+            marks = ([pytest.mark.xfail(strict=True, raises=BeamAssertException,
+                                        reason=differences[method])]
+                     if method in differences else [])
+            yield pytest.param(module, cls, method, runner, marks=marks,
+                               id=f"{module}.py:{method}-{runner}")
+
+
 def beam_test_methods(module: types.ModuleType) -> Iterator[Tuple[str, str]]:
     """(class name, method name) of each unittest test method in `module`."""
     loader = unittest.TestLoader()
@@ -175,4 +192,5 @@ def outputs_of(module: types.ModuleType, cls_name: str, method: str) -> List[Lis
     return got
 
 
-__all__ = ["Missing", "beam_test_methods", "load", "outputs_of", "ported", "run_beam_test"]
+__all__ = ["Missing", "beam_test_methods", "load", "outputs_of", "ported", "run_beam_test",
+           "test_params"]

@@ -20,7 +20,6 @@ import glob
 import pytest
 
 import beam_compat
-import pomset as pm
 from pomset.testing.test_pipeline import TestPipeline
 from pomset.testing.util import equal_to
 
@@ -52,18 +51,6 @@ USERS_DIFFER = (
 DIFFERENCES = {"test_leader_board_users": USERS_DIFFER}
 
 
-def _params():
-    for module, cls, method in CASES:
-        for runner in ("local", "spark"):
-            if runner == "spark" and method in OWN_OPTIONS:
-                continue
-            marks = ([pytest.mark.xfail(strict=True, raises=pm.testing.BeamAssertException,
-                                        reason=DIFFERENCES[method])]
-                     if method in DIFFERENCES else [])
-            yield pytest.param(module, cls, method, runner, marks=marks,
-                               id=f"{module}.py:{method}-{runner}")
-
-
 @pytest.fixture(scope="module")
 def beam():
     """The examples and their tests, loaded from Beam's sources, by module name."""
@@ -83,7 +70,8 @@ def test_pipeline_options(request, monkeypatch, tmp_path):
     return use
 
 
-@pytest.mark.parametrize("module,cls,method,runner", list(_params()))
+@pytest.mark.parametrize("module,cls,method,runner",
+                         list(beam_compat.test_params(CASES, OWN_OPTIONS, DIFFERENCES)))
 def test_beam_example(beam, test_pipeline_options, module, cls, method, runner):
     test_pipeline_options(runner)
     beam_compat.run_beam_test(beam[module], cls, method)

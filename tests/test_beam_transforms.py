@@ -87,18 +87,6 @@ DIFFERENCES = {
 }
 
 
-def _params():
-    for module, cls, method in CASES:
-        for runner in ("local", "spark"):
-            if runner == "spark" and method in LOCAL_ONLY:
-                continue
-            marks = ([pytest.mark.xfail(strict=True, raises=pm.testing.BeamAssertException,
-                                        reason=DIFFERENCES[method])]
-                     if method in DIFFERENCES else [])
-            yield pytest.param(module, cls, method, runner, marks=marks,
-                               id=f"{module}.py:{method}-{runner}")
-
-
 @pytest.fixture(scope="module")
 def beam():
     """window_test and trigger_test, loaded from Beam's sources, by module name."""
@@ -106,7 +94,8 @@ def beam():
     return {name.rsplit(".", 1)[-1]: module for name, module in loaded.items()}
 
 
-@pytest.mark.parametrize("module,cls,method,runner", list(_params()))
+@pytest.mark.parametrize("module,cls,method,runner",
+                         list(beam_compat.test_params(CASES, LOCAL_ONLY, DIFFERENCES)))
 def test_beam_test(beam, request, monkeypatch, module, cls, method, runner):
     if runner == "spark":
         request.getfixturevalue("spark_session")

@@ -42,16 +42,11 @@ ON_RUNNER = [
 ]
 INTERFACE = ["test_spec_construction", "test_param_construction",
              "test_stateful_dofn_detection", "test_validation_typos"]
-CASES = ([("StatefulDoFnOnDirectRunnerTest", m) for m in ON_RUNNER]
-         + [("InterfaceTest", m) for m in INTERFACE])
-#: pipelines checked with assert_that that take the test pipeline's options
-ALSO_ON_SPARK = {"test_stateful_set_state_portably", "test_dynamic_timer_clear_then_set_timer"}
-
-
-def _params():
-    for cls, method in CASES:
-        for runner in ("local", "spark") if method in ALSO_ON_SPARK else ("local",):
-            yield pytest.param(cls, method, runner, id=f"userstate_test.py:{method}-{runner}")
+CASES = ([("userstate_test", "StatefulDoFnOnDirectRunnerTest", m) for m in ON_RUNNER]
+         + [("userstate_test", "InterfaceTest", m) for m in INTERFACE])
+#: pipelines checked with assert_that that take the test pipeline's options run on Spark too
+LOCAL_ONLY = set(ON_RUNNER + INTERFACE) - {"test_stateful_set_state_portably",
+                                          "test_dynamic_timer_clear_then_set_timer"}
 
 
 @pytest.fixture(scope="module")
@@ -59,8 +54,9 @@ def userstate_test():
     return beam_compat.load([MODULE], lenient=[MODULE])[MODULE]
 
 
-@pytest.mark.parametrize("cls,method,runner", list(_params()))
-def test_beam_test(userstate_test, request, monkeypatch, cls, method, runner):
+@pytest.mark.parametrize("module,cls,method,runner",
+                         list(beam_compat.test_params(CASES, LOCAL_ONLY, {})))
+def test_beam_test(userstate_test, request, monkeypatch, module, cls, method, runner):
     if runner == "spark":
         request.getfixturevalue("spark_session")
     monkeypatch.setattr(TestPipeline, "pytest_test_pipeline_options", f"--runner={runner}")
@@ -68,7 +64,7 @@ def test_beam_test(userstate_test, request, monkeypatch, cls, method, runner):
 
 
 def test_the_selected_tests_are_beams(userstate_test):
-    assert set(CASES) <= set(beam_compat.beam_test_methods(userstate_test))
+    assert {(c, m) for _, c, m in CASES} <= set(beam_compat.beam_test_methods(userstate_test))
 
 
 def test_a_beam_internal_the_module_imports_fails_naming_it_when_used(userstate_test):

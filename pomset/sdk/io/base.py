@@ -24,7 +24,7 @@ import os
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ...triggers import AccumulationMode
-from ...windowing import (GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, GlobalWindow,
+from ...windowing import (GLOBAL_WINDOW, MIN_MICROS, NO_FIRING, GlobalWindow,
                           GlobalWindows, Timestamp, WindowedValue)
 from ..core import Source
 from ..dofn import DeadLetter
