@@ -386,3 +386,28 @@ def test_a_killed_run_resumes_its_state_and_timers_from_the_checkpoint(kafka_bro
     ids = [json.loads(m.value())["id"] for m in read_topic(kafka_broker, sink)]
     assert 0 < committed < len(ids)
     assert Counter(ids) == Counter({e["id"] for e in events})
+
+
+def test_ordered_list_state_reads_in_time_order_and_by_range():
+    class Recent(DoFn):
+        EVENTS = pm.OrderedListStateSpec("events")
+        REPORT = pm.TimerSpec("report", pm.TimeDomain.WATERMARK)
+
+        def process(self, kv, ts=DoFn.TimestampParam, events=DoFn.StateParam(EVENTS),
+                    report=DoFn.TimerParam(REPORT)):
+            events.add((ts, kv[1]))
+            report.set(100)
+
+        @pm.on_timer(REPORT)
+        def reported(self, events=DoFn.StateParam(EVENTS)):
+            yield "all", [v for _, v in events.read()]
+            yield "[20, 40)", [(int(t), v) for t, v in events.read_range(20, 40)]
+            events.clear_range(0, 30)
+            yield "from 30", [v for _, v in events.read()]
+
+    values = [(50, "e"), (10, "a"), (30, "c"), (20, "b"), (40, "d")]
+    _, out = _run("local", lambda p: p | pm.Create(
+        [pm.TimestampedValue(("k", v), t) for t, v in values]) | pm.ParDo(Recent()))
+    assert [v for v, _ in out] == [("all", ["a", "b", "c", "d", "e"]),
+                                   ("[20, 40)", [(20, "b"), (30, "c")]),
+                                   ("from 30", ["c", "d", "e"])]
