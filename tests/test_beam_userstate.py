@@ -9,9 +9,10 @@ Run here, one pytest test each:
   timestamps and windows, the default and dynamic timer tags (set, clear, clear then set,
   several), processing-time timers on a TestStream (test_generate_sequence_with_realtime_timer),
   index assignment, a hash join, and a stateful DoFn on input that is not keyed (an error).
-  They run on the local runner (most record what they see into a list of the test class, a
-  side effect only one process can share); the two whose pipeline is checked with
-  assert_that and takes the test pipeline's options also run on Spark.
+  They run on every mode of the local runner (sequential, threads, processes: most record
+  what they see into a list of the test class, which the steps after a stateful one do in
+  the test's process); the two whose pipeline is checked with assert_that and takes the
+  test pipeline's options also run on Spark batch and Spark streaming.
 - InterfaceTest: test_spec_construction, test_param_construction,
   test_stateful_dofn_detection and test_validation_typos (the errors a mistaken DoFn gets).
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 import pytest
 
 import beam_compat
+from conftest import runner_flags
 from pomset.testing.test_pipeline import TestPipeline
 
 MODULE = "apache_beam.transforms.userstate_test"
@@ -54,12 +56,17 @@ def userstate_test():
     return beam_compat.load([MODULE], lenient=[MODULE])[MODULE]
 
 
+RUNNERS = ("local", "local-sequential", "local-threads", "local-processes", "spark",
+           "spark-streaming")
+
+
 @pytest.mark.parametrize("module,cls,method,runner",
-                         list(beam_compat.test_params(CASES, LOCAL_ONLY, {})))
+                         list(beam_compat.test_params(CASES, LOCAL_ONLY, {}, RUNNERS)))
 def test_beam_test(userstate_test, request, monkeypatch, module, cls, method, runner):
-    if runner == "spark":
+    if runner.startswith("spark"):
         request.getfixturevalue("spark_session")
-    monkeypatch.setattr(TestPipeline, "pytest_test_pipeline_options", f"--runner={runner}")
+    monkeypatch.setattr(TestPipeline, "pytest_test_pipeline_options",
+                        " ".join(runner_flags(runner)))
     beam_compat.run_beam_test(userstate_test, cls, method)
 
 
