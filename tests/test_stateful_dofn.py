@@ -411,3 +411,28 @@ def test_ordered_list_state_reads_in_time_order_and_by_range():
     assert [v for v, _ in out] == [("all", ["a", "b", "c", "d", "e"]),
                                    ("[20, 40)", [(20, "b"), (30, "c")]),
                                    ("from 30", ["c", "d", "e"])]
+
+
+def test_a_stateful_dofn_gets_its_bundle_lifecycle():
+    """start_bundle and finish_bundle bracket each bundle of process calls and of timer
+    firings, as for any DoFn; what finish_bundle outputs comes out."""
+    class Lifecycle(DoFn):
+        T = pm.TimerSpec("t", pm.TimeDomain.WATERMARK)
+
+        def start_bundle(self):
+            self.seen = 0
+
+        def process(self, kv, t=DoFn.TimerParam(T)):
+            self.seen += 1
+            t.set(50)
+
+        @pm.on_timer(T)
+        def fired(self, key=DoFn.KeyParam):
+            self.seen += 1
+
+        def finish_bundle(self):
+            yield pm.TimestampedValue(("calls", self.seen), 0)
+
+    _, out = _run("local-sequential", lambda p: p | pm.Create(
+        [pm.TimestampedValue((k, 1), 1) for k in "abc"]) | pm.ParDo(Lifecycle()))
+    assert sorted(v for v, _ in out) == [("calls", 3), ("calls", 3)]

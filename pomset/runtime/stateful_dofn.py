@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import heapq
 import inspect
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from contextlib import contextmanager
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from ..sdk.core import ParDo
 from ..sdk.dofn import DoFn
@@ -266,9 +267,33 @@ class StatefulDoFnHost:
             enter(prev)
 
     # --- a step --------------------------------------------------------------------------
+    @contextmanager
+    def _bundle(self, outs: Dict[Optional[str], list]) -> Iterator[None]:
+        """Brackets a bundle of user calls with the DoFn's start_bundle and finish_bundle (what
+        finish_bundle outputs goes to `outs`; a failing bundle is not finished)."""
+        prev = enter(self.runner.metrics)
+        try:
+            try:
+                self.dofn.start_bundle()
+            except Exception as e:
+                raise user_code_error(self.label, "<start_bundle>", e) from e
+        finally:
+            enter(prev)
+        yield
+        prev = enter(self.runner.metrics)
+        try:
+            self.runner._finish_bundle(outs)
+        finally:
+            enter(prev)
+
     def elements(self, bundle: List[WindowedValue], outs: Dict[Optional[str], list]) -> None:
         """A bundle of (key, value) elements, each processed with its key and window's state
         and timers; outputs go to `outs` by tag."""
+        if bundle:
+            with self._bundle(outs):
+                self._elements(bundle, outs)
+
+    def _elements(self, bundle: List[WindowedValue], outs: Dict[Optional[str], list]) -> None:
         process = self.dofn.process
         for wv in bundle:
             kv = wv.value
@@ -312,6 +337,12 @@ class StatefulDoFnHost:
                 del self.timers[tid]
 
     def _fire(self, domain: str, now: int, outs: Dict[Optional[str], list]) -> None:
+        queue = self.queues[domain]
+        if queue and queue[0][0] <= now:
+            with self._bundle(outs):
+                self._fire_due(domain, now, outs)
+
+    def _fire_due(self, domain: str, now: int, outs: Dict[Optional[str], list]) -> None:
         queue = self.queues[domain]
         while queue and queue[0][0] <= now:
             at, _, tid = heapq.heappop(queue)
