@@ -221,9 +221,11 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     Each partition is a channel of its own: a task reads its offset range and ends with a
     marker of its largest event time less the allowed out-of-orderness; the micro-batch's
     clock task marks partitions idle for longer than the source's `idle_timeout` (an idle
-    `ChannelMarker`) and partitions read to their end (the end of time). What that task says
-    (the clock, the idle and the finished partitions) is decided when the micro-batch is
-    planned and kept in its end offset, so a micro-batch Spark runs again after a restart
+    `ChannelMarker`) and partitions read to their end (the end of time); a bounded read
+    that holds its watermark (`ReadFromKafka.holds_watermark`) marks the minimum instead of
+    its event times until then. What the tasks say (the clock, the idle and the finished
+    partitions, the hold) is decided when the micro-batch is planned and kept in its end
+    offset, so a micro-batch Spark runs again after a restart
     computes exactly what it computed before: the output it committed to Kafka then stays
     consistent with the state.
 
@@ -280,7 +282,7 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         idle = [n for n in offsets if n not in finished and idle_s is not None
                 and now - self.active_at[n] >= idle_s]
         return {"o": offsets, "tick": tick, "clock": now_micros() if self.real_clock else None,
-                "idle": idle, "finished": finished}
+                "idle": idle, "finished": finished, "hold": self.source.holds_watermark}
 
     def _next(self, start: dict) -> tuple:
         """The offsets and tick of the next micro-batch (the start's when there is none)."""
@@ -301,7 +303,8 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return start["o"], start["tick"]
 
     def partitions(self, start: dict, end: dict) -> List[InputPartition]:
-        parts = [InputPartition(("kafka", name, start["o"].get(name, stop), stop))
+        hold = end.get("hold", False)
+        parts = [InputPartition(("kafka", name, start["o"].get(name, stop), stop, hold))
                  for name, stop in end["o"].items() if stop > start["o"].get(name, stop)]
         # Spark may plan a first micro-batch ending at the initial offset, which says nothing
         return parts + [InputPartition(("clock", end.get("clock"), end.get("idle", []),
@@ -317,7 +320,7 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                        + [ChannelMarker(self.channels[p], MAX_MICROS) for p in finished])
             yield packs.rows([], markers, None, keyed=False)
             return
-        _, name, first, stop = partition.value
+        _, name, first, stop, hold = partition.value
         source, dead = self.source, []
         consumer = source.consumer(self.group_id)
         try:
@@ -326,8 +329,7 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                                            self.on_data_loss)
         finally:
             consumer.close()
-        wm = (MIN_MICROS if latest == MIN_MICROS or source.holds_watermark
-              else latest - source.out_of_orderness_us)
+        wm = MIN_MICROS if latest == MIN_MICROS or hold else latest - source.out_of_orderness_us
         if dead:
             yield packs.element_rows(dead, [], source.dead_letter_tag, keyed=False)
         yield packs.element_rows(out, [ChannelMarker(self.channels[name], wm)], None, keyed=False)
