@@ -129,3 +129,35 @@ def test_what_beams_examples_use_beyond_the_basics():
     assert runner.PipelineResult is type(p.result)
     with pytest.raises(AttributeError, match=r"Beam's apache_beam\.runners\.runner\.PipelineSt"):
         runner.PipelineState
+
+
+def test_beams_keyword_names_are_taken(tmp_path):
+    """Beam's keywords for the same parameters: windowfn=, gap_size=, file_pattern=,
+    skip_header_lines=, file_path_prefix=, num_shards= (0 or 1) and shard_name_template=."""
+    (tmp_path / "in.txt").write_text("header\nb a\na\n")
+    with beam.Pipeline(options=beam.PipelineOptions(["--quiet"])) as p:
+        (p | beam.io.ReadFromText(file_pattern=str(tmp_path / "*.txt"), skip_header_lines=1)
+         | beam.FlatMap(str.split)
+         | beam.Map(lambda w: beam.window.TimestampedValue(w, 5))
+         | beam.WindowInto(windowfn=beam.window.Sessions(gap_size=10))
+         | beam.combiners.Count.PerElement()
+         | beam.MapTuple(lambda word, n: f"{word}: {n}")
+         | "Unwindowed" >> beam.WindowInto(beam.window.GlobalWindows())
+         | beam.io.WriteToText(file_path_prefix=str(tmp_path / "counts"), num_shards=1,
+                               shard_name_template="", file_name_suffix=".txt"))
+    assert sorted((tmp_path / "counts.txt").read_text().splitlines()) == ["a: 2", "b: 1"]
+    sink = beam.io.WriteToText(str(tmp_path / "o"), ".txt", shard_name_template="-SS-of-NNN")
+    assert sink.path == str(tmp_path / "o-00-of-001.txt")
+    with pytest.raises(ValueError, match=r"num_shards=4\): pomset writes one file per sink"):
+        beam.io.WriteToText(str(tmp_path / "o"), num_shards=4)
+    with pytest.raises(TypeError, match="both file_pattern= .* and pattern="):
+        beam.io.ReadFromText(file_pattern="a", pattern="b")
+
+
+def test_a_shard_name_template_names_sparks_parquet_shards(tmp_path, spark_session):
+    import pyarrow.parquet as pq
+    with beam.Pipeline(options=beam.PipelineOptions(["--quiet", "--runner=spark"])) as p:
+        (p | beam.Create([beam.Row(k="a", v=1), beam.Row(k="b", v=2)])
+         | beam.io.WriteToParquet(str(tmp_path / "rows"), ".parquet", shard_name_template=""))
+    assert sorted(r["k"] for r in pq.read_table(tmp_path / "rows.parquet").to_pylist()) == [
+        "a", "b"]

@@ -15,6 +15,7 @@ from ..triggers.strategy import WindowingStrategy
 from .combinefn import CombineFn, Count, as_combine_fn
 from .dofn import BatchTypes, DoFn, batch_types
 from .userstate import is_stateful_dofn, validate_stateful_dofn
+from ..windowing.beam_keywords import beam_keywords
 from .errors import PipelineConstructionError
 from .event_time import event_time_micros, time_unit
 from .kinds import KV, NOT_KV, UNKNOWN, element_kind, kind_of_return, kind_of_values
@@ -333,6 +334,7 @@ class WindowInto(Primitive):
     """Sets where (WindowFn) and when/how (trigger, accumulation mode, allowed lateness,
     timestamp combiner) the next grouping works. `window_fn=None` keeps the current windows."""
 
+    @beam_keywords(windowfn="window_fn")
     def __init__(self, window_fn: Optional[WindowFn] = None, trigger: Optional[Trigger] = None,
                  accumulation_mode: Optional[AccumulationMode] = None,
                  allowed_lateness: Union[float, _dt.timedelta, None] = None,

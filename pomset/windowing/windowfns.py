@@ -10,6 +10,7 @@ import bisect
 from operator import attrgetter
 from typing import Any, Iterable, List, Sequence, Tuple
 
+from .beam_keywords import beam_keywords
 from .time import MICROS_PER_SECOND, Timestamp, duration_micros, to_micros
 from .windows import GLOBAL_WINDOW, BoundedWindow, IntervalWindow
 
@@ -175,6 +176,7 @@ def merge_overlapping(windows: Sequence[IntervalWindow]) -> MergeResult:
 class Sessions(WindowFn):
     """Per-key sessions: each element opens [t, t + gap); overlapping windows merge."""
 
+    @beam_keywords(gap_size="gap")
     def __init__(self, gap: float) -> None:
         self.gap_us = duration_micros(gap)
         if self.gap_us <= 0:

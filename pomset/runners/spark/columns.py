@@ -461,15 +461,18 @@ def parquet_output(c: Columnar, sink: Any, pcoll: Any) -> Optional[Any]:
 
 def write_parquet(spark: Any, df: Any, sink: Any) -> List[str]:
     """Spark writes the DataFrame's parts to a temporary directory beside the prefix; they are
-    renamed to shards `{prefix}-SSSSS-of-NNNNN{suffix}` (Beam's names), after any shards of
-    an earlier run with this prefix and suffix are removed. The shards' paths."""
-    prefix, suffix = sink.path_prefix, sink.file_name_suffix
+    renamed to the sink's shards (`FileSink.shard_path`: Beam's names), after any shards of
+    an earlier run with this prefix and suffix are removed; one part when the sink asks for
+    one shard or its shard names cannot tell shards apart. The shards' paths."""
+    prefix = sink.path_prefix
     folder = os.path.dirname(os.path.abspath(prefix))
     os.makedirs(folder, exist_ok=True)
     tmp = os.path.join(folder, f".{os.path.basename(prefix)}.{uuid.uuid4().hex}.inprogress")
     conf = "spark.sql.parquet.outputTimestampType"
     before = spark.conf.get(conf)
     spark.conf.set(conf, "TIMESTAMP_MICROS")   # what pyarrow writes, not Spark's INT96
+    if sink.num_shards == 1 or "S" not in sink.shard_name_template:
+        df = df.coalesce(1)
     try:
         df.write.option("compression", str(sink.compression).lower()).parquet(tmp)
     except Exception:
@@ -482,11 +485,10 @@ def write_parquet(spark: Any, df: Any, sink: Any) -> List[str]:
         import pyarrow.parquet as pq
         parts = [os.path.join(tmp, "part-empty.parquet")]
         pq.write_table(df.limit(0).toArrow(), parts[0])
-    for old in glob.glob(glob.escape(prefix) + "-[0-9][0-9][0-9][0-9][0-9]-of-"
-                         "[0-9][0-9][0-9][0-9][0-9]" + glob.escape(suffix)):
+    for old in glob.glob(sink.shard_glob()):
         os.remove(old)
     n = len(parts)
-    shards = [f"{prefix}-{i:05d}-of-{n:05d}{suffix}" for i in range(n)]
+    shards = [sink.shard_path(i, n) for i in range(n)]
     for part, shard in zip(parts, shards):
         os.replace(part, shard)
     shutil.rmtree(tmp, ignore_errors=True)

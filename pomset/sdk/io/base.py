@@ -21,9 +21,11 @@ import decimal
 import enum
 import glob
 import os
+import re
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ...triggers import AccumulationMode
+from ...windowing.beam_keywords import beam_keywords
 from ...windowing import (GLOBAL_WINDOW, MIN_MICROS, NO_FIRING, GlobalWindow,
                           GlobalWindows, Timestamp, WindowedValue)
 from ..core import Source
@@ -370,26 +372,60 @@ class Sink(Primitive):
         return None
 
 
+#: Beam's default shard name: the shard's index and the count, five digits each
+SHARD_NAME_TEMPLATE = "-SSSSS-of-NNNNN"
+
+
 class FileSink(Sink):
-    """Writes its input to one file. Subclasses set `writer_class`, a class taking
+    """Writes its input to one file, named `{prefix}{shard name}{suffix}` as Beam names
+    shards (`shard_name_template`, Beam's: a run of S is the shard's index, a run of N the
+    count, zero-padded; "" names the file by prefix and suffix alone). Beam's `num_shards`
+    may be 0 (the runner decides) or 1; pomset writes one file per sink (Spark's Parquet,
+    one per task). Subclasses set `writer_class`, a class taking
     `(path, annotate, sink_name, sink)` with `write(bundle)` and `close()`."""
 
     writer_class: Any = None
 
+    @beam_keywords(file_path_prefix="path_prefix")
     def __init__(self, path_prefix: PathLike, file_name_suffix: str = "",
-                 label: Optional[str] = None) -> None:
+                 label: Optional[str] = None, *, num_shards: int = 0,
+                 shard_name_template: Optional[str] = None) -> None:
         super().__init__(label)
+        who = type(self).__name__
         if not isinstance(path_prefix, (str, os.PathLike)):
-            raise TypeError(f"{type(self).__name__} takes a path prefix (str or path), got {path_prefix!r}")
+            raise TypeError(f"{who} takes a path prefix (str or path), got {path_prefix!r}")
         if not isinstance(file_name_suffix, str):
             raise TypeError(f"file_name_suffix must be a str, got {file_name_suffix!r}")
+        if num_shards not in (0, 1):
+            raise ValueError(f"{who}(num_shards={num_shards!r}): pomset writes one file per "
+                             f"sink (one per task for Spark's Parquet), so num_shards may be 0 "
+                             f"(the runner decides) or 1; split the output by a key with "
+                             f"Partition into several sinks instead")
+        template = SHARD_NAME_TEMPLATE if shard_name_template is None else shard_name_template
+        if not isinstance(template, str) or re.search(r"S[^S]+S|N[^N]+N", template):
+            raise ValueError(f"{who}: shard_name_template must be a str with at most one run "
+                             f"of S and one of N (Beam's), got {shard_name_template!r}")
         self.path_prefix = os.fspath(path_prefix)
         self.file_name_suffix = file_name_suffix
+        self.num_shards = num_shards
+        self.shard_name_template = template
+
+    def shard_path(self, index: int, count: int) -> str:
+        """The file of shard `index` of `count`."""
+        name = re.sub(r"S+", lambda m: f"{index:0{len(m.group())}d}", self.shard_name_template)
+        name = re.sub(r"N+", lambda m: f"{count:0{len(m.group())}d}", name)
+        return f"{self.path_prefix}{name}{self.file_name_suffix}"
+
+    def shard_glob(self) -> str:
+        """A glob of every shard this sink may write."""
+        name = re.sub(r"[SN]+", lambda m: "[0-9]" * len(m.group()),
+                      glob.escape(self.shard_name_template))
+        return glob.escape(self.path_prefix) + name + glob.escape(self.file_name_suffix)
 
     @property
     def path(self) -> str:
         """The file this sink writes."""
-        return f"{self.path_prefix}-00000-of-00001{self.file_name_suffix}"
+        return self.shard_path(0, 1)
 
     def validate(self, node: Any) -> None:
         super().validate(node)
@@ -403,11 +439,9 @@ class FileSink(Sink):
         return self.writer_class(path or self.path, annotates(pcoll), self.name, self)
 
     def output_files(self) -> List[str]:
-        """The files a batch run wrote: the one file, or the shards
-        `{prefix}-SSSSS-of-NNNNN{suffix}` of a runner that writes in parallel."""
-        pattern = (glob.escape(self.path_prefix) + "-[0-9][0-9][0-9][0-9][0-9]-of-"
-                   "[0-9][0-9][0-9][0-9][0-9]" + glob.escape(self.file_name_suffix))
-        return sorted(glob.glob(pattern))
+        """The files a batch run wrote: the one file, or the shards of a runner that writes
+        in parallel."""
+        return sorted(glob.glob(self.shard_glob()))
 
     def part_path(self, part: int) -> str:
         """The file of one part of a streaming run's output (part = micro-batch id)."""

@@ -10,6 +10,7 @@ import json
 import os
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
+from ...windowing.beam_keywords import beam_keywords
 from ...windowing import GLOBAL_WINDOW, MIN_MICROS, NO_FIRING, WindowedValue
 from ..schema import SchemaLike
 from .base import (FileSink, FileSource, OnBad, PathLike, TableWriter, arrow_table,
@@ -42,6 +43,7 @@ class ReadFromCsv(FileSource):
     columns named by `column_names` (else f0, f1, ...); `column_names` with a header renames
     the header's columns."""
 
+    @beam_keywords(file_pattern="pattern")
     def __init__(self, pattern: PathLike, timestamp_field: Optional[str] = None,
                  label: Optional[str] = None, schema: Optional[SchemaLike] = None, *,
                  delimiter: str = ",", encoding: str = "utf-8", header: bool = True,

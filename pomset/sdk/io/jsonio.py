@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator, Optional
 
+from ...windowing.beam_keywords import beam_keywords
 from ...windowing import WindowedValue
 from ..schema import SchemaLike
 from .base import FileSink, FileSource, LineWriter, OnBad, PathLike, RowMaker, binary_lines, json_default
@@ -17,6 +18,7 @@ class ReadFromJson(FileSource):
     that is not a JSON object, does not fit the schema, or whose timestamp field is missing or
     not a time, is a malformed record."""
 
+    @beam_keywords(file_pattern="pattern")
     def __init__(self, pattern: PathLike, timestamp_field: Optional[str] = None,
                  label: Optional[str] = None, schema: Optional[SchemaLike] = None, *,
                  timestamp_unit: str = "s") -> None:

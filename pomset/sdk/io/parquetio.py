@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, List, Optional, Sequence
 
+from ...windowing.beam_keywords import beam_keywords
 from ...windowing import GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, WindowedValue
 from ..schema import rows_of
 from .base import FileSink, FileSource, OnBad, PathLike, TableWriter
@@ -19,6 +20,7 @@ class ReadFromParquet(FileSource):
 
     batch_size = 65_536
 
+    @beam_keywords(file_pattern="pattern")
     def __init__(self, pattern: PathLike, columns: Optional[Sequence[str]] = None,
                  timestamp_field: Optional[str] = None, label: Optional[str] = None, *,
                  timestamp_unit: str = "s") -> None:
@@ -151,7 +153,10 @@ class WriteToParquet(FileSink):
 
     writer_class = _ParquetWriter
 
+    @beam_keywords(file_path_prefix="path_prefix")
     def __init__(self, path_prefix: PathLike, file_name_suffix: str = "",
-                 compression: str = "snappy", label: Optional[str] = None) -> None:
-        super().__init__(path_prefix, file_name_suffix, label)
+                 compression: str = "snappy", label: Optional[str] = None, *,
+                 num_shards: int = 0, shard_name_template: Optional[str] = None) -> None:
+        super().__init__(path_prefix, file_name_suffix, label, num_shards=num_shards,
+                         shard_name_template=shard_name_template)
         self.compression = compression

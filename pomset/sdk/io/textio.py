@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator, Optional
 
+from ...windowing.beam_keywords import beam_keywords
 from ...windowing import GLOBAL_WINDOW, MIN_MICROS, NO_FIRING, WindowedValue
 from .base import FileSink, FileSource, LineWriter, OnBad, PathLike, RowMaker, binary_lines, json_default
 
@@ -12,14 +13,23 @@ _raw = WindowedValue.raw
 
 class ReadFromText(FileSource):
     """The lines (str, without the line ending) of the files matching a glob pattern, in file
-    name order, all at the minimum timestamp in the global window. A line that is not UTF-8 is
-    a malformed record."""
+    name order, all at the minimum timestamp in the global window; `skip_header_lines` lines
+    at the start of each file are skipped (Beam's). A line that is not UTF-8 is a malformed
+    record."""
 
-    def __init__(self, pattern: PathLike, label: Optional[str] = None) -> None:
+    @beam_keywords(file_pattern="pattern")
+    def __init__(self, pattern: PathLike, label: Optional[str] = None, *,
+                 skip_header_lines: int = 0) -> None:
         super().__init__(pattern, None, label)
+        if not isinstance(skip_header_lines, int) or skip_header_lines < 0:
+            raise ValueError(f"skip_header_lines must be 0 or more, got {skip_header_lines!r}")
+        self.skip_header_lines = skip_header_lines
 
     def read_file(self, path: str, on_bad: OnBad) -> Iterator[WindowedValue]:
+        skip = self.skip_header_lines
         for n, line in binary_lines(path, self.meter):
+            if n <= skip:
+                continue
             try:
                 text = line.decode("utf-8")
             except UnicodeDecodeError as e:
