@@ -133,7 +133,8 @@ def test_what_beams_examples_use_beyond_the_basics():
 
 def test_beams_keyword_names_are_taken(tmp_path):
     """Beam's keywords for the same parameters: windowfn=, gap_size=, file_pattern=,
-    skip_header_lines=, file_path_prefix=, num_shards= (0 or 1) and shard_name_template=."""
+    skip_header_lines=, file_path_prefix=, num_shards= (0 or 1), shard_name_template= and
+    default_value=."""
     (tmp_path / "in.txt").write_text("header\nb a\na\n")
     with beam.Pipeline(options=beam.PipelineOptions(["--quiet"])) as p:
         (p | beam.io.ReadFromText(file_pattern=str(tmp_path / "*.txt"), skip_header_lines=1)
@@ -150,6 +151,7 @@ def test_beams_keyword_names_are_taken(tmp_path):
     assert sink.path == str(tmp_path / "o-00-of-001.txt")
     with pytest.raises(ValueError, match=r"num_shards=4\): pomset writes one file per sink"):
         beam.io.WriteToText(str(tmp_path / "o"), num_shards=4)
+    assert beam.pvalue.AsSingleton(beam.Pipeline() | beam.Create([]), default_value=0).default == 0
     with pytest.raises(TypeError, match="both file_pattern= .* and pattern="):
         beam.io.ReadFromText(file_pattern="a", pattern="b")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Dict, Iterator, Optional
 
 from ..triggers.strategy import WindowingStrategy
+from ..windowing.beam_keywords import beam_keywords
 from .fluent import FluentMethods
 
 if TYPE_CHECKING:
@@ -140,8 +141,10 @@ _NO_DEFAULT = object()
 
 
 class AsSingleton(SideInput):
-    """The side input's single value (or `default` when it has none)."""
+    """The side input's single value (or `default`, Beam's `default_value`, when it has
+    none)."""
 
+    @beam_keywords(default_value="default")
     def __init__(self, pcoll: PCollection, default: Any = _NO_DEFAULT) -> None:
         super().__init__(pcoll)
         self.default = default
