@@ -111,6 +111,12 @@ _CELLS = {BagStateSpec: _Bag, SetStateSpec: _Set, ReadModifyWriteStateSpec: _Rea
           CombiningValueStateSpec: _Combining, OrderedListStateSpec: _OrderedList}
 
 
+#: the context parameters a stateful DoFn's methods may ask for, by what they give
+_CONTEXT = {id(DoFn.KeyParam): "key", id(DoFn.WindowParam): "window",
+            id(DoFn.TimestampParam): "ts", id(DoFn.PaneInfoParam): "pane",
+            id(DoFn.DynamicTimerTagParam): "tag", id(DoFn.DiffParam): "diff"}
+
+
 class _Timer:
     """A timer of one (key, window): `set(timestamp, dynamic_timer_tag='',
     output_timestamp=None)` and `clear(dynamic_timer_tag='')`."""
@@ -171,18 +177,8 @@ class StatefulDoFnHost:
                 asks.append((name, "state", d.spec))
             elif isinstance(d, TimerParam):
                 asks.append((name, "timer", d.spec))
-            elif d is DoFn.KeyParam:
-                asks.append((name, "key", None))
-            elif d is DoFn.WindowParam:
-                asks.append((name, "window", None))
-            elif d is DoFn.TimestampParam:
-                asks.append((name, "ts", None))
-            elif d is DoFn.PaneInfoParam:
-                asks.append((name, "pane", None))
-            elif d is DoFn.DynamicTimerTagParam:
-                asks.append((name, "tag", None))
-            elif d is DoFn.DiffParam:
-                asks.append((name, "diff", None))
+            elif id(d) in _CONTEXT:
+                asks.append((name, _CONTEXT[id(d)], None))
 
         def bind(key: Any, window: Any, ts: int, pane: Any, tag: str,
                  diff: int = 1) -> Dict[str, Any]:
@@ -195,18 +191,11 @@ class StatefulDoFnHost:
                     out[name] = _CELLS[type(spec)](store, spec)
                 elif what == "timer":
                     out[name] = _Timer(self, key, window, spec)
-                elif what == "key":
-                    out[name] = key
-                elif what == "window":
-                    out[name] = window
                 elif what == "ts":
                     out[name] = Timestamp.from_micros(ts)
-                elif what == "pane":
-                    out[name] = pane
-                elif what == "diff":
-                    out[name] = diff
                 else:
-                    out[name] = tag
+                    out[name] = {"key": key, "window": window, "pane": pane, "tag": tag,
+                                 "diff": diff}[what]
             return out
         return bind
 
