@@ -58,6 +58,13 @@ class MetricsContainer:
         self.counters, self.distributions, self.gauges = {}, {}, {}
         return out
 
+    @classmethod
+    def of(cls, snapshot: Optional[Snapshot]) -> "MetricsContainer":
+        """A container holding `snapshot` (what a checkpoint saved)."""
+        out = cls()
+        out.absorb(snapshot)
+        return out
+
     def absorb(self, snapshot: Optional[Snapshot]) -> None:
         """Fold in another container's snapshot of the same step."""
         if snapshot:

@@ -277,8 +277,7 @@ class ParDoStage(Stage):
     def restore(self, state: Dict[str, Any]) -> None:
         state = dict(state)
         self.runner.dead_count = state.pop("dead_count")
-        self.runner.metrics = MetricsContainer()
-        self.runner.metrics.absorb(state.pop("user_metrics", None))
+        self.runner.metrics = MetricsContainer.of(state.pop("user_metrics", None))
         super().restore(state)
 
     def take_tallies(self) -> Dict[str, Any]:
@@ -354,8 +353,7 @@ class StatefulParDoStage(Stage):
         state = dict(state)
         self.host.load(state.pop("host"))
         self.host.dropped = state.pop("dropped", 0)
-        self.host.runner.metrics = MetricsContainer()
-        self.host.runner.metrics.absorb(state.pop("user_metrics", None))
+        self.host.runner.metrics = MetricsContainer.of(state.pop("user_metrics", None))
         super().restore(state)
 
     def metrics(self) -> Dict[str, Any]:
