@@ -64,11 +64,11 @@ __all__ += [
 ]
 
 # --- typed data-trace annotations (pomset.traces) ---
-from .traces import (Hash, Marker, Merge, O, OPlus, OpKeyedOrdered,  # noqa: E402
-                     OpKeyedUnordered, OpStateless, RoundRobin, Sort, SortInserted, TraceType, Typed, U, Unit)
+from .traces import (DGS, Hash, Marker, Merge, O, OPlus, OpKeyedOrdered,  # noqa: E402
+                     OpKeyedUnordered, OpStateless, RoundRobin, Sort, SortInserted, TraceType, Typed, U, Unit, dgs)
 
 __all__ += [
-    "Hash", "Marker", "Merge", "O", "OPlus", "OpKeyedOrdered", "OpKeyedUnordered", "OpStateless",
+    "DGS", "dgs", "Hash", "Marker", "Merge", "O", "OPlus", "OpKeyedOrdered", "OpKeyedUnordered", "OpStateless",
     "RoundRobin", "Sort", "SortInserted", "TraceType", "Typed", "U", "Unit",
 ]
 

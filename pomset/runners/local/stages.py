@@ -11,7 +11,7 @@ from ...runtime.side_inputs import SideInputBuffer
 from ...sdk.errors import UserCodeError
 from ...sdk.user_metrics import USER, MetricsContainer
 from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
-from ...traces import OPlus, TemplateStep, Typed
+from ...traces import DGSStep, OPlus, TemplateStep, Typed
 from ...runtime import columnar
 from ...runtime.columnar import Columns
 from ...runtime.kernel_host import KernelHost
@@ -523,9 +523,12 @@ def stage_for(node: Any, executor: Any, fusion: Any, seed: Optional[int] = None)
     """The stage class that runs this node's primitive (`fusion` says which Sorts fuse into
     the template after them; `seed` shuffles the merges of templates' parallel instances)."""
     from .kafka import KafkaSinkStage, KafkaSourceStage   # they build on the stages here
+    from .dgs import DGSStage
     from .oplus import OPlusStage
     from .templates import TemplateStage, TypedStage
     t = node.transform
+    if isinstance(t, DGSStep):
+        return DGSStage(node, executor, seed)
     if isinstance(t, OPlus):
         return OPlusStage(node, executor)
     if isinstance(t, TemplateStep):

@@ -1,0 +1,66 @@
+"""The local runner's stage for a DGS step: it hosts the step's `DGSDeployment`, giving it the
+items as they come and the input watermark as it moves (its heartbeats). With one worker it
+runs the sequential program; with more, a synchronization plan with a leaf per worker, its
+workers forked processes (the default, for Python-bound updates) or, with
+`--worker_mode=threads`, threads. Items behind the watermark are dropped and counted."""
+from __future__ import annotations
+
+import random
+from typing import Any, Dict
+
+from ...runtime.dgs.deployment import DGSDeployment
+from ...windowing import GLOBAL_WINDOW, MAX_MICROS, NO_FIRING, WindowedValue
+from .stages import DeploymentStage, Stage
+
+
+class DGSStage(DeploymentStage):
+    """One DGS step."""
+
+    state = Stage.state + ("released", "late")
+
+    def __init__(self, node: Any, executor: Any, seed: Any = None) -> None:
+        super().__init__(node, executor)
+        step = node.transform
+        workers = getattr(executor, "workers", 1)
+        mode = getattr(executor, "mode", "auto")
+        if workers == 1:
+            transport = "inline"
+        else:
+            transport = "threads" if mode == "threads" else "processes"
+        rng = None if seed is None else random.Random(f"{seed}/{node.label}")
+        self.deployment = DGSDeployment(step.program, step.trace, leaves=workers,
+                                        mode="simulated" if rng is not None else transport,
+                                        rng=rng)
+        self.released = float("-inf")
+        self.late = 0
+
+    def receive(self, index: int, bundle: list) -> None:
+        self.received += len(bundle)
+        add, released = self.deployment.add, self.released
+        for wv in bundle:
+            if wv.ts < released:
+                self.late += 1   # its place in the sorted input has passed: dropped, counted
+            else:
+                add(wv.ts, wv.value)
+
+    def advance(self) -> None:
+        wm = min(self.in_wms)
+        if wm <= self.released:
+            return
+        self.released = wm
+        outs = self.deployment.finish() if wm >= MAX_MICROS else self.deployment.advance(wm)
+        raw = WindowedValue.raw
+        self.emit(None, [raw(out, ts, GLOBAL_WINDOW, NO_FIRING, 1) for ts, out in outs])
+
+    def finish(self) -> None:
+        self.deployment.close()
+
+    def abort(self) -> None:
+        self.deployment.close()
+
+    def metrics(self) -> Dict[str, int]:
+        out = super().metrics()
+        plan = self.deployment.plan
+        out.update(workers=0 if plan is None else len(plan.workers), late=self.late,
+                   dropped=self.late)
+        return out
