@@ -36,12 +36,11 @@ class DGSStage(DeploymentStage):
 
     def receive(self, index: int, bundle: list) -> None:
         self.received += len(bundle)
-        add, released = self.deployment.add, self.released
-        for wv in bundle:
-            if wv.ts < released:
-                self.late += 1   # its place in the sorted input has passed: dropped, counted
-            else:
-                add(wv.ts, wv.value)
+        released = self.released
+        items = [(wv.ts, wv.value) for wv in bundle if wv.ts >= released]
+        # an item behind the watermark: its place in the sorted input has passed (dropped)
+        self.late += len(bundle) - len(items)
+        self.deployment.extend(items)
 
     def advance(self) -> None:
         wm = min(self.in_wms)

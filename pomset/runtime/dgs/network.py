@@ -6,6 +6,7 @@ processes are for Python-bound updates, which threads would run one at a time). 
 messages (outputs, progress, checkpoints, errors) come back through `receive`."""
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import queue
 import random
@@ -14,7 +15,7 @@ import traceback
 from collections import deque
 from typing import Any, Dict, List, Optional, Tuple
 
-from .worker import SINK, WorkerCore
+from .worker import SINK, DGSUserError, WorkerCore
 
 #: the message that ends a worker's loop
 STOP = ("stop",)
@@ -32,7 +33,10 @@ def initial_states(program: Any, plan: Any, state: Any) -> List[Any]:
             return
         types = [plan.state_type(program, j) for j in [i] + kids]
         fj = program.fork_join(*types)
-        left, right = fj.fork(s, *(plan.workers[k].subtree_tags() for k in kids))
+        try:
+            left, right = fj.fork(s, *(plan.workers[k].subtree_tags() for k in kids))
+        except Exception as exc:
+            raise DGSUserError(program.label, plan.workers[i].name, None, exc, "fork") from exc
         down(kids[0], left)
         down(kids[1], right)
     down(0, state)
@@ -41,9 +45,10 @@ def initial_states(program: Any, plan: Any, state: Any) -> List[Any]:
 
 class Simulated:
     """All workers in this thread; `pump` delivers messages one at a time, from a channel
-    chosen at random (seeded), until none is left."""
+    chosen at random (seeded; without a generator, the first), and lets a worker read its
+    next slice of input as if that were a channel too, until nothing is left."""
 
-    def __init__(self, program: Any, plan: Any, trace: Any, states: List[Any],
+    def __init__(self, program: Any, plan: Any, trace: Any, states: List[Any], epoch: Any,
                  rng: Optional[random.Random] = None) -> None:
         self.rng = rng
         self.channels: Dict[Tuple[int, int], deque] = {}
@@ -51,7 +56,7 @@ class Simulated:
         self.cores = [WorkerCore(program, plan, i, trace, states[i], self._sender(i))
                       for i in range(len(plan.workers))]
         for core in self.cores:
-            core.start()
+            core.start(epoch)
 
     def _sender(self, src: int) -> Any:
         def send(dest: int, msg: tuple) -> None:
@@ -66,11 +71,15 @@ class Simulated:
 
     def pump(self) -> None:
         while True:
-            busy = [c for c, q in self.channels.items() if q]
+            busy: List[Any] = [c for c, q in self.channels.items() if q]
+            busy += [core for core in self.cores if core.can_feed()]
             if not busy:
                 return
-            c = self.rng.choice(busy) if self.rng is not None else busy[0]
-            self.cores[c[1]].on(self.channels[c].popleft())
+            pick = self.rng.choice(busy) if self.rng is not None else busy[0]
+            if isinstance(pick, WorkerCore):
+                pick.feed()
+            else:
+                self.cores[pick[1]].on(self.channels[pick].popleft())
 
     def receive(self, block: bool = True) -> Optional[tuple]:
         if not self.sink:
@@ -81,17 +90,22 @@ class Simulated:
         self.channels.clear()
 
 
-def _serve(core_args: tuple, inbox: Any, sink: Any, outboxes: List[Any]) -> None:
-    """A worker's loop: take a message, let the core handle it; a failure goes to the sink."""
+def _serve(core_args: tuple, epoch: Any, inbox: Any, sink: Any, outboxes: List[Any]) -> None:
+    """A worker's loop: take a message and let the core handle it; while none is waiting and
+    it has room, read its next slice of input. A failure goes to the sink."""
     program, plan, wid, trace, state = core_args
 
     def send(dest: int, msg: tuple) -> None:
         (sink if dest == SINK else outboxes[dest]).put(msg)
     try:
         core = WorkerCore(program, plan, wid, trace, state, send)
-        core.start()
+        core.start(epoch)
         while True:
-            msg = inbox.get()
+            try:
+                msg = inbox.get(not core.can_feed())
+            except queue.Empty:
+                core.feed()
+                continue
             if msg[0] == "stop":
                 return
             core.on(msg)
@@ -104,7 +118,7 @@ def _serve(core_args: tuple, inbox: Any, sink: Any, outboxes: List[Any]) -> None
 class _Spawned:
     """Workers on threads or processes, each with an inbox queue."""
 
-    def __init__(self, program: Any, plan: Any, trace: Any, states: List[Any],
+    def __init__(self, program: Any, plan: Any, trace: Any, states: List[Any], epoch: Any,
                  processes: bool) -> None:
         n = len(plan.workers)
         if processes:
@@ -117,11 +131,17 @@ class _Spawned:
             self.sink = queue.SimpleQueue()
             make = threading.Thread
         self.workers = [make(target=_serve, daemon=True,
-                             args=((program, plan, i, trace, states[i]), self.inboxes[i],
-                                   self.sink, self.inboxes))
+                             args=((program, plan, i, trace, states[i]), epoch,
+                                   self.inboxes[i], self.sink, self.inboxes))
                         for i in range(n)]
-        for w in self.workers:
-            w.start()
+        if processes:
+            gc.freeze()   # the children inherit the heap: their collections leave it unread
+        try:
+            for w in self.workers:
+                w.start()
+        finally:
+            if processes:
+                gc.unfreeze()
 
     def send(self, wid: int, msg: tuple) -> None:
         self.inboxes[wid].put(msg)
@@ -141,11 +161,12 @@ class _Spawned:
                 w.terminate()
 
 
-def spawn(mode: str, program: Any, plan: Any, trace: Any, states: List[Any],
+def spawn(mode: str, program: Any, plan: Any, trace: Any, states: List[Any], epoch: Any,
           rng: Optional[random.Random] = None) -> Any:
-    """The transport for `mode`: simulated, threads or processes."""
+    """The transport for `mode` (simulated, threads or processes), its workers reading
+    `epoch`'s input."""
     if mode == "simulated":
-        return Simulated(program, plan, trace, states, rng)
+        return Simulated(program, plan, trace, states, epoch, rng)
     if mode in ("threads", "processes"):
-        return _Spawned(program, plan, trace, states, mode == "processes")
+        return _Spawned(program, plan, trace, states, epoch, mode == "processes")
     raise ValueError(f"unknown DGS transport {mode!r}: simulated, threads or processes")

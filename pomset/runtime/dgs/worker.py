@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from .epoch import Feeder
 from .mailbox import PARENT, Mailbox
 
 #: the destination of outputs and progress reports
@@ -66,13 +67,30 @@ class WorkerCore:
         self.mailbox = Mailbox({it: it[0] for it in node.tags}, parent_tags, depends,
                                total=bool(self.children))
         self.state = state
+        self.feeder: Optional[Feeder] = None
         self.turn: Optional[Tuple[str, Any]] = None   # what the worker waits for, with its event
         self.states: Dict[int, Any] = {}
         self.told = (-1, -1)   # the progress last sent to the children and to the sink
 
-    def start(self) -> None:
-        """Report where the worker stands before its first message (a worker with no
-        channels of its own has nothing to wait for)."""
+    def start(self, epoch: Any = None) -> None:
+        """Begin: with an `EpochInput`, the worker reads its own channels from it (`feed`);
+        then report where it stands (a worker with no channels has nothing to wait for)."""
+        self.feeder = None if epoch is None else Feeder(epoch, self.mailbox.tags)
+        self._pump()
+
+    def can_feed(self) -> bool:
+        """Whether the worker has input left to read and room for it (it reads a slice when
+        it has less than two buffered)."""
+        feeder = self.feeder
+        return (feeder is not None and not feeder.done
+                and self.mailbox.pending() < 2 * feeder.epoch.slice)
+
+    def feed(self) -> None:
+        """Read the next slice of the worker's channels into its mailbox, with a heartbeat at
+        the slice's end on each, then handle what that releases."""
+        slices, low = self.feeder.next()
+        for it, events in slices:
+            self.mailbox.put(it, events, low)
         self._pump()
 
     def on(self, msg: tuple) -> None:
@@ -81,7 +99,10 @@ class WorkerCore:
         if kind == "in":
             self.mailbox.put(msg[1], msg[2], msg[3])
         elif kind == "jr":
-            self.mailbox.put(PARENT, [(msg[1], msg[2], None)], msg[1] + 1)
+            # a later request has a greater key, except after a checkpoint's: its key is the
+            # next input event's, which may be an ancestor's and bring a request of that key
+            low = msg[1] if msg[2] is SNAP else msg[1] + 1
+            self.mailbox.put(PARENT, [(msg[1], msg[2], None)], low)
         elif kind == "pg":
             self.mailbox.put(PARENT, [], msg[1])
         elif kind == "st":
@@ -185,6 +206,8 @@ class WorkerCore:
 
     def _report(self) -> None:
         frontier = self.mailbox.frontier()
+        if self.feeder is not None:   # a checkpoint's request may still come, at the end
+            frontier = min(frontier, self.feeder.epoch.end)
         if self.children and frontier > self.told[0]:
             for c in self.children:
                 self.send(c, ("pg", frontier))

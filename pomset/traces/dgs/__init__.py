@@ -3,8 +3,8 @@ synchronization plans, and the optimizer that chooses one. `import pomset as pm`
 as `pm.DGS` and `pm.dgs.*`."""
 from .consistency import ConsistencyError, check_consistency
 from .optimizer import optimize
-from .plans import PlanError, SyncPlan, Worker, sequential_plan
+from .plans import PlanError, SyncPlan, Worker
 from .program import DGS, DGSStep, Fork, StateType
 
 __all__ = ["ConsistencyError", "check_consistency", "optimize", "PlanError", "SyncPlan",
-           "Worker", "sequential_plan", "DGS", "DGSStep", "Fork", "StateType"]
+           "Worker", "DGS", "DGSStep", "Fork", "StateType"]

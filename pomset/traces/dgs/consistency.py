@@ -50,7 +50,9 @@ def check_consistency(program: DGS, trace: Optional[TraceType] = None, *,
     t = program.trace_type(trace)
     eq = equal or (lambda a, b: a == b)
     tags = sorted(t.tags, key=repr)
-    strategies = {tag: (values or {}).get(tag) or _strategy(st, t.tags[tag]) for tag in tags}
+    given_values = values or {}
+    strategies = {tag: given_values[tag] if tag in given_values else _strategy(st, t.tags[tag])
+                  for tag in tags}
     unknown = set(values or {}) - set(tags)
     if unknown:
         raise ValueError(f"values names tags {sorted(map(repr, unknown))} that are not in the "

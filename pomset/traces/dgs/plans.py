@@ -200,7 +200,3 @@ def _impl_repr(it: ImplTag) -> str:
     tag, lane = it
     return f"{tag!r}" if lane == 0 else f"{tag!r}#{lane}"
 
-
-def sequential_plan(trace: TraceType) -> SyncPlan:
-    """The plan of one worker handling every tag: the sequential program."""
-    return SyncPlan(Worker("w0", [(t, 0) for t in trace.tags]))

@@ -1,0 +1,80 @@
+"""One epoch's input for a plan's workers: the items below the watermark, sorted by timestamp
+(ties in arrival order) and indexed by tag, which every worker reads its own channels from,
+a slice at a time (as Flumina's workers sit by their input streams; here the items are in
+memory the workers share: threads, or processes forked after the epoch's input was sorted).
+A slice ends with a heartbeat on each of the worker's channels: every later event on it has a
+key at least the slice's end. An event's key is `base` + its place in the sorted items."""
+from __future__ import annotations
+
+from bisect import bisect_left
+from functools import partial
+from itertools import compress
+from operator import eq, itemgetter
+from typing import Any, Dict, Iterable, List, Tuple
+
+#: with up to this many distinct tags, each tag's places are found by one pass per tag in C
+_FEW_TAGS = 16
+
+
+def index_tags(ready: List[Tuple[int, Any]]) -> Dict[Any, List[int]]:
+    """Each tag's places in the sorted `(ts, (tag, value))` items, in order."""
+    tags = list(map(itemgetter(0), map(itemgetter(1), ready)))
+    distinct = set(tags)
+    if len(distinct) <= _FEW_TAGS:
+        places = range(len(tags))
+        return {t: list(compress(places, map(partial(eq, t), tags))) for t in distinct}
+    out: Dict[Any, List[int]] = {}
+    for i, t in enumerate(tags):
+        out.setdefault(t, []).append(i)
+    return out
+
+
+class EpochInput:
+    """The epoch's events for the workers: `channel(it)` gives an implementation tag's places
+    (lane `l` of a tag dealt to `n` lanes has every n-th of its events from the l-th)."""
+
+    def __init__(self, ready: List[Tuple[int, Any]], base: int, by_tag: Dict[Any, List[int]],
+                 lanes: Dict[Any, int], slice_size: int) -> None:
+        self.ready = ready
+        self.base = base
+        self.end = base + len(ready)
+        self.by_tag = by_tag
+        self.lanes = lanes
+        self.slice = slice_size
+
+    def channel(self, it: Tuple[Any, int]) -> List[int]:
+        places = self.by_tag.get(it[0], [])
+        n = self.lanes.get(it[0], 1)
+        return places[it[1]::n] if n > 1 else places
+
+    def events(self, it: Tuple[Any, int], places: Iterable[int]) -> List[Tuple[int, Any, Any]]:
+        """The `(key, tag, value)` events at these places."""
+        ready, base, tag = self.ready, self.base, it[0]
+        return [(base + i, tag, ready[i][1][1]) for i in places]
+
+
+class Feeder:
+    """A worker's reading of its channels: `next()` gives each channel's events of the next
+    slice and the slice's end (as a key), until the epoch's input is read."""
+
+    def __init__(self, epoch: EpochInput, channels: Iterable[Tuple[Any, int]]) -> None:
+        self.epoch = epoch
+        self.places = {it: epoch.channel(it) for it in channels}
+        self.cursor = {it: 0 for it in self.places}
+        self.upto = 0   # places below this were read (relative to base)
+
+    @property
+    def done(self) -> bool:
+        return self.upto >= len(self.epoch.ready)
+
+    def next(self) -> Tuple[List[Tuple[Any, List[Tuple[int, Any, Any]]]], int]:
+        epoch = self.epoch
+        upto = min(len(epoch.ready), self.upto + epoch.slice)
+        out = []
+        for it, places in self.places.items():
+            start = self.cursor[it]
+            stop = bisect_left(places, upto, start)
+            out.append((it, epoch.events(it, places[start:stop])))
+            self.cursor[it] = stop
+        self.upto = upto
+        return out, epoch.base + upto
