@@ -24,7 +24,7 @@ from ..sdk.errors import CheckpointError
 from ..sdk.io.kafka import ReadFromKafka
 from ..sdk.userstate import get_dofn_specs
 from ..sdk.run_state import run_state, update_run_state
-from ..traces import TemplateStep
+from ..traces import DGSStep, TemplateStep
 from ..triggers import Trigger
 from ..windowing import WindowFn
 
@@ -43,7 +43,7 @@ def fingerprint(nodes: List[Any]) -> Dict[str, Any]:
 
 def _stateful(node: Any) -> bool:
     t = node.transform
-    return (isinstance(t, (GroupByKey, TemplateStep, Source))
+    return (isinstance(t, (GroupByKey, TemplateStep, DGSStep, Source))
             or (isinstance(t, ParDo) and (bool(node.side_inputs) or t.stateful)))
 
 
@@ -72,6 +72,11 @@ def _fields(node: Any) -> Dict[str, Any]:
     elif isinstance(t, TemplateStep):
         fields.update(template=describe(t.template), input=repr(t.input_trace.type),
                       period=t.period, parallelism=t.parallelism, sort=describe(t.sort))
+    elif isinstance(t, DGSStep):
+        program = t.program
+        fields.update(program=describe(program), input=repr(t.trace),
+                      states=[repr(s) for s in program.state_types.values()],
+                      forks=[repr(f) for f in program.fork_joins])
     elif isinstance(t, ParDo):
         fields["windowing"] = describe(node.inputs[0].windowing.window_fn)
         fields["side inputs"] = [f"{type(s).__name__}({s.pcoll.label}) in "

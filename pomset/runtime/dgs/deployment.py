@@ -204,14 +204,13 @@ class DGSDeployment:
 
     def snapshot(self) -> Dict[str, Any]:
         return {"state": self.joined_state(), "pending": list(self.pending),
-                "next_key": self.next_key, "plan": self.plan}
+                "next_key": self.next_key}
 
     def restore(self, snap: Dict[str, Any]) -> None:
         self.close()
         self.state = snap["state"]
         self.pending = list(snap["pending"])
         self.next_key = snap["next_key"]
-        self.plan = self.program.plan or snap["plan"]
 
 
 def _key_n(o: tuple) -> Tuple[int, int]:
