@@ -13,6 +13,8 @@ per PCollection.
   each bucket in `applyInArrow`, all elements in and then the watermark from MIN to MAX (the
   paper's batch execution, Figure 10); combines that fire once in batch are lifted: partial
   accumulators per key and window before the shuffle.
+- A DGS step deploys its synchronization plan in rounds of leaf tasks, joined on the driver at
+  each synchronizing event (`dgs.py`).
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ from ...runtime.elementwise import DoFnRunner, assign_windows, side_input_args, 
 from ...sdk.errors import UserCodeError
 from ...sdk.user_metrics import USER, merge_snapshots
 from ...sdk.io.base import FileSink, FileSource
-from ...traces import OPlus, TemplateStep, Typed
+from ...traces import DGSStep, OPlus, TemplateStep, Typed
 from ...runtime.fusion import Fusion
 from ...runtime.kernel_host import KernelHost
 from ...runtime.stateful_dofn import StatefulDoFnHost
@@ -44,7 +46,7 @@ from .columns import Columnar
 
 BATCH_ROWS = 10_000   # elements per Arrow batch a task emits
 TRANSLATED = (Create, FileSource, ParDo, WindowInto, Flatten, GroupByKey, FileSink, Typed,
-              TemplateStep, OPlus)
+              TemplateStep, OPlus, DGSStep)
 
 
 def read_more_than_once(pipeline: Any, recorded: List[Any]) -> Callable[[Any], bool]:
@@ -215,6 +217,9 @@ class BatchPlan:
         if isinstance(t, OPlus):
             from .oplus import translate as oplus
             return {None: oplus(self, node)}
+        if isinstance(t, DGSStep):
+            from .dgs import translate as dgs
+            return {None: dgs(self, node)}
         if t.late_tag is not None:
             return self._tagged(self._step_df(self._group(t, node), tagged=True), node)
         return {None: self._group(t, node)}
