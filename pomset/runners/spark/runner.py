@@ -22,6 +22,7 @@ from ...sdk.result import PipelineResult
 from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
 from ...sdk.io.kafka_clients import KafkaOutput
 from ...sdk.test_stream import TestStream
+from ...traces import DGSStep
 from ...traces.oplus import OPlus
 from .batch import TRANSLATED, BatchPlan, read_more_than_once, unread
 from .failures import user_errors
@@ -96,6 +97,12 @@ class SparkRunner:
                     f"OPlus {node.label!r} runs on the local runner (batch and streaming) and on "
                     f"Spark in batch; Spark streaming does not run it yet: run without "
                     f"--streaming, or on the local runner")
+            if streaming and isinstance(node.transform, DGSStep):
+                raise PipelineConstructionError(
+                    f"DGS {node.label!r}: Spark streaming does not run a DGS step (its leaves' "
+                    f"states are joined on the driver at each synchronizing event, which a "
+                    f"streaming query cannot do); run it on the local runner with --streaming, "
+                    f"or on Spark in batch (without --streaming)")
             if not isinstance(node.transform, TRANSLATED + (TestStream, ReadFromKafka,
                                                             WriteToKafka)):
                 raise PipelineConstructionError(

@@ -22,10 +22,10 @@ row still needed by a later stage or the driver:
 What reaches the driver (in `foreachBatch`) is the rows of the PCollections it records or
 writes to sinks.
 
-A DGS step is refused when the plan is built: a synchronizing event needs the states of the
-leaves under its worker joined before any later event of theirs runs, and a query's stateful
-tasks keep their state per bucket, with no point inside a micro-batch where they could meet.
-It runs on the local runner (`--streaming` too) and on Spark in batch."""
+A DGS step is refused before Spark starts (`runner.py`): a synchronizing event needs the
+states of the leaves under its worker joined before any later event of theirs runs, and a
+query's stateful tasks keep their state per bucket, with no point inside a micro-batch where
+they could meet. It runs on the local runner (`--streaming` too) and on Spark in batch."""
 from __future__ import annotations
 
 from functools import reduce
@@ -39,14 +39,13 @@ from ...runtime import columnar
 from ...runtime.elementwise import DoFnRunner, assign_windows
 from ...runtime.metrics import emitted_key
 from ...runtime.test_stream import stream_steps
-from ...sdk.errors import PipelineConstructionError
 from ...sdk.io.base import FileSource, Sink
 from ...sdk.io.kafka import ReadFromKafka
 from ...sdk.test_stream import TestStream
 from ...sdk.user_metrics import USER
 from ...windowing import MAX_MICROS, now_micros
 from . import codec, packs, stream_sources
-from ...traces import DGSStep, TemplateStep, Typed
+from ...traces import TemplateStep, Typed
 from ...runtime.fusion import Fusion
 from ...runtime.deployment import Deployment, as_elements, as_items, time_range
 from .batch import BATCH_ROWS, _key_pair
@@ -65,7 +64,6 @@ class StreamingPlan:
 
     def __init__(self, spark: Any, pipeline: Any, targets: List[Any], buckets: int,
                  options: Any, run_id: str) -> None:
-        _refuse_dgs(pipeline)
         self.spark, self.pipeline, self.buckets = spark, pipeline, buckets
         self.run_id = run_id
         self.until_latest = options.streaming_until == "latest"
@@ -322,17 +320,6 @@ class StreamingPlan:
         label = F.explode(F.transform(bucket, lambda b: F.element_at(values, (b + 1).cast("int"))))
         return (bus.fillna(0, subset=list(FILLED)).withColumn("bucket", label).groupBy("bucket")
                 .transformWithStateInPandas(processor, codec.KEYED_STREAM, "Append", "None"))
-
-
-def _refuse_dgs(pipeline: Any) -> None:
-    """Refuse a DGS step, naming it and where it runs (see the module's docstring)."""
-    for node in pipeline.nodes:
-        if isinstance(node.transform, DGSStep):
-            raise PipelineConstructionError(
-                f"DGS {node.label!r}: Spark streaming does not run a DGS step (its leaves' "
-                f"states are joined on the driver at each synchronizing event, which a "
-                f"streaming query cannot do); run it on the local runner with --streaming, or "
-                f"on Spark in batch (without --streaming)")
 
 
 class _Op:
