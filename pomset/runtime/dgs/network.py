@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
+import multiprocessing.queues
 import queue
 import random
 import threading
 import traceback
 from collections import deque
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .worker import SINK, DGSUserError, WorkerCore
 
@@ -90,6 +91,23 @@ class Simulated:
         self.channels.clear()
 
 
+class _SafeQueue(multiprocessing.queues.Queue):
+    """A process queue on which a message that does not pickle (in the thread that sends it,
+    after `put` returned) becomes the sending worker's error (`on_error`), where a plain one
+    drops it with a traceback on stderr: an output lost, or a state that never comes and a
+    run that waits for ever. (concurrent.futures' process pool overrides the same hook.)"""
+
+    def __init__(self, ctx: Any) -> None:
+        super().__init__(ctx=ctx)
+        self.on_error: Optional[Callable[[BaseException, Any], None]] = None
+
+    def _on_queue_feeder_error(self, e: BaseException, obj: Any) -> None:
+        if self.on_error is None:
+            super()._on_queue_feeder_error(e, obj)
+        else:
+            self.on_error(e, obj)
+
+
 def _serve(core_args: tuple, epoch: Any, inbox: Any, sink: Any, outboxes: List[Any]) -> None:
     """A worker's loop: take a message and let the core handle it; while none is waiting and
     it has room, read its next slice of input. A failure goes to the sink."""
@@ -97,6 +115,17 @@ def _serve(core_args: tuple, epoch: Any, inbox: Any, sink: Any, outboxes: List[A
 
     def send(dest: int, msg: tuple) -> None:
         (sink if dest == SINK else outboxes[dest]).put(msg)
+
+    def unsent(exc: BaseException, msg: Any) -> None:
+        kind = {"out": "outputs", "st": "state", "fk": "forked states", "snap": "joined state"
+                }.get(msg[0], f"message {msg[0]!r}") if isinstance(msg, tuple) and msg else msg
+        sink.put(("err", wid, f"DGS {program.label!r}: worker {plan.workers[wid].name!r} could "
+                              f"not send its {kind} to another process: {type(exc).__name__}: "
+                              f"{exc} (with workers in processes, a program's outputs and "
+                              f"states must pickle)"))
+    for box in [sink] + list(outboxes):
+        if isinstance(box, _SafeQueue):
+            box.on_error = unsent
     try:
         core = WorkerCore(program, plan, wid, trace, state, send)
         core.start(epoch)
@@ -121,10 +150,14 @@ class _Spawned:
     def __init__(self, program: Any, plan: Any, trace: Any, states: List[Any], epoch: Any,
                  processes: bool) -> None:
         n = len(plan.workers)
+        self.label = program.label
+        self.names = [w.name for w in plan.workers]
+        #: how long `receive` waits before it looks for dead worker processes
+        self.poll = 0.5 if processes else None
         if processes:
             ctx = multiprocessing.get_context("fork")
-            self.inboxes = [ctx.Queue() for _ in range(n)]
-            self.sink = ctx.Queue()
+            self.inboxes = [_SafeQueue(ctx) for _ in range(n)]
+            self.sink = _SafeQueue(ctx)
             make = ctx.Process
         else:
             self.inboxes = [queue.SimpleQueue() for _ in range(n)]
@@ -147,10 +180,29 @@ class _Spawned:
         self.inboxes[wid].put(msg)
 
     def receive(self, block: bool = True) -> Optional[tuple]:
-        try:
-            return self.sink.get(block)
-        except queue.Empty:
-            return None
+        while True:
+            try:
+                return self.sink.get(block, self.poll if block else None)
+            except queue.Empty:
+                if not block:
+                    return None
+            dead = self._dead()
+            if dead is not None:
+                return dead
+
+    def _dead(self) -> Optional[tuple]:
+        """A worker process that ended (killed, or `os._exit` in a user function: workers
+        end only when told to) never reports: its error, after what it sent before."""
+        for wid, w in enumerate(self.workers):
+            code = getattr(w, "exitcode", None)
+            if code is not None:
+                try:
+                    return self.sink.get(True, 1.0)
+                except queue.Empty:
+                    return ("err", wid, f"DGS {self.label!r}: worker {self.names[wid]!r} "
+                                        f"(process {w.pid}) died with exit code {code} before "
+                                        f"it finished its input")
+        return None
 
     def close(self) -> None:
         for box in self.inboxes:
