@@ -1,7 +1,8 @@
 """Event-based windowing as a DGS program (Kallas et al., Sec. 4.1): sensor readings arrive on
-many streams and a separate stream of barrier events (a machine's cycle ending, a market's
-session closing) cuts them into windows; at each barrier, a summary of the readings since the
-previous one (count, mean, spread, minimum, maximum). A window is not a key: every reading
+many streams, each a sample of a machine's eight sensors, and a separate stream of barrier
+events (a machine's cycle ending, a batch finishing) cuts them into windows; at each barrier,
+a summary of the readings since the previous one (their count and, per sensor, the mean,
+spread, minimum and maximum). A window is not a key: every reading
 depends on the barriers, so keyed parallelism cannot split this computation, and time windows
 cannot express it. As a DGS program: readings are independent of each other and barriers
 depend on everything; a fork hands one side the running summary and the other an empty one,
@@ -25,38 +26,76 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import pomset as pm  # noqa: E402
 
-TRACE = pm.TraceType({"value": int, "barrier": int},
+TRACE = pm.TraceType({"value": tuple, "barrier": int},
                      depends=[("barrier", "value"), ("barrier", "barrier")])
-
-#: a window's summary: count, sum, sum of squares, minimum, maximum (integers add up exactly)
-Summary = Tuple[int, int, int, Optional[int], Optional[int]]
-EMPTY: Summary = (0, 0, 0, None, None)
+#: channels per reading (a sample of a machine's sensors: vibration, temperature, current...)
+CHANNELS = 8
 
 
-def update(summary: Summary, tag: str, value: int, emit: Callable[[Any], None]) -> Summary:
+class Summary:
+    """A window's summary so far: the readings' count and, per channel, the sum, the sum of
+    squares, the minimum and the maximum (integers add up exactly)."""
+
+    __slots__ = ("n", "sums", "squares", "lows", "highs")
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.sums = [0] * CHANNELS
+        self.squares = [0] * CHANNELS
+        self.lows: List[Optional[int]] = [None] * CHANNELS
+        self.highs: List[Optional[int]] = [None] * CHANNELS
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Summary) and all(
+            getattr(self, a) == getattr(other, a) for a in self.__slots__)
+
+    def __repr__(self) -> str:
+        return f"Summary(n={self.n}, sums={self.sums})"
+
+
+def update(summary: Summary, tag: str, value: Any, emit: Callable[[Any], None]) -> Summary:
     """The sequential program: fold a reading into the window; at a barrier, emit the
-    window's (barrier, count, mean, standard deviation, minimum, maximum) and start anew."""
-    n, s, ss, lo, hi = summary
+    window's (barrier, count, and per channel mean, standard deviation, minimum, maximum)
+    and start anew."""
     if tag == "value":
-        return (n + 1, s + value, ss + value * value,
-                value if lo is None or value < lo else lo,
-                value if hi is None or value > hi else hi)
-    mean = s / n if n else 0.0
-    std = math.sqrt(max(0.0, ss / n - mean * mean)) if n else 0.0
-    emit((value, n, round(mean, 6), round(std, 6), lo, hi))
-    return EMPTY
+        summary.n += 1
+        sums, squares, lows, highs = summary.sums, summary.squares, summary.lows, summary.highs
+        for c, x in enumerate(value):
+            sums[c] += x
+            squares[c] += x * x
+            low, high = lows[c], highs[c]
+            if low is None or x < low:
+                lows[c] = x
+            if high is None or x > high:
+                highs[c] = x
+        return summary
+    n = summary.n
+    channels = []
+    for c in range(CHANNELS):
+        mean = summary.sums[c] / n if n else 0.0
+        std = math.sqrt(max(0.0, summary.squares[c] / n - mean * mean)) if n else 0.0
+        channels.append((round(mean, 6), round(std, 6), summary.lows[c], summary.highs[c]))
+    emit((value, n, tuple(channels)))
+    return Summary()
 
 
-def fork(summary: Summary, left: FrozenSet[str], right: FrozenSet[str]) -> Tuple[Summary, Summary]:
+def fork(summary: Summary, left: FrozenSet[str], right: FrozenSet[str]
+         ) -> Tuple[Summary, Summary]:
     """The running summary to the side that may close the window (the left if neither)."""
-    return (EMPTY, summary) if "barrier" in right else (summary, EMPTY)
+    return (Summary(), summary) if "barrier" in right else (summary, Summary())
 
 
 def join(a: Summary, b: Summary) -> Summary:
     """Two summaries of disjoint readings, added up."""
-    lo = a[3] if b[3] is None else b[3] if a[3] is None else min(a[3], b[3])
-    hi = a[4] if b[4] is None else b[4] if a[4] is None else max(a[4], b[4])
-    return (a[0] + b[0], a[1] + b[1], a[2] + b[2], lo, hi)
+    a.n += b.n
+    for c in range(CHANNELS):
+        a.sums[c] += b.sums[c]
+        a.squares[c] += b.squares[c]
+        if b.lows[c] is not None and (a.lows[c] is None or b.lows[c] < a.lows[c]):
+            a.lows[c] = b.lows[c]
+        if b.highs[c] is not None and (a.highs[c] is None or b.highs[c] > a.highs[c]):
+            a.highs[c] = b.highs[c]
+    return a
 
 
 class EventWindows(pm.DGS):
@@ -65,26 +104,28 @@ class EventWindows(pm.DGS):
     trace = TRACE
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(init=lambda: EMPTY, update=update, fork=fork, join=join, **kwargs)
+        super().__init__(init=Summary, update=update, fork=fork, join=join, **kwargs)
 
 
 def generate(n: int, per_barrier: int = 10_000, streams: int = 4,
-             seed: int = 3) -> List[Tuple[float, Tuple[str, int]]]:
+             seed: int = 3) -> List[Tuple[float, Tuple[str, Any]]]:
     """`n` readings on `streams` streams, a millisecond apart on each, and a barrier after
     every `per_barrier` readings; returned in arrival order (stream by stream interleaved)."""
     rng = random.Random(seed)
-    out: List[Tuple[float, Tuple[str, int]]] = []
+    centres = [rng.randint(100, 1000) for _ in range(CHANNELS)]
+    out: List[Tuple[float, Tuple[str, Any]]] = []
     for i in range(n):
+        reading = tuple(int(rng.gauss(m, m / 8)) for m in centres)
         out.append(((i // streams) / 1000 + (i % streams) / (1000 * streams),
-                    ("value", int(rng.gauss(500, 120)))))
+                    ("value", reading)))
         if i % per_barrier == per_barrier - 1:
             out.append((out[-1][0] + 1e-6, ("barrier", i // per_barrier)))
     return out
 
 
-def sequential(events: List[Tuple[float, Tuple[str, int]]]) -> List[Tuple[float, Any]]:
+def sequential(events: List[Tuple[float, Tuple[str, Any]]]) -> List[Tuple[float, Any]]:
     """The specification: the sequential program over the events sorted by timestamp."""
-    state, outs, result = EMPTY, [], []
+    state, outs, result = Summary(), [], []
     for ts, (tag, value) in sorted(events, key=lambda e: e[0]):
         state = update(state, tag, value, outs.append)
         result.extend((ts, o) for o in outs)
@@ -103,7 +144,9 @@ class WindowOptions(pm.PipelineOptions):
 def main(argv: Optional[List[str]] = None) -> int:
     options = WindowOptions(argv if argv is not None else sys.argv[1:])
     program = EventWindows(label="EventWindows")
-    pm.dgs.check_consistency(program, max_examples=100)
+    from hypothesis import strategies as st
+    pm.dgs.check_consistency(program, max_examples=100, values={
+        "value": st.tuples(*[st.integers(-50, 50)] * CHANNELS)})
     print("consistent: C1-C3 hold on generated states and events")
     leaves = options.workers if options.runner == "local" else 2
     print(pm.dgs.optimize(program, leaves, {"value": options.per_barrier, "barrier": 1})

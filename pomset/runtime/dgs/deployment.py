@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from bisect import bisect_left
 from operator import itemgetter
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ...sdk.errors import UserCodeError
 from .epoch import EpochInput, index_tags
@@ -86,7 +86,7 @@ class DGSDeployment:
             return self._sequential(ready, base)
         return self._epoch(ready, base, by_tag)
 
-    def _check_tags(self, by_tag: Dict[Any, List[int]], ready: list) -> None:
+    def _check_tags(self, by_tag: Dict[Any, Sequence[int]], ready: list) -> None:
         for tag, places in by_tag.items():
             if tag not in self.trace.tags:
                 raise UserCodeError(
@@ -94,7 +94,7 @@ class DGSDeployment:
                     f"of its trace type {sorted(map(repr, self.trace.tags))} (item "
                     f"{ready[places[0]][1]!r})")
 
-    def _choose_plan(self, by_tag: Dict[Any, List[int]]) -> None:
+    def _choose_plan(self, by_tag: Dict[Any, Sequence[int]]) -> None:
         from ...traces.dgs.optimizer import optimize
         rates = self.program.rates
         if rates is None:
@@ -122,7 +122,7 @@ class DGSDeployment:
         self.state = state
         return result
 
-    def _epoch(self, ready: list, base: int, by_tag: Dict[Any, List[int]]
+    def _epoch(self, ready: list, base: int, by_tag: Dict[Any, Sequence[int]]
                ) -> List[Tuple[int, Any]]:
         plan = self.plan
         lanes = {tag: plan.lanes(tag) for tag in self.trace.tags}

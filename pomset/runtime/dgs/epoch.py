@@ -6,51 +6,55 @@ A slice ends with a heartbeat on each of the worker's channels: every later even
 key at least the slice's end. An event's key is `base` + its place in the sorted items."""
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
 from functools import partial
 from itertools import compress
 from operator import eq, itemgetter
-from typing import Any, Dict, Iterable, List, Tuple
+from typing import Any, Dict, Iterable, List, Sequence, Tuple
 
 #: with up to this many distinct tags, each tag's places are found by one pass per tag in C
 _FEW_TAGS = 16
 
 
-def index_tags(ready: List[Tuple[int, Any]]) -> Dict[Any, List[int]]:
-    """Each tag's places in the sorted `(ts, (tag, value))` items, in order."""
+def index_tags(ready: List[Tuple[int, Any]]) -> Dict[Any, Sequence[int]]:
+    """Each tag's places in the sorted `(ts, (tag, value))` items, in order, as arrays (a
+    forked worker reading them makes new ints rather than writing to the parent's)."""
     tags = list(map(itemgetter(0), map(itemgetter(1), ready)))
     distinct = set(tags)
     if len(distinct) <= _FEW_TAGS:
         places = range(len(tags))
-        return {t: list(compress(places, map(partial(eq, t), tags))) for t in distinct}
+        return {t: array("q", compress(places, map(partial(eq, t), tags))) for t in distinct}
     out: Dict[Any, List[int]] = {}
     for i, t in enumerate(tags):
         out.setdefault(t, []).append(i)
-    return out
+    return {t: array("q", p) for t, p in out.items()}
 
 
 class EpochInput:
     """The epoch's events for the workers: `channel(it)` gives an implementation tag's places
     (lane `l` of a tag dealt to `n` lanes has every n-th of its events from the l-th)."""
 
-    def __init__(self, ready: List[Tuple[int, Any]], base: int, by_tag: Dict[Any, List[int]],
-                 lanes: Dict[Any, int], slice_size: int) -> None:
-        self.ready = ready
+    def __init__(self, ready: List[Tuple[int, Any]], base: int,
+                 by_tag: Dict[Any, Sequence[int]], lanes: Dict[Any, int], slice_size: int) -> None:
+        self.size = len(ready)
+        # the values alone, so that a worker touches (and, forked, copies) only their objects
+        self.values = list(map(itemgetter(1), map(itemgetter(1), ready)))
         self.base = base
         self.end = base + len(ready)
         self.by_tag = by_tag
         self.lanes = lanes
         self.slice = slice_size
 
-    def channel(self, it: Tuple[Any, int]) -> List[int]:
-        places = self.by_tag.get(it[0], [])
+    def channel(self, it: Tuple[Any, int]) -> Sequence[int]:
+        places = self.by_tag.get(it[0], array("q"))
         n = self.lanes.get(it[0], 1)
         return places[it[1]::n] if n > 1 else places
 
     def events(self, it: Tuple[Any, int], places: Iterable[int]) -> List[Tuple[int, Any, Any]]:
         """The `(key, tag, value)` events at these places."""
-        ready, base, tag = self.ready, self.base, it[0]
-        return [(base + i, tag, ready[i][1][1]) for i in places]
+        values, base, tag = self.values, self.base, it[0]
+        return [(base + i, tag, values[i]) for i in places]
 
 
 class Feeder:
@@ -65,11 +69,11 @@ class Feeder:
 
     @property
     def done(self) -> bool:
-        return self.upto >= len(self.epoch.ready)
+        return self.upto >= self.epoch.size
 
     def next(self) -> Tuple[List[Tuple[Any, List[Tuple[int, Any, Any]]]], int]:
         epoch = self.epoch
-        upto = min(len(epoch.ready), self.upto + epoch.slice)
+        upto = min(epoch.size, self.upto + epoch.slice)
         out = []
         for it, places in self.places.items():
             start = self.cursor[it]
