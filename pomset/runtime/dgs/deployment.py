@@ -6,7 +6,7 @@ Each move of the watermark ends an epoch: the items below it are sorted (an item
 place in the sorted input) and indexed by tag, and the plan's workers start, from the state
 joined at the root after the previous epoch forked down the tree; each reads its own
 channels from the epoch's input a slice at a time, with a heartbeat at each slice's end (the
-events of a tag independent of itself are dealt to its lanes in turn). When every worker is
+events of a tag independent of itself are dealt to its lanes in runs). When every worker is
 done with the epoch, the root joins the tree's states (the paper's App. D.2: that state is
 the checkpoint) and the workers stop; the outputs go on in key order. With one worker and no
 transport asked for, or an epoch too small to be worth starting workers for, the deployment
