@@ -8,7 +8,8 @@ cannot express it. As a DGS program: readings are independent of each other and 
 depend on everything; a fork hands one side the running summary and the other an empty one,
 and a join adds two summaries up.
 
-    python examples/event_windows.py [--runner=local|spark] [--workers=N] [--events=N]
+    python examples/event_windows.py [--runner=local|spark] [--workers=N --worker_mode=processes]
+        [--events=N]
 
 It checks the program's consistency, prints the plan, runs the pipeline, and checks its
 output against the sequential program on the sorted input.
@@ -148,7 +149,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     pm.dgs.check_consistency(program, max_examples=100, values={
         "value": st.tuples(*[st.integers(-50, 50)] * CHANNELS)})
     print("consistent: C1-C3 hold on generated states and events")
-    leaves = options.workers if options.runner == "local" else 2
+    leaves = (2 if options.runner != "local" else options.workers
+              if options.worker_mode in ("processes", "threads") else 1)
     print(pm.dgs.optimize(program, leaves, {"value": options.per_barrier, "barrier": 1})
           .describe())
     events = generate(options.events, options.per_barrier)

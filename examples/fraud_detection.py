@@ -9,7 +9,8 @@ As a DGS program it is a sequential `update`, the dependence (rules depend on ev
 transactions are independent of each other), and a fork that gives both sides the model and
 a join that adds up what the two sides learned.
 
-    python examples/fraud_detection.py [--runner=local|spark] [--workers=N] [--events=N]
+    python examples/fraud_detection.py [--runner=local|spark] [--workers=N --worker_mode=processes]
+        [--events=N]
 
 It checks the program's consistency, prints the plan, runs the pipeline, and checks its
 output against the sequential program on the sorted input.
@@ -224,7 +225,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     pm.dgs.check_consistency(program, max_examples=100, values={
         "txn": _txns(), "rule": __import__("hypothesis").strategies.integers(40, 55)})
     print("consistent: C1-C3 hold on generated states and events")
-    leaves = options.workers if options.runner == "local" else 2
+    leaves = (2 if options.runner != "local" else options.workers
+              if options.worker_mode in ("processes", "threads") else 1)
     print(pm.dgs.optimize(program, leaves, {"txn": options.per_rule, "rule": 1}).describe())
     events = generate(options.events, options.per_rule)
     with pm.Pipeline(options=options) as p:

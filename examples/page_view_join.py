@@ -6,7 +6,8 @@ page's views are independent of each other and depend only on that page's update
 can spread one page's views over several workers, each with a copy of its metadata, and join
 them only at the page's updates.
 
-    python examples/page_view_join.py [--runner=local|spark] [--workers=N] [--events=N]
+    python examples/page_view_join.py [--runner=local|spark] [--workers=N --worker_mode=processes]
+        [--events=N]
 
 It checks the program's consistency, prints the plan, runs the pipeline, and checks its
 output against the sequential program on the sorted input.
@@ -129,7 +130,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     rates: Dict[Any, int] = {}
     for _, (tag, _) in events:
         rates[tag] = rates.get(tag, 0) + 1
-    leaves = options.workers if options.runner == "local" else 2
+    leaves = (2 if options.runner != "local" else options.workers
+              if options.worker_mode in ("processes", "threads") else 1)
     print(pm.dgs.optimize(program, leaves, rates).describe())
     with pm.Pipeline(options=options) as p:
         out = (p | pm.Create([pm.TimestampedValue(e, ts) for ts, e in events])

@@ -27,7 +27,7 @@ def _run(script: str, *flags: str) -> str:
                                            ("page_view_join.py", 40_000)])
 @pytest.mark.parametrize("workers", [1, 2])
 def test_example_equals_the_sequential_program(script, events, workers):
-    out = _run(script, f"--workers={workers}", f"--events={events}")
+    out = _run(script, f"--workers={workers}", "--worker_mode=processes", f"--events={events}")
     assert "consistent: C1-C3 hold" in out
     if workers == 2:
         assert "(joins its children)" in out and out.count("(leaf)") == 2, out

@@ -452,7 +452,8 @@ def test_the_local_runners_stage_checkpoint_restores_the_dgs_state(before, after
 # --- pipelines ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("flags", [["--workers=1"], ["--workers=3", "--worker_mode=threads"],
-                                   ["--workers=3", "--shuffle_merges=5"]])
+                                   ["--workers=3", "--worker_mode=processes",
+                                    "--shuffle_merges=5"]])
 def test_a_pipeline_gives_the_sequential_output(flags):
     rnd = random.Random(9)
     tags = sorted(FRAUD_TRACE.tags)
@@ -522,8 +523,9 @@ def test_a_failing_join_or_fork_names_the_worker():
 
 
 @pytest.mark.parametrize("flags", [["--workers=1"], ["--workers=2"],
+                                   ["--workers=2", "--worker_mode=processes"],
                                    ["--workers=2", "--worker_mode=threads"],
-                                   ["--workers=3", "--shuffle_merges=4"]])
+                                   ["--workers=3", "--worker_mode=threads", "--shuffle_merges=4"]])
 def test_a_failing_update_in_a_pipeline_is_a_user_code_error(flags):
     p = pm.Pipeline(argv=flags + ["--quiet"])
     (p | pm.Create([pm.TimestampedValue(("v", 7 if i == 6 else 1), i) for i in range(10)])

@@ -1,8 +1,10 @@
 """The local runner's stage for a DGS step: it hosts the step's `DGSDeployment`, giving it the
-items as they come and the input watermark as it moves (its heartbeats). With one worker it
-runs the sequential program; with more, a synchronization plan with a leaf per worker, its
-workers forked processes (the default, for Python-bound updates) or, with
-`--worker_mode=threads`, threads. Items behind the watermark are dropped and counted."""
+items as they come and the input watermark as it moves (its heartbeats). With one worker, or
+in the default `auto` worker mode, it runs the sequential program: measured here, a plan's
+worker processes pay only for updates of several µs (`BENCHMARKS.md`, DGS), so they are asked
+for, with `--worker_mode=processes` (a synchronization plan with a leaf per worker, its
+workers forked processes) or `--worker_mode=threads` (the same on threads, for updates that
+release the GIL). Items behind the watermark are dropped and counted."""
 from __future__ import annotations
 
 import random
@@ -23,10 +25,10 @@ class DGSStage(DeploymentStage):
         step = node.transform
         workers = getattr(executor, "workers", 1)
         mode = getattr(executor, "mode", "auto")
-        if workers == 1:
-            transport = "inline"
+        if workers == 1 or mode == "auto":
+            workers, transport = 1, "inline"
         else:
-            transport = "threads" if mode == "threads" else "processes"
+            transport = mode
         rng = None if seed is None else random.Random(f"{seed}/{node.label}")
         self.deployment = DGSDeployment(step.program, step.trace, leaves=workers,
                                         mode="simulated" if rng is not None else transport,

@@ -26,7 +26,7 @@ joined at each synchronizing event.
 
 The output is the rounds' cached outputs and the driver's, unioned (never collected), each at
 its event's timestamp in the global window. Spark streaming does not run a DGS step
-(`streaming.py` refuses it)."""
+(`runner.py` refuses it before Spark starts)."""
 from __future__ import annotations
 
 import io
