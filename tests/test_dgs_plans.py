@@ -14,42 +14,10 @@ from hypothesis import given, settings, strategies as st
 import pomset as pm
 from pomset.traces.dgs import DGS, Fork, PlanError, StateType, SyncPlan, Worker, optimize
 
+from test_dgs_consistency import counter_fork, counter_join, counter_trace, counter_update
+
 
 # --- programs -----------------------------------------------------------------------------------
-
-def counter_trace(keys):
-    """Fig. 1: increments i(k) and read-resets r(k); r(k) depends on i(k) and on itself."""
-    tags = {}
-    for k in keys:
-        tags[("i", k)] = int
-        tags[("r", k)] = int
-    dep = [(("r", k), ("i", k)) for k in keys] + [(("r", k), ("r", k)) for k in keys]
-    return pm.TraceType(tags, depends=dep)
-
-
-def counter_update(s, tag, value, emit):
-    kind, k = tag
-    if kind == "i":
-        s[k] = s.get(k, 0) + 1
-    else:
-        emit((k, s.get(k, 0)))
-        s[k] = 0
-    return s
-
-
-def counter_fork(s, left, right):
-    a, b = {}, {}
-    for k, c in s.items():
-        (b if ("r", k) in right else a)[k] = c
-    return a, b
-
-
-def counter_join(a, b):
-    out = dict(a)
-    for k, c in b.items():
-        out[k] = out.get(k, 0) + c
-    return out
-
 
 def counter(keys=(1, 2)):
     return DGS(init=dict, update=counter_update, fork=counter_fork, join=counter_join,

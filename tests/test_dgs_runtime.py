@@ -19,6 +19,7 @@ import pomset as pm
 from pomset.runtime.dgs.deployment import DGSDeployment
 from pomset.runtime.dgs.mailbox import PARENT, Mailbox
 from pomset.traces.dgs import SyncPlan, Worker, optimize
+from pomset.traces.dgs.optimizer import _components as components
 
 from test_dgs_consistency import (FRAUD_TRACE, PAIR_TRACE, WINDOW_TRACE, counter, counter_trace,
                                   fraud, pages, pages_trace, pair, window)
@@ -142,24 +143,6 @@ def test_a_mailbox_holds_an_event_until_a_dependent_channel_passes_it():
 
 # --- programs and plans for Theorem 3.5 ---------------------------------------------------------
 
-def _components(its, trace):
-    comps, seen = [], set()
-    for start in its:
-        if start in seen:
-            continue
-        comp, stack = [], [start]
-        seen.add(start)
-        while stack:
-            it = stack.pop()
-            comp.append(it)
-            for other in its:
-                if other not in seen and trace.depends(it[0], other[0]):
-                    seen.add(other)
-                    stack.append(other)
-        comps.append(comp)
-    return comps
-
-
 def random_plan(program, trace, rnd, max_depth=3):
     """A random valid plan: tags independent of themselves on 1-3 lanes; each worker keeps
     some implementation tags and splits the rest, by connected components of the dependence
@@ -179,7 +162,7 @@ def random_plan(program, trace, rnd, max_depth=3):
         own = [it for it in its if rnd.random() < 0.25]
         left, right = [], []
         lt, rt = program.state_types[f.left], program.state_types[f.right]
-        for comp in _components([it for it in its if it not in own], trace):
+        for comp in components({it: 0 for it in its if it not in own}, trace):
             sides = [side for side, st_ in ((left, lt), (right, rt))
                      if all(st_.handles(t) for t, _ in comp)]
             (rnd.choice(sides) if sides else own).extend(comp)

@@ -13,6 +13,8 @@ import pomset as pm
 from pomset.sdk.errors import PipelineConstructionError, UserCodeError
 from pomset.traces.dgs import Worker, SyncPlan, optimize
 
+from test_dgs_consistency import counter_fork, counter_join, counter_trace
+
 SPARK = ["--runner=spark", "--quiet"]
 LOCAL = ["--runner=local", "--workers=1", "--quiet"]
 
@@ -135,9 +137,7 @@ def test_fraud_detection(spark):
 # --- a counter per key: increments add, a reset reads and clears its key ---------------------
 
 KEYS = 3
-COUNTER = pm.TraceType({(kind, k): int for k in range(KEYS) for kind in ("i", "r")},
-                       depends=[(("r", k), ("i", k)) for k in range(KEYS)]
-                       + [(("r", k), ("r", k)) for k in range(KEYS)])
+COUNTER = counter_trace(range(KEYS))
 
 
 def counter_update(s, tag, value, emit):
@@ -148,20 +148,6 @@ def counter_update(s, tag, value, emit):
         emit((k, s.get(k, 0)))
         s[k] = 0
     return s
-
-
-def counter_fork(s, left, right):
-    a, b = {}, {}
-    for k, count in s.items():
-        (b if ("r", k) in right else a)[k] = count
-    return a, b
-
-
-def counter_join(a, b):
-    out = dict(a)
-    for k, count in b.items():
-        out[k] = out.get(k, 0) + count
-    return out
 
 
 def per_key_plan():
