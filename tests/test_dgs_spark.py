@@ -1,7 +1,8 @@
 """DGS on the Spark runner: in batch, each program gives exactly the local runner's sequential
 output (`--workers=1`: the same values at the same timestamps) on the optimizer's plan and on
 explicit ones, with ties in time broken by the input's order, and downstream steps read its
-output; Spark streaming refuses a DGS step, saying where it runs."""
+output; Spark streaming refuses a DGS step, saying where it runs. The programs are this
+module's own, not test_dgs_consistency's: Spark's executors load the functions' module."""
 from __future__ import annotations
 
 import random
@@ -12,8 +13,6 @@ import pytest
 import pomset as pm
 from pomset.sdk.errors import PipelineConstructionError, UserCodeError
 from pomset.traces.dgs import Worker, SyncPlan, optimize
-
-from test_dgs_consistency import counter_fork, counter_join, counter_trace
 
 SPARK = ["--runner=spark", "--quiet"]
 LOCAL = ["--runner=local", "--workers=1", "--quiet"]
@@ -137,7 +136,9 @@ def test_fraud_detection(spark):
 # --- a counter per key: increments add, a reset reads and clears its key ---------------------
 
 KEYS = 3
-COUNTER = counter_trace(range(KEYS))
+COUNTER = pm.TraceType({(kind, k): int for k in range(KEYS) for kind in ("i", "r")},
+                       depends=[(("r", k), ("i", k)) for k in range(KEYS)]
+                       + [(("r", k), ("r", k)) for k in range(KEYS)])
 
 
 def counter_update(s, tag, value, emit):
@@ -148,6 +149,20 @@ def counter_update(s, tag, value, emit):
         emit((k, s.get(k, 0)))
         s[k] = 0
     return s
+
+
+def counter_fork(s, left, right):
+    a, b = {}, {}
+    for k, count in s.items():
+        (b if ("r", k) in right else a)[k] = count
+    return a, b
+
+
+def counter_join(a, b):
+    out = dict(a)
+    for k, count in b.items():
+        out[k] = out.get(k, 0) + count
+    return out
 
 
 def per_key_plan():
