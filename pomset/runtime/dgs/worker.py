@@ -9,9 +9,10 @@ its event and forks it back down, or sends it up and waits for its parent's fork
 which it forks down. After each turn a worker tells its children how far its channels have
 come (they may not pass a join request still to come) and the sink how far it is done.
 
-Messages are tuples: `("in", channel, events, low)` from the input, `("jr", key, tag)` and
-`("pg", low)` from the parent, `("st", child, state)` from a child, `("fk", state)` from the
-parent. To the sink (`SINK`): `("out", worker, [(key, n, output), ...])`, `("done", worker,
+A worker reads its own channels' events from the epoch's input (`feed`). Messages are tuples:
+`("jr", key, tag)` and `("pg", low)` from the parent, `("st", child, state)` from a child,
+`("fk", state)` from the parent, `("snap", key)` to the root from the deployment. To the sink
+(`SINK`): `("out", worker, [(key, n, output), ...])`, `("done", worker,
 frontier)`, `("snap", state)`."""
 from __future__ import annotations
 
@@ -72,18 +73,17 @@ class WorkerCore:
         self.states: Dict[int, Any] = {}
         self.told = (-1, -1)   # the progress last sent to the children and to the sink
 
-    def start(self, epoch: Any = None) -> None:
-        """Begin: with an `EpochInput`, the worker reads its own channels from it (`feed`);
-        then report where it stands (a worker with no channels has nothing to wait for)."""
-        self.feeder = None if epoch is None else Feeder(epoch, self.mailbox.tags)
+    def start(self, epoch: Any) -> None:
+        """Begin reading the worker's channels from the epoch's input (`EpochInput`), and
+        report where it stands (a worker with no channels has nothing to wait for)."""
+        self.feeder = Feeder(epoch, self.mailbox.tags)
         self._pump()
 
     def can_feed(self) -> bool:
         """Whether the worker has input left to read and room for it (it reads a slice when
         it has less than two buffered)."""
         feeder = self.feeder
-        return (feeder is not None and not feeder.done
-                and self.mailbox.pending() < 2 * feeder.epoch.slice)
+        return not feeder.done and self.mailbox.pending() < 2 * feeder.epoch.slice
 
     def feed(self) -> None:
         """Read the next slice of the worker's channels into its mailbox, with a heartbeat at
@@ -96,9 +96,7 @@ class WorkerCore:
     def on(self, msg: tuple) -> None:
         """Take one message, then release and handle all the mailbox allows."""
         kind = msg[0]
-        if kind == "in":
-            self.mailbox.put(msg[1], msg[2], msg[3])
-        elif kind == "jr":
+        if kind == "jr":
             # a later request has a greater key, except after a checkpoint's: its key is the
             # next input event's, which may be an ancestor's and bring a request of that key
             low = msg[1] if msg[2] is SNAP else msg[1] + 1
@@ -205,9 +203,8 @@ class WorkerCore:
             self.send(c, ("fk", s))
 
     def _report(self) -> None:
-        frontier = self.mailbox.frontier()
-        if self.feeder is not None:   # a checkpoint's request may still come, at the end
-            frontier = min(frontier, self.feeder.epoch.end)
+        # a checkpoint's request may still come, at the epoch's end
+        frontier = min(self.mailbox.frontier(), self.feeder.epoch.end)
         if self.children and frontier > self.told[0]:
             for c in self.children:
                 self.send(c, ("pg", frontier))
