@@ -1,9 +1,10 @@
 """The transports a synchronization plan's workers run on, all with the same `WorkerCore`s:
 `Simulated` (one thread; every message waits in its channel, FIFO per pair of workers, and a
 seeded random choice of channel delivers next: random channel delays, for the tests),
-`Threads` and `Processes` (a worker per thread or forked process, each reading its inbox;
-processes are for Python-bound updates, which threads would run one at a time). The sink's
-messages (outputs, progress, checkpoints, errors) come back through `receive`."""
+and workers on threads or forked processes (`_Spawned`: each reads its inbox, and its input
+while the inbox is empty; processes are for Python-bound updates, which threads would run one
+at a time). The sink's messages (outputs, progress, checkpoints, errors) come back through
+`receive`."""
 from __future__ import annotations
 
 import gc
