@@ -65,7 +65,8 @@ __all__ += [
 
 # --- typed data-trace annotations (pomset.traces) ---
 from .traces import (DGS, Hash, Marker, Merge, O, OPlus, OpKeyedOrdered,  # noqa: E402
-                     OpKeyedUnordered, OpStateless, RoundRobin, Sort, SortInserted, TraceType, Typed, U, Unit, dgs)
+                     OpKeyedUnordered, OpStateless, RoundRobin, Sort, SortInserted, TraceType, Typed, U, Unit)
+from . import dgs  # noqa: E402
 
 __all__ += [
     "DGS", "dgs", "Hash", "Marker", "Merge", "O", "OPlus", "OpKeyedOrdered", "OpKeyedUnordered", "OpStateless",
