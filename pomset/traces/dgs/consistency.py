@@ -51,12 +51,12 @@ def check_consistency(program: DGS, trace: Optional[TraceType] = None, *,
     eq = equal or (lambda a, b: a == b)
     tags = sorted(t.tags, key=repr)
     given_values = values or {}
-    strategies = {tag: given_values[tag] if tag in given_values else _strategy(st, t.tags[tag])
-                  for tag in tags}
-    unknown = set(values or {}) - set(tags)
+    unknown = set(given_values) - set(tags)
     if unknown:
         raise ValueError(f"values names tags {sorted(map(repr, unknown))} that are not in the "
                          f"alphabet {[repr(x) for x in tags]}")
+    strategies = {tag: given_values[tag] if tag in given_values else _strategy(st, t.tags[tag])
+                  for tag in tags}
     gen = _Generator(program, t, tags, strategies, st, max_events)
     config = settings(max_examples=max_examples, database=None, deadline=None,
                       report_multiple_bugs=False,
