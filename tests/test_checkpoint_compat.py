@@ -189,3 +189,21 @@ def test_a_restart_with_other_windows_is_refused_and_an_unchanged_one_resumes(
     produce(kafka_broker, topic, [{"value": {"k": "b", "v": 8, "t": 1000}}])
     assert _sums(kafka_broker, topic, runner, checkpoint, 300) == (
         [], {"local": 4, "spark-streaming": 1}[runner])
+
+
+def test_a_groupby_recorded_with_row_keys_is_refused():
+    """A GroupBy's grouping keys by its key fields' values; a checkpoint written when it keyed
+    by Rows of them holds states no new key would find."""
+    def groupby():
+        p = pm.Pipeline()
+        (p | "Read" >> pm.ReadFromKafka("localhost:1", "events", timestamp="t")
+         | "Window" >> pm.WindowInto(pm.FixedWindows(300))
+         | "Sums" >> pm.GroupBy("user").aggregate_field("n", pm.Sum(), "total"))
+        return fingerprint(p.nodes)
+    new = groupby()
+    step = next(label for label, fields in new["steps"].items() if "keys" in fields)
+    assert new["steps"][step]["keys"] == "values of user"
+    old = json.loads(json.dumps(new))
+    del old["steps"][step]["keys"]
+    assert "its keys: none → values of user" in _refused(old, new)
+    check_compatible(groupby(), groupby(), "/ck")

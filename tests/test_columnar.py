@@ -10,6 +10,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, strategies as st
 
 import pomset as pm
 from pomset import col
@@ -232,6 +233,41 @@ def test_rows_behave_as_beam_rows_and_dicts():
     assert len({r, pm.Row(key="a", value=3)}) == 1
     with pytest.raises(AttributeError, match="fields are"):
         r.nope
+
+
+_FIELD = st.sampled_from("abc")
+_CHANGES = st.lists(st.one_of(
+    st.tuples(st.just("set"), _FIELD, st.integers()), st.tuples(st.just("del"), _FIELD),
+    st.tuples(st.just("update"), st.dictionaries(_FIELD, st.integers())),
+    st.tuples(st.just("ior"), st.dictionaries(_FIELD, st.integers())),
+    st.tuples(st.just("setdefault"), _FIELD, st.integers()), st.tuples(st.just("pop"), _FIELD),
+    st.tuples(st.just("popitem")), st.tuples(st.just("clear"))))
+
+
+@given(st.dictionaries(_FIELD, st.integers()), _CHANGES)
+def test_a_rows_kept_hash_follows_its_changes(fields, changes):
+    """A row keeps its hash once computed; every way of changing it forgets it, so it always
+    hashes as a fresh row with the same items."""
+    r = pm.Row(fields)
+    for change in changes:
+        hash(r)
+        op, *args = change
+        if op == "set":
+            r[args[0]] = args[1]
+        elif op == "del":
+            if args[0] in r:
+                del r[args[0]]
+        elif op == "update":
+            r.update(args[0])
+        elif op == "ior":
+            r |= args[0]
+        elif op == "setdefault":
+            r.setdefault(*args)
+        elif op == "pop":
+            r.pop(args[0], None)
+        elif r:
+            getattr(r, op)()
+        assert hash(r) == hash(pm.Row(dict(r))) and isinstance(r, pm.Row)
 
 
 def test_a_large_file_streams_in_bounded_bundles(tmp_path):

@@ -268,7 +268,7 @@ def test_a_keying_task_folds_columns_into_partials_per_key_and_window():
     rows = keying.rows(bus)   # the columns are folded, only the marker goes on
     assert rows.column("b").null_count == rows.num_rows
     partials = packs.read_bus(pa.concat_batches(list(keying.finish())))
-    got = {(wv.value[0].key, wv.window.start.micros): wv.value[1] for wv in partials.partials}
+    got = {(wv.value[0], wv.window.start.micros): wv.value[1] for wv in partials.partials}
     assert got == {("a", 0): [8], ("b", 0): [4], ("a", 60_000_000): [8]}   # Sum's accumulators
     assert partials.partial_keys == [codec.dumps(wv.value[0]) for wv in partials.partials]
 

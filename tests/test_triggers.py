@@ -788,3 +788,16 @@ def test_global_window_expires_at_the_end_of_time_whatever_its_allowed_lateness(
               | pm.CombinePerKey(sum))
     panes = p.run().collect(totals)
     assert [(wv.value, wv.diff, wv.pane.is_last) for wv in panes] == [(("a", 3), 1, True)]
+
+
+def test_a_window_record_pickles_every_slot():
+    """Keys' states cross Spark's state store pickled a record at a time: every slot comes
+    back as it was."""
+    import pickle
+    from pomset.triggers.kernel import WindowRec
+    rec = WindowRec(pm.IntervalWindow(0, 10), [7], [1, None])
+    for i, slot in enumerate(WindowRec.__slots__[3:]):
+        setattr(rec, slot, (slot, i))
+    back = pickle.loads(pickle.dumps(rec))
+    assert [getattr(back, s) for s in WindowRec.__slots__] == \
+        [getattr(rec, s) for s in WindowRec.__slots__]

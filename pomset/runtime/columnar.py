@@ -16,7 +16,8 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 from ..sdk.combinefn import Count, Max, Mean, Min, Sum
 from ..sdk.core import Filter, GroupByKey, Map, ParDo, WindowInto
 from ..sdk.dofn import context_params
-from ..sdk.relational import NATIVE_COMBINERS, FieldsCombineFn, FieldsToRow, KeyFields, _FieldsMap
+from ..sdk.relational import (NATIVE_COMBINERS, FieldsCombineFn, FieldsToRow, KeyFields, _FieldsMap,
+                               key_values)
 from ..sdk.expressions import Col, Expr, col, lit
 from ..sdk.io.base import EXTRA_NAMES
 from ..sdk.schema import Row, pylist, rows_of
@@ -35,9 +36,10 @@ KEY, VALUE = "__key", "__value"   # the columns of (key, value) pairs and of pla
 class Columns:
     """A bundle of elements as an Arrow table: their fields, `__ts`, and for windowed elements
     `__ws`/`__we` (absent: the global window); every element has `pane` and diff +1. The
-    elements are rows of the fields; or, naming `keys` and `values` (after `KeyFields`), (key
-    row, tuple of values) pairs; or, `pairs`, (key, value) pairs of the `__key` and `__value`
-    columns; or, `values` alone, the plain values of the `__value` column."""
+    elements are rows of the fields; or, naming `keys` and `values` (after `KeyFields`), (key,
+    tuple of values) pairs (without values, (key row, row)); or, `pairs`, (key, value) pairs
+    of the `__key` and `__value` columns; or, `values` alone, the plain values of the
+    `__value` column."""
 
     __slots__ = ("table", "pane", "keys", "values", "pairs")
 
@@ -72,7 +74,8 @@ class Columns:
             yield self.like(self.table.slice(start, rows))
 
     def elements(self) -> List[WindowedValue]:
-        """The rows as elements: `Row`s, or (key Row, values) pairs for a keyed bundle."""
+        """The rows as elements: `Row`s, or (key, values) pairs for a keyed bundle (the key as
+        `KeyFields` makes it)."""
         t, pane = plain(self.table), self.pane
         times = t.column(TS).to_pylist()
         windows = (_windows(t.column(WS).to_pylist(), t.column(WE).to_pylist())
@@ -83,15 +86,14 @@ class Columns:
             values = pylist(t.column(VALUE))
         elif self.keys is None:
             values = rows_of(t.select(self.fields()))
+        elif self.values:
+            keys = key_values([pylist(t.column(k)) for k in self.keys])
+            columns = [pylist(t.column(v)) for v in self.values]
+            values = list(zip(keys, zip(*columns)))
         else:
             keys = rows_of(t.select(self.keys))
-            if self.values:
-                columns = [pylist(t.column(v)) for v in self.values]
-                values = list(zip(keys, zip(*columns)))
-            else:
-                values = list(zip(keys, rows_of(t.select(
-                    [n for n in t.column_names if n not in self.keys and not n.startswith("__")]
-                ))))
+            values = list(zip(keys, rows_of(t.select(
+                [n for n in t.column_names if n not in self.keys and not n.startswith("__")]))))
         return [_raw(v, ts, w, pane, 1) for v, ts, w in zip(values, times, windows)]
 
 
@@ -613,8 +615,7 @@ class Aggregator:
         format, as (key, accumulator) elements for the kernel to merge
         (`KernelHost.partials`)."""
         part = self.take()
-        key_rows = (rows_of(part.select(self.keys)) if self.fields
-                    else pylist(part.column(self.keys[0])))
+        key_rows = key_values([pylist(part.column(k)) for k in self.keys])
         columns = [[pylist(part.column(c)) for c in cols] for cols in self._columns()]
         times = part.column(self._time_column()).to_pylist()
         if self.windowed:

@@ -22,6 +22,7 @@ from typing import Any, Dict, List, Optional
 from ..sdk.core import GroupByKey, ParDo, Source
 from ..sdk.errors import CheckpointError
 from ..sdk.io.kafka import ReadFromKafka
+from ..sdk.relational import KeyFields
 from ..sdk.userstate import get_dofn_specs
 from ..sdk.run_state import run_state, update_run_state
 from ..traces import DGSStep, TemplateStep
@@ -69,6 +70,10 @@ def _fields(node: Any) -> Dict[str, Any]:
     if isinstance(t, GroupByKey):
         fields.update(_windowing(node.inputs[0].windowing))
         fields["combiner"] = describe(t.combine_fn)
+        keying = node.inputs[0].producer.transform
+        if isinstance(keying, KeyFields) and keying.aggregations:
+            # a GroupBy's keys are its key fields' values (before, Rows of them)
+            fields["keys"] = "values of " + ", ".join(keying.keys)
     elif isinstance(t, TemplateStep):
         fields.update(template=describe(t.template), input=repr(t.input_trace.type),
                       period=t.period, parallelism=t.parallelism, sort=describe(t.sort))

@@ -43,6 +43,15 @@ def _due(ks: Optional[KeyState], domain: str, time: int) -> list:
     return [r for r in ks.values() if r.pt == time]
 
 
+def _wake_times(ks: Optional[KeyState], domain: str) -> set:
+    """The times of the wake-ups in `domain` a key's state asks for."""
+    if not ks:
+        return set()
+    if domain == EVENT_TIME:
+        return {r.et for r in ks.values()}
+    return {r.pt for r in ks.values()}
+
+
 class KeyStates(Protocol):
     """Where a host keeps its keys' states between steps. `states` is the working dict
     (key -> KeyState) the kernel reads and changes."""
@@ -263,10 +272,20 @@ class KernelHost:
         states, loaded = self.store.states, self.store.loaded
         timers = {}
         for domain, queue in self.timers.items():
-            timers[domain] = [
-                (time, kept) for time, entries in queue.at.items()
-                if (kept := [key_form(key) for key in dict.fromkeys(entries[0::2])
-                             if not loaded(key) or _due(states.get(key), domain, time)])]
+            wakes: Dict[Any, set] = {}   # a loaded key's wake-up times in this domain
+            saved = timers[domain] = []
+            for time, entries in queue.at.items():
+                kept = []
+                for key in dict.fromkeys(entries[0::2]):
+                    if loaded(key):
+                        times = wakes.get(key)
+                        if times is None:
+                            times = wakes[key] = _wake_times(states.get(key), domain)
+                        if time not in times:
+                            continue
+                    kept.append(key_form(key))
+                if kept:
+                    saved.append((time, kept))
         holds = []
         for time, entries in self.holds.at.items():
             kept = []

@@ -60,7 +60,7 @@ class _FieldsMap(Map):
         if not self.keep_input:
             return out
         merged = Row(row)
-        merged.update(out)
+        dict.update(merged, out)   # a new row: no kept hash to forget
         return merged
 
     def validate(self, node: Any) -> None:
@@ -157,11 +157,15 @@ class FieldsCombineFn(CombineFn):
         return all(fn.can_merge() for fn in self.fns)
 
     def merge_accumulators(self, accs: Any) -> List[Any]:
+        if len(self.fns) == 1:   # the common case, without the transposition
+            return [self.fns[0].merge_accumulators([a[0] for a in accs])]
         return [fn.merge_accumulators(list(column))
                 for fn, column in zip(self.fns, zip(*accs))]
 
     def extract_output(self, acc: List[Any]) -> Tuple[Any, ...]:
-        return tuple(fn.extract_output(a) for fn, a in zip(self.fns, acc))
+        if len(self.fns) == 1:
+            return (self.fns[0].extract_output(acc[0]),)
+        return tuple([fn.extract_output(a) for fn, a in zip(self.fns, acc)])
 
     def native(self) -> bool:
         """Whether a columnar runner can compute every aggregation without calling Python."""
@@ -173,33 +177,42 @@ class FieldsCombineFn(CombineFn):
 
 
 class KeyFields(Map):
-    """A row as (key row, tuple of the aggregations' values), the first step of a `GroupBy`;
-    without aggregations, (key row, row)."""
+    """A row as (key, tuple of the aggregations' values), the first step of a `GroupBy`; the
+    key is the key field's value, or the tuple of the key fields' values (`key_values`): a
+    plain value hashes and pickles several times faster than a row, and the key stays inside
+    the GroupBy. Without aggregations, (key row, row): there the user sees the key."""
 
     def __init__(self, keys: Dict[str, Any], aggregations: List[Aggregation]) -> None:
         self.keys, self.aggregations = keys, aggregations
         super().__init__(self._pair, label="KeyFields")
 
-    def _pair(self, row: Any) -> Tuple[Row, Any]:
+    def _pair(self, row: Any) -> Tuple[Any, Any]:
         if not self.aggregations:
             return _evaluate(self.keys, row), row
-        return (_evaluate(self.keys, row),
+        fields = [f.eval(row) if isinstance(f, Expr) else f(row) for f in self.keys.values()]
+        return (fields[0] if len(fields) == 1 else tuple(fields),
                 tuple(a.values.eval(row) if isinstance(a.values, Expr) else a.values(row)
                       for a in self.aggregations))
 
 
-class FieldsToRow(Map):
-    """(key row, aggregated values) as one Row of the key fields and the aggregations' names:
-    the last step of a `GroupBy`."""
+def key_values(columns: List[List[Any]]) -> List[Any]:
+    """The keys `KeyFields` gives rows with these key columns' values."""
+    return columns[0] if len(columns) == 1 else list(zip(*columns))
 
-    def __init__(self, names: List[str], schema: Any) -> None:
-        self.names, self.schema = names, schema
+
+class FieldsToRow(Map):
+    """(key, aggregated values) as one Row of the key fields (`key_names`) and the
+    aggregations' names: the last step of a `GroupBy`."""
+
+    def __init__(self, key_names: List[str], names: List[str], schema: Any) -> None:
+        self.key_names, self.names, self.schema = key_names, names, schema
         super().__init__(self._row, label="ToRows")
 
-    def _row(self, kv: Tuple[Row, Tuple[Any, ...]]) -> Row:
+    def _row(self, kv: Tuple[Any, Tuple[Any, ...]]) -> Row:
         key, values = kv
-        out = Row(key)
-        out.update(zip(self.names, values))
+        names = self.key_names
+        out = Row({names[0]: key}) if len(names) == 1 else Row(zip(names, key))
+        dict.update(out, zip(self.names, values))   # a new row: no kept hash to forget
         return out
 
     def output_schema(self, main: PCollection) -> Any:
@@ -256,8 +269,8 @@ class GroupBy(PTransform):
         fn = FieldsCombineFn(self.aggregations)
         combined = keyed | CombinePerKey(fn)
         names = [a.name for a in self.aggregations]
-        return combined | FieldsToRow(names, _aggregate_schema(self.keys, self.aggregations,
-                                                                schema, where))
+        return combined | FieldsToRow(list(self.keys), names, _aggregate_schema(
+            self.keys, self.aggregations, schema, where))
 
 
 def _aggregate_schema(keys: Dict[str, Any], aggregations: List[Aggregation], schema: Any,

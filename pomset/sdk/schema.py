@@ -22,7 +22,9 @@ class Row(dict):
     field. Equal to a dict with the same items; hashable by its items (as Beam's `Row`), so a
     row may be a grouping key."""
 
-    __slots__ = ()
+    # the hash, kept once computed (a grouping key is hashed at every lookup of its state)
+    # and forgotten when the row changes
+    __slots__ = ("_hash",)
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -32,13 +34,59 @@ class Row(dict):
                                  f"{list(self)}") from None
 
     def __hash__(self) -> int:  # type: ignore[override]
-        return hash(tuple(self.items()))
+        try:   # through the slot itself: a miss must not fall back to __getattr__ (a field)
+            return _kept_hash.__get__(self)
+        except AttributeError:
+            h = hash(tuple(self.items()))
+            _kept_hash.__set__(self, h)
+            return h
+
+    def _changed(self) -> None:
+        try:
+            _kept_hash.__delete__(self)
+        except AttributeError:
+            pass
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._changed()
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self._changed()
+        dict.__delitem__(self, key)
+
+    def __ior__(self, other: Any) -> "Row":
+        self._changed()
+        return dict.__ior__(self, other)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self._changed()
+        dict.update(self, *args, **kwargs)
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        self._changed()
+        return dict.setdefault(self, key, default)
+
+    def pop(self, *args: Any) -> Any:
+        self._changed()
+        return dict.pop(self, *args)
+
+    def popitem(self) -> Any:
+        self._changed()
+        return dict.popitem(self)
+
+    def clear(self) -> None:
+        self._changed()
+        dict.clear(self)
 
     def __repr__(self) -> str:
         return "Row(" + ", ".join(f"{k}={v!r}" for k, v in self.items()) + ")"
 
     def __reduce__(self) -> Any:
         return (Row, (dict(self),))
+
+
+_kept_hash = Row._hash
 
 
 _TYPE_NAMES = {

@@ -98,12 +98,14 @@ class WindowRec:
         self.et: Optional[int] = None   # requested event-time wake-up
         self.pt: Optional[int] = None   # requested processing-time wake-up
 
+    # the slots in order, spelled out: states are pickled and unpickled a window at a time
     def __getstate__(self):
-        return tuple(getattr(self, s) for s in self.__slots__)
+        return (self.window, self.acc, self.pending, self.hold, self.ts, self.fin, self.closed,
+                self.index, self.nonspec, self.last_out, self.retract, self.et, self.pt)
 
     def __setstate__(self, state) -> None:
-        for s, v in zip(self.__slots__, state):
-            setattr(self, s, v)
+        (self.window, self.acc, self.pending, self.hold, self.ts, self.fin, self.closed,
+         self.index, self.nonspec, self.last_out, self.retract, self.et, self.pt) = state
 
 
 class KeyState(dict):

@@ -12,7 +12,7 @@ before any grouping, ON_TIME_ONCE after an aggregation that fires once. A keyed 
 What runs natively is decided by the runtime's predicates (`reads_columns`, `native_combine`,
 `fires_once`, the windows' `window_geometry`); where a Columnar meets a step that needs
 elements, `head` turns its Arrow batches into elements in the task of that step (the one
-conversion, `Columns.elements`: `pm.Row` values, or (key Row, values) pairs)."""
+conversion, `Columns.elements`: `pm.Row` values, or (key, values) pairs)."""
 from __future__ import annotations
 
 import glob

@@ -326,6 +326,7 @@ class _ShardedStates:
         self.states: Dict[Any, Any] = {}
         self.kb_of: Dict[Any, bytes] = {}
         self.key_of: Dict[bytes, Any] = {}
+        self.shard_of: Dict[Any, int] = {}
         self.shards: Dict[int, Set[Any]] = {}   # shard -> its keys, for the shards loaded
         self.dirty: Set[int] = set()
 
@@ -335,10 +336,12 @@ class _ShardedStates:
         if key is None:
             key = self.key_of[kb] = codec.loads(kb)
             self.kb_of[key] = kb
+            self.shard_of[key] = _shard(kb)
         return key
 
     def ensure(self, keys: Any) -> None:
-        wanted = [(key, _shard(self.kb_of[key])) for key in keys]
+        shard_of = self.shard_of
+        wanted = [(key, shard_of[key]) for key in keys]
         missing = {shard for _, shard in wanted if shard not in self.shards}
         if len(missing) > LOAD_ALL:   # the whole map in a few round trips, not one per shard
             for (shard,), row in self.map.iterator():
@@ -360,10 +363,10 @@ class _ShardedStates:
         return held
 
     def touch(self, key: Any) -> None:
-        self.dirty.add(_shard(self.kb_of[key]))
+        self.dirty.add(self.shard_of[key])
 
     def loaded(self, key: Any) -> bool:
-        return _shard(self.kb_of[key]) in self.shards
+        return self.shard_of[key] in self.shards
 
     def save(self) -> None:
         states = self.states
