@@ -34,13 +34,15 @@ def _same(key: Any) -> Any:
     return key
 
 
-def _due(ks: Optional[KeyState], domain: str, time: int) -> list:
-    """The records of a key's state whose wake-up in `domain` is at `time`."""
-    if not ks:
-        return []
-    if domain == EVENT_TIME:
-        return [r for r in ks.values() if r.et == time]
-    return [r for r in ks.values() if r.pt == time]
+def _by_wake(ks: Optional[KeyState], domain: str) -> Dict[int, list]:
+    """A key's records by the time of their wake-up in `domain`."""
+    out: Dict[int, list] = {}
+    if ks:
+        for r in ks.values():
+            time = r.et if domain == EVENT_TIME else r.pt
+            if time is not None:
+                out.setdefault(time, []).append(r)
+    return out
 
 
 def _wake_times(ks: Optional[KeyState], domain: str) -> set:
@@ -143,6 +145,9 @@ class KernelHost:
         # whether every queued entry has its record and states need no loading (in memory,
         # nothing restored), so due entries go to the kernel as they are
         self._direct = isinstance(self.store, InMemoryStates)
+        # per domain, the records of keys with restored entries by wake-up time, as of the
+        # key's first restored entry due in this step (`_resolve`)
+        self._wakes: Dict[str, Dict[Any, Dict[int, list]]] = {EVENT_TIME: {}, PROCESSING_TIME: {}}
 
     @property
     def counters(self) -> Any:
@@ -208,6 +213,8 @@ class KernelHost:
         that changed are saved."""
         self.kernel.end_step()
         self.store.save()
+        for wakes in self._wakes.values():
+            wakes.clear()
 
     def take_late(self) -> List[WindowedValue]:
         """The elements kept out of panes since the last call, as they came (too late for
@@ -345,7 +352,10 @@ class KernelHost:
 
     def _resolve(self, domain: str, time: int, entries: list) -> list:
         """Entries with their records: a restored entry (key, None) becomes one entry per
-        record of the key due at `time`. Every key due is loaded and touched."""
+        record of the key due at `time`, found in the key's records by wake-up time as they
+        were at its first restored entry due in this step: a record whose wake-up has moved
+        since is passed on and ignored by the kernel, and one whose wake-up moved to a time
+        was requested for that time with its record. Every key due is loaded and touched."""
         if self._direct:
             return entries
         store = self.store
@@ -356,12 +366,16 @@ class KernelHost:
         if None not in entries[1::2]:
             return entries
         resolved: list = []
+        wakes, states = self._wakes[domain], store.states
         for i in range(0, len(entries), 2):
             key, rec = entries[i], entries[i + 1]
             if rec is not None:
                 resolved += (key, rec)
                 continue
-            for r in _due(store.states.get(key), domain, time):
+            by_time = wakes.get(key)
+            if by_time is None:
+                by_time = wakes[key] = _by_wake(states.get(key), domain)
+            for r in by_time.get(time, ()):
                 resolved += (key, r)
         return resolved
 
