@@ -72,7 +72,7 @@ def _fields(node: Any) -> Dict[str, Any]:
         fields["combiner"] = describe(t.combine_fn)
         keying = node.inputs[0].producer.transform
         if isinstance(keying, KeyFields) and keying.aggregations:
-            # a GroupBy's keys are its key fields' values (before, Rows of them)
+            # a GroupBy keys by its key fields' values: a checkpoint keyed by Rows is refused
             fields["keys"] = "values of " + ", ".join(keying.keys)
     elif isinstance(t, TemplateStep):
         fields.update(template=describe(t.template), input=repr(t.input_trace.type),
