@@ -45,15 +45,6 @@ def _by_wake(ks: Optional[KeyState], domain: str) -> Dict[int, list]:
     return out
 
 
-def _wake_times(ks: Optional[KeyState], domain: str) -> set:
-    """The times of the wake-ups in `domain` a key's state asks for."""
-    if not ks:
-        return set()
-    if domain == EVENT_TIME:
-        return {r.et for r in ks.values()}
-    return {r.pt for r in ks.values()}
-
-
 class KeyStates(Protocol):
     """Where a host keeps its keys' states between steps. `states` is the working dict
     (key -> KeyState) the kernel reads and changes."""
@@ -279,7 +270,7 @@ class KernelHost:
         states, loaded = self.store.states, self.store.loaded
         timers = {}
         for domain, queue in self.timers.items():
-            wakes: Dict[Any, set] = {}   # a loaded key's wake-up times in this domain
+            wakes: Dict[Any, Dict[int, list]] = {}   # a loaded key's records by wake-up time
             saved = timers[domain] = []
             for time, entries in queue.at.items():
                 kept = []
@@ -287,7 +278,7 @@ class KernelHost:
                     if loaded(key):
                         times = wakes.get(key)
                         if times is None:
-                            times = wakes[key] = _wake_times(states.get(key), domain)
+                            times = wakes[key] = _by_wake(states.get(key), domain)
                         if time not in times:
                             continue
                     kept.append(key_form(key))
