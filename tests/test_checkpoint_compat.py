@@ -207,3 +207,20 @@ def test_a_groupby_recorded_with_row_keys_is_refused():
     del old["steps"][step]["keys"]
     assert "its keys: none → values of user" in _refused(old, new)
     check_compatible(groupby(), groupby(), "/ck")
+
+
+def test_a_grouping_recorded_with_wake_ups_by_key_alone_is_refused():
+    """A grouping's saved wake-ups name each due window; a checkpoint whose wake-ups named
+    only keys cannot be resumed by the host that looks windows up."""
+    def grouping():
+        p = pm.Pipeline()
+        (p | "Read" >> pm.ReadFromKafka("localhost:1", "events", timestamp="t")
+         | "Key" >> pm.Map(lambda r: (r["k"], r["v"]))
+         | "Window" >> pm.WindowInto(pm.FixedWindows(300))
+         | "Sum" >> pm.CombinePerKey(sum))
+        return fingerprint(p.nodes)
+    new = grouping()
+    assert new["steps"]["Sum"]["wake-ups"] == "by key and window"
+    old = json.loads(json.dumps(new))
+    del old["steps"]["Sum"]["wake-ups"]
+    assert "step 'Sum' changed its wake-ups: none → by key and window" in _refused(old, new)

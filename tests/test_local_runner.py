@@ -120,8 +120,11 @@ def _host(ops, strategy, roundtrip: bool, only=None) -> list:
 def _assert_every_entry_stands(queues, states):
     """Saved wake-ups and holds name only what is still due (no merged-away window's)."""
     for domain, attr in (("event", "et"), ("processing", "pt")):
-        for time, keys in queues["timers"][domain]:
-            assert all(any(getattr(r, attr) == time for r in states[k].values()) for k in keys)
+        for time, by_window in queues["timers"][domain]:
+            assert len({w for w, _ in by_window}) == len(by_window)
+            for window, keys in by_window:
+                assert len(set(keys)) == len(keys)
+                assert all(getattr(states[k][window], attr) == time for k in keys)
     for time, entries in queues["holds"]:
         for key, window in zip(entries[0::2], entries[1::2]):
             assert states[key][window].hold == time

@@ -15,14 +15,16 @@ Keys' states live in a `KeyStates` store: the local runner keeps them in memory
 (`InMemoryStates`), Spark's stateful processor in state variables a shard at a time (it loads
 the shards of the keys a step touches, and saves those that changed). Wake-ups and holds are
 queued by time and checked lazily: an entry that no longer stands is skipped when due. Their
-saved form (`save_queues`) names keys, not records, so a store can load states on demand."""
+saved form (`save_queues`) names keys and windows, not records, so a store can load states on
+demand and find a due record without looking through its key's windows."""
 from __future__ import annotations
 
 import heapq
+from operator import attrgetter
 from typing import Any, Callable, Dict, Iterable, List, Optional, Protocol, Sequence
 
 from ..triggers.definitions import EVENT_TIME, PROCESSING_TIME
-from ..triggers.kernel import ElementError, GroupAlsoByWindow, KeyState
+from ..triggers.kernel import ElementError, GroupAlsoByWindow, KeyState, WindowRec
 from ..triggers.reducers import AccumulatorReducer
 from ..windowing import MAX_MICROS, MIN_MICROS, WindowedValue
 from ..sdk.errors import UserCodeError
@@ -32,17 +34,6 @@ from .watermarks import output_watermark
 
 def _same(key: Any) -> Any:
     return key
-
-
-def _by_wake(ks: Optional[KeyState], domain: str) -> Dict[int, list]:
-    """A key's records by the time of their wake-up in `domain`."""
-    out: Dict[int, list] = {}
-    if ks:
-        for r in ks.values():
-            time = r.et if domain == EVENT_TIME else r.pt
-            if time is not None:
-                out.setdefault(time, []).append(r)
-    return out
 
 
 class KeyStates(Protocol):
@@ -126,8 +117,7 @@ class KernelHost:
             self.kernel.late_out = []
         self.label = label
         self.store: KeyStates = states if states is not None else InMemoryStates()
-        # wake-ups: flat (key, rec) entries; rec None (a restored entry) stands for every
-        # record of the key due then
+        # wake-ups: flat (key, rec) entries; a restored entry names the window instead of rec
         self.timers = {EVENT_TIME: TimeQueue(), PROCESSING_TIME: TimeQueue()}
         self.holds = TimeQueue()   # flat (key, window) entries
         self.out_wm = MIN_MICROS
@@ -136,9 +126,6 @@ class KernelHost:
         # whether every queued entry has its record and states need no loading (in memory,
         # nothing restored), so due entries go to the kernel as they are
         self._direct = isinstance(self.store, InMemoryStates)
-        # per domain, the records of keys with restored entries by wake-up time, as of the
-        # key's first restored entry due in this step (`_resolve`)
-        self._wakes: Dict[str, Dict[Any, Dict[int, list]]] = {EVENT_TIME: {}, PROCESSING_TIME: {}}
 
     @property
     def counters(self) -> Any:
@@ -204,8 +191,6 @@ class KernelHost:
         that changed are saved."""
         self.kernel.end_step()
         self.store.save()
-        for wakes in self._wakes.values():
-            wakes.clear()
 
     def take_late(self) -> List[WindowedValue]:
         """The elements kept out of panes since the last call, as they came (too late for
@@ -261,29 +246,36 @@ class KernelHost:
         self.kernel.counters = saved["counters"]
 
     def save_queues(self, key_form: Callable[[Any], Any] = _same) -> Dict[str, Any]:
-        """The clocks, wake-ups and holds as plain data naming keys (not records), for a store
-        that keeps states apart (`restore_queues`); keys as `key_form` gives them. Entries
-        that no longer stand are left out where the key's state is at hand: a session's
-        every merged-away window left one, and a host that saves its queues every step
-        (Spark's micro-batches) would carry them all until their time."""
+        """The clocks, wake-ups and holds as plain data naming keys and windows (not records),
+        for a store that keeps states apart (`restore_queues`); keys as `key_form` gives them.
+        A time's wake-ups are grouped by window (fixed and sliding windows' keys share a few),
+        each (key, window) once. Entries that no longer stand are left out where the key's
+        state is at hand: a session's every merged-away window left one, and a host that
+        saves its queues every step (Spark's micro-batches) would carry them all until their
+        time."""
         k, kernel = self.kernel.k, self.kernel
         states, loaded = self.store.states, self.store.loaded
         timers = {}
         for domain, queue in self.timers.items():
-            wakes: Dict[Any, Dict[int, list]] = {}   # a loaded key's records by wake-up time
+            due = attrgetter("et" if domain == EVENT_TIME else "pt")
             saved = timers[domain] = []
             for time, entries in queue.at.items():
-                kept = []
-                for key in dict.fromkeys(entries[0::2]):
+                by_window: Dict[Any, Dict[Any, None]] = {}
+                for i in range(0, len(entries), 2):
+                    key, x = entries[i], entries[i + 1]
+                    window = x.window if type(x) is WindowRec else x
                     if loaded(key):
-                        times = wakes.get(key)
-                        if times is None:
-                            times = wakes[key] = _by_wake(states.get(key), domain)
-                        if time not in times:
+                        ks = states.get(key)
+                        rec = ks.get(window) if ks else None
+                        if rec is None or due(rec) != time:
                             continue
-                    kept.append(key_form(key))
-                if kept:
-                    saved.append((time, kept))
+                    keys = by_window.get(window)
+                    if keys is None:
+                        keys = by_window[window] = {}
+                    keys[key] = None
+                if by_window:
+                    saved.append((time, [(w, [key_form(key) for key in keys])
+                                         for w, keys in by_window.items()]))
         holds = []
         for time, entries in self.holds.at.items():
             kept = []
@@ -303,8 +295,9 @@ class KernelHost:
         self.out_wm = saved["out_wm"]
         for domain, entries in saved["timers"].items():
             queue = self.timers[domain]
-            for time, keys in entries:
-                queue.extend(time, [x for key in keys for x in (key_of(key), None)])
+            for time, by_window in entries:
+                queue.extend(time, [x for window, keys in by_window
+                                    for key in keys for x in (key_of(key), window)])
         for time, entries in saved["holds"]:
             self.holds.extend(time, [key_of(x) if i % 2 == 0 else x for i, x in enumerate(entries)])
         self._direct = False
@@ -333,7 +326,7 @@ class KernelHost:
         times = queue.times
         while times and times[0] <= now:
             time = times[0]
-            entries = self._resolve(domain, time, queue.pop_first())
+            entries = self._resolve(queue.pop_first())
             self.firing = time
             try:
                 kernel.on_timers(self.store.states, domain, time, entries, out)
@@ -341,12 +334,10 @@ class KernelHost:
                 raise self._error(e) from e.cause
             self._drain()
 
-    def _resolve(self, domain: str, time: int, entries: list) -> list:
-        """Entries with their records: a restored entry (key, None) becomes one entry per
-        record of the key due at `time`, found in the key's records by wake-up time as they
-        were at its first restored entry due in this step: a record whose wake-up has moved
-        since is passed on and ignored by the kernel, and one whose wake-up moved to a time
-        was requested for that time with its record. Every key due is loaded and touched."""
+    def _resolve(self, entries: list) -> list:
+        """Entries with their records: a restored entry (key, window) becomes (key, the
+        window's record), or nothing if the window is gone (the kernel ignores a record whose
+        wake-up has moved since). Every key due is loaded and touched."""
         if self._direct:
             return entries
         store = self.store
@@ -354,20 +345,16 @@ class KernelHost:
         store.ensure(keys)
         for key in keys:
             store.touch(key)
-        if None not in entries[1::2]:
-            return entries
+        states = store.states
         resolved: list = []
-        wakes, states = self._wakes[domain], store.states
         for i in range(0, len(entries), 2):
-            key, rec = entries[i], entries[i + 1]
-            if rec is not None:
-                resolved += (key, rec)
-                continue
-            by_time = wakes.get(key)
-            if by_time is None:
-                by_time = wakes[key] = _by_wake(states.get(key), domain)
-            for r in by_time.get(time, ()):
-                resolved += (key, r)
+            key, x = entries[i], entries[i + 1]
+            if type(x) is not WindowRec:
+                ks = states.get(key)
+                x = ks.get(x) if ks else None
+                if x is None:
+                    continue
+            resolved += (key, x)
         return resolved
 
     def _error(self, e: ElementError) -> UserCodeError:

@@ -188,8 +188,12 @@ class PartitionedHost:
         for key, ks in saved["states"].items():
             parts[bucket_of(key, self.buckets)]["states"][key] = ks
         for domain, entries in q["timers"].items():
-            for time, keys in entries:
-                for b, mine in _by_bucket(keys, 1, self.buckets).items():
+            for time, by_window in entries:
+                split: Dict[int, list] = {}
+                for window, keys in by_window:
+                    for b, mine in _by_bucket(keys, 1, self.buckets).items():
+                        split.setdefault(b, []).append((window, mine))
+                for b, mine in split.items():
                     parts[b]["queues"]["timers"][domain].append((time, mine))
         for time, entries in q["holds"]:
             for b, mine in _by_bucket(entries, 2, self.buckets).items():
