@@ -2,6 +2,8 @@
 
 - the kernel's plain-watermark-trigger path (DefaultTrigger, AfterWatermark(), Repeatedly of
   it): compared with the kernel run through the trigger objects (`_wm_slot` off);
+- the inlined driver of AfterWatermark with processing-time early and late firings
+  (`TimedWatermarkDriver`): compared with the general driver, through the trigger objects;
 - Sessions' incremental merge (`Sessions._merge_new`): compared with merge_windows over all
   of a key's active windows (`WindowFn._merge_new`).
 
@@ -16,13 +18,17 @@ import pytest
 
 import pomset as pm
 from pomset.triggers import kernel as kernel_mod
+from pomset.triggers.drivers import TimedWatermarkDriver, TriggerDriver, driver
 from pomset.windowing.windowfns import WindowFn
 
 WINDOWS = [lambda: pm.GlobalWindows(), lambda: pm.FixedWindows(10), lambda: pm.SlidingWindows(20, 5),
            lambda: pm.Sessions(7)]
 TRIGGERS = [lambda: None, lambda: pm.DefaultTrigger(), lambda: pm.AfterWatermark(),
             lambda: pm.Repeatedly(pm.AfterWatermark()),
-            lambda: pm.AfterWatermark(early=pm.AfterCount(2), late=pm.AfterCount(1))]
+            lambda: pm.AfterWatermark(early=pm.AfterCount(2), late=pm.AfterCount(1)),
+            lambda: pm.AfterWatermark(early=pm.AfterProcessingTime(2), late=pm.AfterProcessingTime(1)),
+            lambda: pm.AfterWatermark(early=pm.AfterProcessingTime(3)),
+            lambda: pm.AfterWatermark(late=pm.AfterProcessingTime(0))]
 MODES = [pm.AccumulationMode.DISCARDING, pm.AccumulationMode.ACCUMULATING,
          pm.AccumulationMode.RETRACTING]
 COMBINERS = [pm.TimestampCombiner.OUTPUT_AT_EOW, pm.TimestampCombiner.OUTPUT_AT_EARLIEST,
@@ -63,6 +69,7 @@ def _run(seed: int) -> list:
 def test_fast_paths_match_general_paths(seed, monkeypatch):
     fast = _run(seed)
     monkeypatch.setattr(kernel_mod, "_plain_watermark_slot", lambda trigger: None)
+    monkeypatch.setattr(kernel_mod, "driver", TriggerDriver)
     monkeypatch.setattr(pm.Sessions, "_merge_new", WindowFn._merge_new)
     general = _run(seed)
     assert fast == general
@@ -76,6 +83,17 @@ def test_plain_watermark_slot():
     assert slot(pm.AfterWatermark(late=pm.AfterCount(1))) is None
     assert slot(pm.AfterWatermark(early=pm.AfterCount(1))) is None
     assert slot(pm.Repeatedly(pm.AfterCount(2))) is None
+
+
+def test_the_timed_watermark_driver_is_chosen_for_processing_time_firings_only():
+    apt = pm.AfterProcessingTime
+    for trigger in (pm.AfterWatermark(early=apt(1), late=apt(1)), pm.AfterWatermark(early=apt(1)),
+                    pm.AfterWatermark(late=apt(0))):
+        assert type(driver(trigger)) is TimedWatermarkDriver
+    for trigger in (pm.AfterWatermark(), pm.AfterWatermark(early=pm.AfterCount(1)),
+                    pm.AfterWatermark(early=apt(1, align_to=5)), pm.Repeatedly(apt(1)),
+                    pm.AfterWatermark(early=apt(1), late=pm.AfterCount(1))):
+        assert type(driver(trigger)) is TriggerDriver
 
 
 def test_sessions_subclass_overriding_merge_windows_is_not_merged_incrementally():

@@ -47,6 +47,7 @@ from ..windowing import MAX_MICROS, MIN_MICROS, PaneInfo, PaneTiming, TimestampC
 from .accumulation import AccumulationMode
 from .definitions import (EVENT_TIME, PROCESSING_TIME, AfterWatermark, DefaultTrigger, Repeatedly,
                           Trigger)
+from .drivers import driver
 from .strategy import WindowingStrategy
 
 EARLY, ON_TIME, LATE = PaneTiming.EARLY, PaneTiming.ON_TIME, PaneTiming.LATE
@@ -199,6 +200,7 @@ class GroupAlsoByWindow:
         self.strategy = strategy
         self.reducer = reducer
         self.trigger = strategy.trigger
+        self.driver = driver(self.trigger)
         self.n_trigger = self.trigger._size()
         self.window_fn = strategy.window_fn
         self.merging = self.window_fn.is_merging()
@@ -360,7 +362,8 @@ class GroupAlsoByWindow:
         requests and deliver them all. Raises `ElementError` naming the key that failed."""
         k = self.k
         wm = k.wm
-        lateness, slot, trigger, merging = self.lateness, self._wm_slot, self.trigger, self.merging
+        lateness, slot, should_fire, merging = (self.lateness, self._wm_slot,
+                                                self.driver.should_fire, self.merging)
         event_time = domain == EVENT_TIME
         fire, single, eow, step = self._fire, self._single_output, self.eow, k.step
         gone = _expiry_watermark(wm, lateness)
@@ -395,7 +398,7 @@ class GroupAlsoByWindow:
                             rec.closed = True
                         elif rec.ts[slot] == 1 and wm > max_ts:
                             fire(key, rec, out, kow)
-                    elif trigger._should_fire(k, rec, 0):
+                    elif should_fire(k, rec):
                         fire(key, rec, out, kow)
                 if max_ts + lateness < gone:
                     if not rec.closed and (rec.pending or not rec.nonspec):
@@ -434,10 +437,10 @@ class GroupAlsoByWindow:
     # --- internals ------------------------------------------------------------------------
     def _on_element(self, key: Any, rec: WindowRec, value: Any, ts: int, out: list,
                     kow: int) -> None:
-        """An element added to `rec`, through the trigger objects: fire if they say so."""
-        trigger = self.trigger
-        trigger._on_element(self.k, rec, 0, value, ts)
-        if trigger._should_fire(self.k, rec, 0):
+        """An element added to `rec`, through the trigger's driver: fire if it says so."""
+        driver = self.driver
+        driver.on_element(self.k, rec, value, ts)
+        if driver.should_fire(self.k, rec):
             self._fire(key, rec, out, kow)
         self._schedule(key, rec)
 
@@ -459,10 +462,9 @@ class GroupAlsoByWindow:
         et = pt = None
         if not rec.closed:
             # A wake-up already due was just evaluated; asking again would spin.
-            et = self.trigger._wake(k, rec, 0, EVENT_TIME)
+            et, pt = self.driver.wakes(k, rec)
             if et is not None and et <= k.wm:
                 et = None
-            pt = self.trigger._wake(k, rec, 0, PROCESSING_TIME)
             if pt is not None and pt <= k.pt:
                 pt = None
         gc = min(rec.window.max_ts + self.lateness + 1, MAX_MICROS)
@@ -507,7 +509,7 @@ class GroupAlsoByWindow:
                 rec.ts[0] = 2
                 finished = True
         else:
-            finished = self.trigger._on_fire(k, rec, 0)
+            finished = self.driver.on_fire(k, rec)
         if wm <= max_ts:
             timing = EARLY
         elif rec.nonspec or kow > max_ts:

@@ -1,0 +1,117 @@
+"""How the kernel asks a window's trigger what to do, chosen once per grouping (as Beam's
+`trigger.py` picks its driver at construction): through the trigger objects' slot protocol
+for any trigger (`TriggerDriver`), or inlined for the streaming trigger users write most,
+`AfterWatermark` with processing-time early and/or late firings (`TimedWatermarkDriver`),
+where the protocol's calls through each child cost more than the decisions themselves.
+
+A driver answers for a window's record `w` (its trigger state in `w.ts`, slot 0 the root) at
+the kernel's clocks `k`: `on_element` (an element was added), `should_fire`, `on_fire` (the
+window fired: True when the trigger finished) and `wakes` (the event-time and processing-time
+wake-ups the trigger asks for, or None). tests/test_fast_paths.py checks the inlined driver
+against the general one."""
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+from .definitions import EVENT_TIME, PROCESSING_TIME, AfterProcessingTime, AfterWatermark, Trigger
+
+
+class TriggerDriver:
+    """Any trigger, through its slot protocol."""
+
+    def __init__(self, trigger: Trigger) -> None:
+        self.trigger = trigger
+
+    def on_element(self, k: Any, w: Any, value: Any, ts: int) -> None:
+        self.trigger._on_element(k, w, 0, value, ts)
+
+    def should_fire(self, k: Any, w: Any) -> bool:
+        return self.trigger._should_fire(k, w, 0)
+
+    def on_fire(self, k: Any, w: Any) -> bool:
+        return self.trigger._on_fire(k, w, 0)
+
+    def wakes(self, k: Any, w: Any) -> Tuple[Optional[int], Optional[int]]:
+        trigger = self.trigger
+        return trigger._wake(k, w, 0, EVENT_TIME), trigger._wake(k, w, 0, PROCESSING_TIME)
+
+
+def _delay(t: Optional[Trigger]) -> Optional[int]:
+    """A plain `AfterProcessingTime(delay)`'s delay (µs); None for no trigger."""
+    return None if t is None else t.delay_us
+
+
+def _timed(t: Optional[Trigger]) -> bool:
+    return t is None or (type(t) is AfterProcessingTime and not t.period_us)
+
+
+class TimedWatermarkDriver(TriggerDriver):
+    """`AfterWatermark(early=AfterProcessingTime(d), late=AfterProcessingTime(d'))` (either
+    may be absent; not aligned to a period), what `AfterWatermark` and `AfterProcessingTime`
+    do through the slot protocol, inlined. Slots: 0 the watermark trigger (None reset, 1
+    armed, 2 on-time pane fired), then the early trigger's time, then the late one's."""
+
+    def __init__(self, trigger: AfterWatermark) -> None:
+        super().__init__(trigger)
+        self.early, self.late = _delay(trigger.early), _delay(trigger.late)
+        self.lo = trigger._lo
+
+    @staticmethod
+    def fits(trigger: Trigger) -> bool:
+        """Whether `trigger` is one this driver inlines."""
+        return (type(trigger) is AfterWatermark and _timed(trigger.early) and _timed(trigger.late)
+                and (trigger.early is not None or trigger.late is not None))
+
+    def on_element(self, k: Any, w: Any, value: Any, ts: int) -> None:
+        s = w.ts
+        st = s[0]
+        if st is None:
+            s[0] = st = 1
+        if st == 1:
+            if self.early is not None and s[1] is None:
+                s[1] = k.pt + self.early
+        elif self.late is not None and s[self.lo] is None:
+            s[self.lo] = k.pt + self.late
+
+    def should_fire(self, k: Any, w: Any) -> bool:
+        s = w.ts
+        st = s[0]
+        if st == 1:
+            if k.wm > w.window.max_ts:
+                return True
+            return self.early is not None and s[1] is not None and k.pt >= s[1]
+        if st == 2 and self.late is not None:
+            t = s[self.lo]
+            return t is not None and k.pt >= t
+        return False
+
+    def on_fire(self, k: Any, w: Any) -> bool:
+        s = w.ts
+        if s[0] == 1:
+            if k.wm > w.window.max_ts:
+                # the on-time firing ends the early firings and clears their state
+                s[0] = 2
+                if self.early is not None:
+                    s[1] = None
+                    w.fin &= ~2
+                return self.late is None
+            s[1] = None
+            w.fin &= ~2
+            return False
+        s[self.lo] = None
+        w.fin &= ~(1 << self.lo)
+        return False
+
+    def wakes(self, k: Any, w: Any) -> Tuple[Optional[int], Optional[int]]:
+        s = w.ts
+        st = s[0]
+        if st == 1:
+            return w.window.max_ts + 1, (s[1] if self.early is not None else None)
+        if st == 2 and self.late is not None:
+            return None, s[self.lo]
+        return None, None
+
+
+def driver(trigger: Trigger) -> TriggerDriver:
+    """The driver of `trigger`: inlined where one fits, else the general one."""
+    return TimedWatermarkDriver(trigger) if TimedWatermarkDriver.fits(trigger) else TriggerDriver(trigger)
