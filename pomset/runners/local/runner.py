@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict
 from ...sdk.errors import PipelineConstructionError
 from ...sdk.result import PipelineResult
 from ...sdk.test_stream import TestStream
+from ...runtime.collector import collect_rarely
 from ...runtime.fusion import Fusion
 from ...runtime.test_stream import stream_steps
 from ...windowing import MAX_MICROS, now_micros
@@ -26,8 +27,6 @@ from .progress import Progress
 from .stages import SourceStage, stage_for
 from .streaming import StreamingDriver
 
-
-_GC_GEN0 = 50_000
 
 
 class LocalRunner:
@@ -68,10 +67,7 @@ class LocalRunner:
                                  lambda: self._tick_clock(executor)) if uses_kafka else None
         started = time.monotonic()
         gc_threshold = gc.get_threshold()
-        # A run allocates many short-lived elements while its window state lives long: with
-        # the default young-generation threshold every few bundles promote and rescan all of
-        # that state. A larger threshold keeps collections rare; it is restored afterwards.
-        gc.set_threshold(max(gc_threshold[0], _GC_GEN0), *gc_threshold[1:])
+        collect_rarely()   # restored when the run ends
         try:
             for s in stages:
                 s.start()

@@ -31,6 +31,7 @@ from ...sdk.errors import UserCodeError
 from ...sdk.user_metrics import USER, merge_snapshots
 from ...sdk.io.base import FileSink, FileSource
 from ...traces import DGSStep, OPlus, TemplateStep, Typed
+from ...runtime.collector import collect_rarely
 from ...runtime.fusion import Fusion
 from ...runtime.kernel_host import KernelHost
 from ...runtime.stateful_dofn import StatefulDoFnHost
@@ -286,6 +287,7 @@ class BatchPlan:
             return {None: _Steps(paths, lambda b: (bundle for _, bundle in read(b)))}
 
         def tagged(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            collect_rarely()
             for b in batches:
                 for tag, bundle in read(b):
                     yield codec.encode(bundle, tags=[tag] * len(bundle))
@@ -551,6 +553,7 @@ class _Steps:
         head, steps = self.head, self.steps
 
         def task(batches: Iterator[Any]) -> Iterator[pa.RecordBatch]:
+            collect_rarely()
             started = [step() for step in steps]
             try:
                 yield from tail(_through(batches, head, [p for p, _ in started]))

@@ -38,6 +38,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ...runtime.collector import collect_rarely
 from ...runtime.dgs.worker import DGSUserError
 from ...sdk.errors import UserCodeError
 from ...traces.dgs.optimizer import optimize
@@ -399,6 +400,7 @@ def _stretch_task(program: Any, plan: Any, states: Dict[int, bytes]) -> Any:
         yield pa.RecordBatch.from_pylist([{"g": g, "s": codec.dumps(state)}], schema=_ROUND_ARROW)
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        collect_rarely()
         rows = list(batches)
         if not rows:   # a leaf with no stretch in this round
             return

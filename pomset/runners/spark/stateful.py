@@ -33,6 +33,7 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
+from ...runtime.collector import collect_rarely
 from ...runtime.elementwise import DoFnRunner
 from ...runtime.kernel_host import KernelHost
 from ...runtime.stateful_dofn import StatefulDoFnHost
@@ -90,6 +91,7 @@ class _Host(StatefulProcessor):
         self.labels: Dict[int, int] = {}   # the grouping value of each bucket -> the bucket
 
     def init(self, handle: StatefulProcessorHandle) -> None:
+        collect_rarely()
         self.meta = handle.getValueState("meta", "b binary")
 
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:

@@ -36,6 +36,7 @@ import pyarrow.compute as pc
 
 from ...sdk.core import Create, Flatten, GroupByKey, ParDo, WindowInto
 from ...runtime import columnar
+from ...runtime.collector import collect_rarely
 from ...runtime.elementwise import DoFnRunner, assign_windows
 from ...runtime.metrics import emitted_key
 from ...runtime.test_stream import stream_steps
@@ -410,6 +411,7 @@ def _task(ops: List[_Op], needed: Set[str], key: Optional[_Keying]) -> Any:
             readers[a] = readers.get(a, 0) + 1
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        collect_rarely()
         fns = [op.start() if op.start is not None else None for op in ops]
         if key is not None:
             key.start()

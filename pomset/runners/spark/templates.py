@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterator, List, Optional, Tuple
 import pyarrow as pa
 
 from ...sdk.errors import PipelineConstructionError
+from ...runtime.collector import collect_rarely
 from ...runtime.fusion import Fusion
 from ...runtime.deployment import (Deployment, as_elements, as_items, block_range,
                                   range_blocks, stable_hash)
@@ -158,6 +159,7 @@ def _after_ordered(plan: Any, node: Any, step: TemplateStep, last: Optional[int]
     label = node.label
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        collect_rarely()
         d = Deployment(step, label, parallelism=1)
         for b in batches:
             out = as_elements(d.receive(as_items(codec.decode(b))))

@@ -1,0 +1,24 @@
+"""How often Python's cyclic garbage collector runs while pomset processes data.
+
+A step holds many long-lived objects (window states, a micro-batch's elements) while it
+allocates many more; its window states and elements hold no reference cycles, so reference
+counting frees them. With the default thresholds (700, 10, 10) the collector still walks the young objects
+every 700 allocations and, as they survive, rescans the whole heap: measured on Spark's
+stateful step for 5,000 keys, half its time. Rarer collections (a young one every
+`YOUNG_EVERY` allocations, older ones seldom) still reclaim what cycles a user's code
+makes."""
+from __future__ import annotations
+
+import gc
+from typing import Tuple
+
+YOUNG_EVERY = 1_000_000
+RARE: Tuple[int, int, int] = (YOUNG_EVERY, 20, 20)
+
+
+def collect_rarely() -> None:
+    """Set the rarer thresholds (never lowering one): for the rest of a worker process's life
+    (Spark's Python workers run only pomset's tasks), or while a run lasts in the user's own
+    process (the local runner restores them)."""
+    gc.set_threshold(*(max(now, rare) for now, rare in zip(gc.get_threshold(), RARE)))
+
