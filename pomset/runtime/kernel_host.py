@@ -226,7 +226,8 @@ class KernelHost:
             bucket = at[hold]
             while bucket:   # any one current entry holds at this time; drop stale ones
                 key, window = bucket[-2], bucket[-1]
-                store.ensure((key,))
+                if not store.loaded(key):
+                    store.ensure((key,))
                 if kernel.is_current_hold(store.states.get(key), hold, window):
                     return hold
                 del bucket[-2:]
