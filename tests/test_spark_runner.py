@@ -37,6 +37,17 @@ def test_elements_round_trip_through_arrow_rows(wvs):
         [(w.value, w.ts, w.window, w.pane, w.diff) for w in wvs]
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(elements, max_size=20))
+def test_elements_round_trip_through_a_streaming_pack(wvs):
+    from pomset.runners.spark import packs
+    back, keys = packs.unpack_elements(packs.pack_elements(wvs))
+    assert keys is None
+    assert [(w.value, w.ts, w.window, w.pane, w.diff) for w in back] == \
+        [(w.value, w.ts, w.window, w.pane, w.diff) for w in wvs]
+    assert all(type(w.pane) is PaneInfo and type(w.pane.timing) is PaneTiming for w in back)
+
+
 def test_values_of_main_module_classes_are_pickled_by_value():
     import __main__
     cls = type("Point", (), {"__module__": "__main__"})
