@@ -264,12 +264,18 @@ class KernelHost:
                 by_window: Dict[Any, Dict[Any, None]] = {}
                 for i in range(0, len(entries), 2):
                     key, x = entries[i], entries[i + 1]
-                    window = x.window if type(x) is WindowRec else x
-                    if loaded(key):
-                        ks = states.get(key)
-                        rec = ks.get(window) if ks else None
-                        if rec is None or due(rec) != time:
+                    if type(x) is WindowRec:
+                        # a record the kernel dropped (expired, merged away) has no wake-ups
+                        if due(x) != time:
                             continue
+                        window = x.window
+                    else:
+                        window = x
+                        if loaded(key):
+                            ks = states.get(key)
+                            rec = ks.get(window) if ks else None
+                            if rec is None or due(rec) != time:
+                                continue
                     keys = by_window.get(window)
                     if keys is None:
                         keys = by_window[window] = {}
