@@ -6,7 +6,7 @@ import io
 import pickle
 import sys
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import pomset as pm
@@ -121,10 +121,9 @@ def _assert_every_entry_stands(queues, states):
     """Saved wake-ups and holds name only what is still due (no merged-away window's)."""
     for domain, attr in (("event", "et"), ("processing", "pt")):
         for time, by_window in queues["timers"][domain]:
-            assert len({w for w, _ in by_window}) == len(by_window)
-            for window, keys in by_window:
-                assert len(set(keys)) == len(keys)
-                assert all(getattr(states[k][window], attr) == time for k in keys)
+            pairs = [(window, k) for window, keys in by_window for k in keys]
+            assert len(set(pairs)) == len(pairs)
+            assert all(getattr(states[k][window], attr) == time for window, k in pairs)
     for time, entries in queues["holds"]:
         for key, window in zip(entries[0::2], entries[1::2]):
             assert states[key][window].hold == time
@@ -138,12 +137,44 @@ ops_strategy = st.lists(st.one_of(
 ), max_size=40).map(lambda ops: ops + [("wm", MAX_MICROS, None, None)])
 
 
-@settings(max_examples=60, deadline=None)
-@given(ops=ops_strategy, sessions=st.booleans())
-def test_kernel_state_round_trips_through_bytes(ops, sessions):
+class QuietFor(pm.Trigger):
+    """Fires once the watermark is 10 s past the window's latest element: its event-time
+    wake-up moves with every element (a saved one then no longer stands)."""
+
+    def on_element(self, ctx, value, timestamp):
+        latest = max(ctx.state.get("latest", timestamp.micros), timestamp.micros)
+        ctx.state["latest"] = latest
+        ctx.set_timer(pm.Timestamp.from_micros(latest + 10_000_000))
+
+    def should_fire(self, ctx):
+        return "latest" in ctx.state and ctx.watermark.micros >= ctx.state["latest"] + 10_000_000
+
+    def on_fire(self, ctx):
+        ctx.state.clear()
+        return False
+
+    def on_merge(self, ctx, source_states):
+        times = [s["latest"] for s in source_states if "latest" in s]
+        if times:
+            ctx.state["latest"] = max(times)
+            ctx.set_timer(pm.Timestamp.from_micros(max(times) + 10_000_000))
+
+
+ROUND_TRIP_TRIGGERS = [
+    pm.AfterWatermark(early=pm.AfterProcessingTime(30), late=pm.AfterCount(1)),
+    pm.AfterWatermark(early=pm.AfterProcessingTime(30), late=pm.AfterProcessingTime(20)),
+    QuietFor(),
+]
+
+
+@settings(max_examples=100, deadline=None)
+@given(ops=ops_strategy, sessions=st.booleans(), trigger=st.sampled_from(ROUND_TRIP_TRIGGERS))
+@example(ops=[("el", "a", 1, to_micros(100)), ("el", "a", 2, to_micros(110)),
+              ("wm", MAX_MICROS, None, None)], sessions=False, trigger=QuietFor())
+def test_kernel_state_round_trips_through_bytes(ops, sessions, trigger):
     strategy = WindowingStrategy(
         window_fn=pm.Sessions(60) if sessions else pm.SlidingWindows(120, 60),
-        trigger=pm.AfterWatermark(early=pm.AfterProcessingTime(30), late=pm.AfterCount(1)),
+        trigger=trigger,
         accumulation_mode=pm.AccumulationMode.RETRACTING,
         allowed_lateness_us=to_micros(10_000))
     assert _host(ops, strategy, roundtrip=True) == _host(ops, strategy, roundtrip=False)

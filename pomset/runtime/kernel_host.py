@@ -117,8 +117,12 @@ class KernelHost:
             self.kernel.late_out = []
         self.label = label
         self.store: KeyStates = states if states is not None else InMemoryStates()
-        # wake-ups: flat (key, rec) entries; a restored entry names the window instead of rec
+        # wake-ups: flat (key, rec) entries, and per domain and time the restored ones as they
+        # were saved, [(window, [saved key, ...]), ...], until due (their keys as `_key_of`
+        # makes them); a restored time is in its queue too, with no entries of its own
         self.timers = {EVENT_TIME: TimeQueue(), PROCESSING_TIME: TimeQueue()}
+        self.restored: Dict[str, Dict[int, list]] = {EVENT_TIME: {}, PROCESSING_TIME: {}}
+        self._key_of: Callable[[Any], Any] = _same
         self.holds = TimeQueue()   # flat (key, window) entries
         self.out_wm = MIN_MICROS
         # the instant of the wake-ups now firing: a partitioned host orders outputs by it
@@ -253,36 +257,37 @@ class KernelHost:
         each (key, window) once. Entries that no longer stand are left out where the key's
         state is at hand: a session's every merged-away window left one, and a host that
         saves its queues every step (Spark's micro-batches) would carry them all until their
-        time."""
+        time. Restored wake-ups at a time no record left since (the kernel's `moved`) still
+        stand, and are saved as they came, unread."""
         k, kernel = self.kernel.k, self.kernel
-        states, loaded = self.store.states, self.store.loaded
+        states, loaded, key_of = self.store.states, self.store.loaded, self._key_of
         timers = {}
         for domain, queue in self.timers.items():
             due = attrgetter("et" if domain == EVENT_TIME else "pt")
+            restored, moved = self.restored[domain], kernel.moved[domain]
             saved = timers[domain] = []
             for time, entries in queue.at.items():
-                by_window: Dict[Any, Dict[Any, None]] = {}
+                groups = restored.get(time, ())
+                kept = list(groups) if time not in moved else []
+                by_window: Dict[Any, Dict[Any, None]] = {}   # window -> saved keys
+                if time in moved:
+                    for window, keys in groups:
+                        for saved_key in keys:
+                            key = key_of(saved_key)
+                            if loaded(key):
+                                ks = states.get(key)
+                                rec = ks.get(window) if ks else None
+                                if rec is None or due(rec) != time:
+                                    continue
+                            by_window.setdefault(window, {})[saved_key] = None
                 for i in range(0, len(entries), 2):
-                    key, x = entries[i], entries[i + 1]
-                    if type(x) is WindowRec:
-                        # a record the kernel dropped (expired, merged away) has no wake-ups
-                        if due(x) != time:
-                            continue
-                        window = x.window
-                    else:
-                        window = x
-                        if loaded(key):
-                            ks = states.get(key)
-                            rec = ks.get(window) if ks else None
-                            if rec is None or due(rec) != time:
-                                continue
-                    keys = by_window.get(window)
-                    if keys is None:
-                        keys = by_window[window] = {}
-                    keys[key] = None
-                if by_window:
-                    saved.append((time, [(w, [key_form(key) for key in keys])
-                                         for w, keys in by_window.items()]))
+                    key, rec = entries[i], entries[i + 1]
+                    # a record the kernel dropped (expired, merged away) has no wake-ups
+                    if due(rec) == time:
+                        by_window.setdefault(rec.window, {})[key_form(key)] = None
+                kept += [(w, list(keys)) for w, keys in by_window.items()]
+                if kept:
+                    saved.append((time, kept))
         holds = []
         for time, entries in self.holds.at.items():
             kept = []
@@ -300,11 +305,12 @@ class KernelHost:
         k = self.kernel.k
         k.wm, k.pt, k.settled_wm, k.step = saved["wm"], saved["pt"], saved["settled_wm"], saved["step"]
         self.out_wm = saved["out_wm"]
+        self._key_of = key_of
         for domain, entries in saved["timers"].items():
-            queue = self.timers[domain]
+            queue, restored = self.timers[domain], self.restored[domain]
             for time, by_window in entries:
-                queue.extend(time, [x for window, keys in by_window
-                                    for key in keys for x in (key_of(key), window)])
+                queue.extend(time, ())
+                restored.setdefault(time, []).extend(by_window)
         for time, entries in saved["holds"]:
             self.holds.extend(time, [key_of(x) if i % 2 == 0 else x for i, x in enumerate(entries)])
         self._direct = False
@@ -330,10 +336,17 @@ class KernelHost:
         than the clock it was shown, so nothing requested while firing is due now; the loop
         still takes late additions in order."""
         kernel, queue = self.kernel, self.timers[domain]
+        restored, moved, key_of = self.restored[domain], kernel.moved[domain], self._key_of
         times = queue.times
         while times and times[0] <= now:
             time = times[0]
-            entries = self._resolve(queue.pop_first())
+            entries = queue.pop_first()
+            moved.discard(time)
+            groups = restored.pop(time, None)
+            if groups:   # the restored ones first, as they were queued before
+                entries = [x for window, keys in groups for key in keys
+                           for x in (key_of(key), window)] + entries
+            entries = self._resolve(entries)
             self.firing = time
             try:
                 kernel.on_timers(self.store.states, domain, time, entries, out)

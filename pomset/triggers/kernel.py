@@ -15,7 +15,9 @@ The host owns storage, timers and the clock:
   `hold` while that window still has that hold), both lazily valid: `on_timers` ignores a
   request that no longer stands, `is_current_hold` tells whether a hold does. A host that
   restores state from bytes finds the records due at a time by their wake-ups (`rec.et`,
-  `rec.pt`).
+  `rec.pt`). `moved` (domain -> times) names the times whose requests some record left
+  other than by firing then (its wake-up moved, or the window went): a host that keeps saved
+  requests needs to check only those times' for ones that no longer stand.
 
 Pane timing and output timestamps are decided against the key's own output watermark: the
 largest, over the steps before this one, of the minimum of the input watermark and that key's
@@ -227,6 +229,7 @@ class GroupAlsoByWindow:
         self._single_output = None if self.retracting else getattr(reducer, "output", None)
         self.timer_requests: Dict[str, Dict[int, list]] = {EVENT_TIME: {}, PROCESSING_TIME: {}}
         self.hold_requests: list = []
+        self.moved: Dict[str, set] = {EVENT_TIME: set(), PROCESSING_TIME: set()}
 
     # --- inputs ---------------------------------------------------------------------------
     def process_bundle(self, store: Dict[Any, KeyState], bundle: Sequence[WindowedValue],
@@ -403,7 +406,7 @@ class GroupAlsoByWindow:
                 if max_ts + lateness < gone:
                     if not rec.closed and (rec.pending or not rec.nonspec):
                         fire(key, rec, out, kow, final=True)
-                    rec.et = rec.pt = None   # gone: its other requests no longer stand
+                    self._unqueue(rec)   # gone: its other requests no longer stand
                     del ks[window]
                     if merging:
                         _remove_sorted(ks.order, window)
@@ -471,12 +474,24 @@ class GroupAlsoByWindow:
         if et is None or et > gc:
             et = gc
         if et != rec.et:
+            if rec.et is not None:
+                self.moved[EVENT_TIME].add(rec.et)
             rec.et = et
             self._request(EVENT_TIME, et, key, rec)
         if pt != rec.pt:
+            if rec.pt is not None:
+                self.moved[PROCESSING_TIME].add(rec.pt)
             rec.pt = pt
             if pt is not None:
                 self._request(PROCESSING_TIME, pt, key, rec)
+
+    def _unqueue(self, rec: WindowRec) -> None:
+        """The record's requests no longer stand (its window is gone)."""
+        if rec.et is not None:
+            self.moved[EVENT_TIME].add(rec.et)
+        if rec.pt is not None:
+            self.moved[PROCESSING_TIME].add(rec.pt)
+        rec.et = rec.pt = None
 
     def _request(self, domain: str, time: int, key: Any, rec: WindowRec) -> None:
         at = self.timer_requests[domain]
@@ -568,7 +583,7 @@ class GroupAlsoByWindow:
         for group, merged in self.window_fn._merge_new(order, window):
             sources = [ks.pop(w) for w in group]
             for s in sources:   # merged away: their requests no longer stand
-                s.et = s.pt = None
+                self._unqueue(s)
             for w in group:
                 _remove_sorted(order, w)
             rec = WindowRec(merged, self.reducer.merge([s.acc for s in sources if s.acc is not None]),
