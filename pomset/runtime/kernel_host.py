@@ -24,7 +24,7 @@ from operator import attrgetter
 from typing import Any, Callable, Dict, Iterable, List, Optional, Protocol, Sequence
 
 from ..triggers.definitions import EVENT_TIME, PROCESSING_TIME
-from ..triggers.kernel import ElementError, GroupAlsoByWindow, KeyState, WindowRec
+from ..triggers.kernel import ElementError, GroupAlsoByWindow, KeyState
 from ..triggers.reducers import AccumulatorReducer
 from ..windowing import MAX_MICROS, MIN_MICROS, WindowedValue
 from ..sdk.errors import UserCodeError
@@ -343,10 +343,13 @@ class KernelHost:
             entries = queue.pop_first()
             moved.discard(time)
             groups = restored.pop(time, None)
+            prefix = 0
             if groups:   # the restored ones first, as they were queued before
-                entries = [x for window, keys in groups for key in keys
-                           for x in (key_of(key), window)] + entries
-            entries = self._resolve(entries)
+                restored_entries = [x for window, keys in groups for key in keys
+                                    for x in (key_of(key), window)]
+                prefix = len(restored_entries)
+                entries = restored_entries + entries
+            entries = self._resolve(entries, prefix)
             self.firing = time
             try:
                 kernel.on_timers(self.store.states, domain, time, entries, out)
@@ -354,10 +357,11 @@ class KernelHost:
                 raise self._error(e) from e.cause
             self._drain()
 
-    def _resolve(self, entries: list) -> list:
-        """Entries with their records: a restored entry (key, window) becomes (key, the
-        window's record), or nothing if the window is gone (the kernel ignores a record whose
-        wake-up has moved since). Every key due is loaded and touched."""
+    def _resolve(self, entries: list, restored: int) -> list:
+        """Entries with their records: the first `restored` items are restored entries (key,
+        window), each made (key, the window's record), or left out if the window is gone (the
+        kernel ignores a record whose wake-up has moved since). Every key due is loaded and
+        touched."""
         if self._direct:
             return entries
         store = self.store
@@ -365,17 +369,17 @@ class KernelHost:
         store.ensure(keys)
         for key in keys:
             store.touch(key)
+        if not restored:
+            return entries
         states = store.states
         resolved: list = []
-        for i in range(0, len(entries), 2):
-            key, x = entries[i], entries[i + 1]
-            if type(x) is not WindowRec:
-                ks = states.get(key)
-                x = ks.get(x) if ks else None
-                if x is None:
-                    continue
-            resolved += (key, x)
-        return resolved
+        for i in range(0, restored, 2):
+            key, window = entries[i], entries[i + 1]
+            ks = states.get(key)
+            rec = ks.get(window) if ks else None
+            if rec is not None:
+                resolved += (key, rec)
+        return resolved + entries[restored:]
 
     def _error(self, e: ElementError) -> UserCodeError:
         if e.cause is None:
