@@ -268,9 +268,11 @@ class KernelHost:
             saved = timers[domain] = []
             for time, entries in queue.at.items():
                 groups = restored.get(time, ())
-                kept = list(groups) if time not in moved else []
                 by_window: Dict[Any, Dict[Any, None]] = {}   # window -> saved keys
-                if time in moved:
+                if time not in moved:
+                    kept = list(groups)
+                else:
+                    kept = []
                     for window, keys in groups:
                         for saved_key in keys:
                             key = key_of(saved_key)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pickle
 import struct
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 import pyarrow as pa
 from pyspark import cloudpickle
@@ -87,6 +87,17 @@ class _Memo(dict):
         return b
 
 
+def pane_writer() -> Callable[[PaneInfo], bytes]:
+    """Panes as bytes (`pane_bytes`), each distinct pane object encoded once: for one batch."""
+    return _Memo(pane_bytes).bytes_of
+
+
+def pane_reader() -> Callable[[Optional[bytes]], PaneInfo]:
+    """The panes of `pane_writer`'s bytes (None: no firing), each distinct one built once:
+    for one batch."""
+    return _Shared(pane_of, NO_FIRING)
+
+
 def same(x: Any) -> Any:
     """Its argument, as it is."""
     return x
@@ -118,7 +129,7 @@ def element_columns(elements: Sequence[WindowedValue], value: Any = same, window
 def encode(elements: Sequence[WindowedValue], keys: Optional[Sequence[bytes]] = None,
            tags: Optional[Sequence[Optional[str]]] = None) -> pa.RecordBatch:
     """Elements as a record batch (with their pickled keys, or their output tags)."""
-    columns = element_columns(elements, dumps, _Memo(dumps).bytes_of, _Memo(pane_bytes).bytes_of)
+    columns = element_columns(elements, dumps, _Memo(dumps).bytes_of, pane_writer())
     arrays = [pa.array(c, f.type) for c, f in zip(columns, _ARROW)]
     if keys is not None:
         return pa.RecordBatch.from_arrays([pa.array(keys, pa.binary())] + arrays, schema=KEYED_ARROW)
@@ -153,7 +164,7 @@ def decode(batch: Any) -> List[WindowedValue]:
 def decode_columns(*columns: Sequence[Any]) -> List[WindowedValue]:
     """The elements of the element columns, as lists (v, ts, ws, we, wx, p, d)."""
     intervals: Dict[tuple, Any] = {}
-    other_window, pane = _Shared(loads, GLOBAL_WINDOW), _Shared(pane_of, NO_FIRING)
+    other_window, pane = _Shared(loads, GLOBAL_WINDOW), pane_reader()
 
     def window(start: Optional[int], end: Optional[int], x: Optional[bytes]) -> Any:
         if start is None:

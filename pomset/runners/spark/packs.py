@@ -8,8 +8,8 @@ the same. Payloads, by their first byte:
 
 - `E`: elements (and their pickled keys): one pickle of their columns (values, times,
   windows, panes, diffs), one call for the bundle where a row per element took one each;
-  panes as plain tuples (a `PaneInfo` pickles and unpickles through Python calls, several
-  times slower), each distinct one rebuilt once;
+  panes as `codec.pane_writer` encodes them (a `PaneInfo` pickles and unpickles through
+  Python calls, several times slower), each distinct one rebuilt once;
 - `C`: a schema'd bundle (`runtime.columnar.Columns`) as Arrow IPC: no Python per row;
 - `P`: (key, partial accumulator) elements folded from a task's rows for a grouping
   (`runtime.columnar.Aggregator`), which the kernel merges (`KernelHost.partials`)."""
@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import pyarrow as pa
 
 from ...runtime.columnar import Columns
-from ...windowing import GLOBAL_WINDOW, NO_FIRING, IntervalWindow, PaneInfo, PaneTiming, WindowedValue
+from ...windowing import GLOBAL_WINDOW, NO_FIRING, IntervalWindow, WindowedValue
 from . import codec
 
 ELEMENTS, COLUMNS, PARTIALS = b"E", b"C", b"P"
@@ -36,7 +36,7 @@ def pack_elements(elements: Sequence[WindowedValue], keys: Optional[Sequence[byt
                   kind: bytes = ELEMENTS) -> bytes:
     """Elements (with their pickled keys) as one payload."""
     values, times, starts, ends, others, panes, diffs = codec.element_columns(
-        elements, pane=_pane_fields)
+        elements, pane=codec.pane_writer())
     if all(d == 1 for d in diffs):
         diffs = None
     if not any(others):
@@ -61,25 +61,13 @@ def unpack_elements(payload: bytes) -> Tuple[List[WindowedValue], Optional[List[
         if w is None:
             w = intervals[(start, end)] = IntervalWindow.from_micros(start, end)
         windows.append(w)
-    panes = [NO_FIRING] * n if panes is None else _panes(panes)
+    if panes is None:
+        panes = [NO_FIRING] * n
+    else:
+        pane = codec.pane_reader()
+        panes = [pane(p) for p in panes]
     diffs = [1] * n if diffs is None else diffs
     return [_raw(*e) for e in zip(values, times, windows, panes, diffs)], keys
-
-
-def _pane_fields(p: PaneInfo) -> tuple:
-    return (p[0], p[1], p[2]._value_, p[3], p[4])
-
-
-def _panes(fields: List[Optional[tuple]]) -> List[PaneInfo]:
-    """The panes `_pane_fields` gave (None: no firing), each distinct one built once."""
-    made: Dict[Optional[tuple], PaneInfo] = {None: NO_FIRING}
-    out = []
-    for f in fields:
-        p = made.get(f)
-        if p is None:
-            p = made[f] = PaneInfo(f[0], f[1], PaneTiming(f[2]), f[3], f[4])
-        out.append(p)
-    return out
 
 
 def pack_columns(c: Columns) -> bytes:
