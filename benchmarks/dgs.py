@@ -26,12 +26,23 @@ with `--workers=1` and `--workers=2 --worker_mode=processes` (the source's eleme
 the driver, serially, in both); *keyed-2*, the keyed version at
 `--workers=2 --worker_mode=processes`: `Map` to the key the computation allows (one key for
 fraud and windows, every event depending on the rules or barriers; the page for page-view),
-`GroupByKey`, and the sequential program over each key's events sorted by time. Each
-measured run is a fresh subprocess; its time runs from building the pipeline (or, for
-*sequential*, from sorting) to holding the outputs; input generation is excluded. Outputs
-(timestamp, value) are compared by digest with *sequential*'s.
+`GroupByKey`, and the sequential program over each key's events sorted by time.
+
+The input as files, as producers leave it (the paper's setting: each input stream where its
+worker is): each tag's events in JSON-lines stream files (`[seconds, value]` a line), dealt
+to 4 streams where the tag has more than a tenth of the events, else 1 (`write_streams`).
+*seq-files* is the sequential program reading them as a user would write it by hand:
+`heapq.merge` of the files by timestamp and one loop; *files-N* is the pipeline
+`pm.dgs.ReadStreams(streams) | program` at `--workers=N` (`--worker_mode=processes` above
+1), where each leaf process reads its own streams.
+
+Each measured run is a fresh subprocess; its time runs from building the pipeline (or, for
+*sequential*, from sorting; for *seq-files*, from opening the files) to holding the outputs;
+input generation and writing the files are excluded. Outputs (timestamp, value) are compared
+by digest with *sequential*'s.
 
     .venv/bin/python benchmarks/dgs.py [--events N] [--repeats 3] [--write]
+    .venv/bin/python benchmarks/dgs.py --shapes fraud,windows --variants seq-files,files-2
     .venv/bin/python benchmarks/dgs.py --profile fraud      # cProfile a dgs-2 run's driver
 """
 from __future__ import annotations
@@ -41,8 +52,10 @@ import hashlib
 import json
 import os
 import statistics
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from typing import Any, Callable, Dict, List, Tuple
@@ -55,7 +68,10 @@ sys.path.insert(0, HERE)
 BEGIN, END = "<!-- dgs:begin -->", "<!-- dgs:end -->"
 
 SHAPES = ["fraud", "windows", "windows-sum", "page-view"]
-VARIANTS = ["sequential", "deploy-1", "deploy-2", "dgs-1", "dgs-2", "keyed-2"]
+VARIANTS = ["sequential", "deploy-1", "deploy-2", "dgs-1", "dgs-2", "keyed-2",
+            "seq-files", "files-1", "files-2"]
+#: streams a tag's events are dealt to, where it has more than a tenth of them (else one)
+BUSY_STREAMS = 4
 
 
 # --- the applications --------------------------------------------------------------------------
@@ -112,6 +128,68 @@ def sequential(app: Dict[str, Any], events: List[Tuple[int, Any]]) -> List[Tuple
     return result
 
 
+def write_streams(app: Dict[str, Any], folder: str) -> None:
+    """The shape's events as input streams in JSON-lines files (`[seconds, value]` a line),
+    as producers would leave them: each tag's events dealt one by one to `BUSY_STREAMS`
+    streams where the tag has more than a tenth of them, else to one; `streams.json` lists
+    each stream's tag and file, in order."""
+    by_tag: Dict[Any, List[Tuple[float, Any]]] = {}
+    for ts, (tag, value) in sorted(app["events"], key=lambda e: e[0]):
+        by_tag.setdefault(tag, []).append((ts, value))
+    total = len(app["events"])
+    index = []
+    for tag, events in sorted(by_tag.items(), key=lambda kv: repr(kv[0])):
+        n = BUSY_STREAMS if len(events) * 10 > total else 1
+        for j in range(n):
+            path = os.path.join(folder, f"stream-{len(index)}.jsonl")
+            with open(path, "w") as f:
+                f.writelines(json.dumps([ts, value]) + "\n" for ts, value in events[j::n])
+            index.append((tag, path))
+    with open(os.path.join(folder, "streams.json"), "w") as f:
+        json.dump(index, f)
+
+
+def read_stream(path: str):
+    """A stream file's `(seconds, value)` events (JSON arrays back to tuples)."""
+    loads = json.loads
+    with open(path) as f:
+        for line in f:
+            ts, value = loads(line)
+            yield ts, tuple(value) if type(value) is list else value
+
+
+def streams(folder: str) -> List[Any]:
+    """The `pm.dgs.Stream`s of the files `write_streams` left in `folder`."""
+    import functools
+    import pomset as pm
+    with open(os.path.join(folder, "streams.json")) as f:
+        index = json.load(f)
+    return [pm.dgs.Stream(tuple(tag) if type(tag) is list else tag,
+                          functools.partial(read_stream, path), name=os.path.basename(path))
+            for tag, path in index]
+
+
+def sequential_streams(app: Dict[str, Any], inputs: List[Any]) -> List[Tuple[int, Any]]:
+    """The sequential program reading the streams itself, as a user would write it: the
+    files merged by timestamp (`heapq.merge`, ties in stream order), one loop."""
+    import heapq
+    from operator import itemgetter
+    update, state = app["update"], app["init"]()
+    outs: List[Any] = []
+    result: List[Tuple[int, Any]] = []
+
+    def tagged(stream: Any) -> Any:
+        tag = stream.tag
+        return ((ts, tag, value) for ts, value in stream.read())
+    for ts, tag, value in heapq.merge(*map(tagged, inputs), key=itemgetter(0)):
+        state = update(state, tag, value, outs.append)
+        if outs:
+            micros = round(ts * 1_000_000)
+            result.extend((micros, o) for o in outs)
+            outs.clear()
+    return result
+
+
 def keyed(app: Dict[str, Any]) -> Callable[[Any], Any]:
     """The keyed version's per-key step: the sequential program over a key's events."""
     import pomset as pm
@@ -122,11 +200,29 @@ def keyed(app: Dict[str, Any]) -> Callable[[Any], Any]:
     return run
 
 
-def one_run(shape: str, variant: str, events: int) -> Dict[str, Any]:
-    """One measured run in this process: seconds and the outputs' digest."""
+def one_run(shape: str, variant: str, events: int, folder: str = "") -> Dict[str, Any]:
+    """One measured run in this process: seconds and the outputs' digest (the files variants
+    read the stream files `write_streams` left in `folder`)."""
     import pomset as pm
     app = application(shape, events)
     micros = [(pm.Timestamp.of(ts).micros, e) for ts, e in app["events"]]
+    if variant == "seq-files":
+        inputs = streams(folder)
+        t = time.perf_counter()
+        out = sequential_streams(app, inputs)
+        seconds = time.perf_counter() - t
+        return dict(seconds=seconds, digest=_digest(out), outputs=len(out), n=len(micros))
+    if variant.startswith("files-"):
+        inputs = streams(folder)
+        workers = int(variant[len("files-"):])
+        t = time.perf_counter()
+        p = pm.Pipeline(argv=[f"--workers={workers}", "--quiet"]
+                        + (["--worker_mode=processes"] if workers > 1 else []))
+        out = p | pm.dgs.ReadStreams(inputs, app["trace"]) | app["program"]
+        result = p.run()
+        rows = [(wv.timestamp.micros, wv.value) for wv in result.collect(out)]
+        seconds = time.perf_counter() - t
+        return dict(seconds=seconds, digest=_digest(rows), outputs=len(rows), n=len(micros))
     if variant == "sequential":
         t = time.perf_counter()
         out = sequential(app, micros)
@@ -197,11 +293,11 @@ def _digest(rows: List[Tuple[int, Any]]) -> str:
     return hashlib.sha256(repr(sorted(rows, key=repr)).encode()).hexdigest()[:16]
 
 
-def measured(shape: str, variant: str, events: int) -> Dict[str, Any]:
+def measured(shape: str, variant: str, events: int, folder: str = "") -> Dict[str, Any]:
     """A run in a fresh subprocess."""
     done = subprocess.run([sys.executable, __file__, "--one", shape, variant,
-                           "--events", str(events)], capture_output=True, text=True,
-                          timeout=1800, cwd=ROOT)
+                           "--events", str(events), "--folder", folder], capture_output=True,
+                          text=True, timeout=1800, cwd=ROOT)
     if done.returncode != 0:
         raise RuntimeError(f"{shape}/{variant} failed:\n{done.stdout}\n{done.stderr}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -261,19 +357,23 @@ def latency(period_ms: float, rate: int, seconds: float, per_barrier: int) -> Di
 
 def report(results: Dict[str, Dict[str, List[Dict[str, Any]]]], calib: Tuple[float, float],
            lat: List[Dict[str, float]], ceilings: Dict[str, List[float]]) -> str:
-    lines = ["| shape | events | variant | median s | events/s | vs sequential | vs deploy-1 | "
-             "vs dgs-1 | vs keyed-2 | outputs | same as sequential |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    first = next(iter(results.values()))
+    refs = [v for v in ("deploy-1", "dgs-1", "keyed-2") if v in first]
+    lines = ["| shape | events | variant | median s | events/s | vs its sequential | "
+             + "".join(f"vs {v} | " for v in refs) + "outputs | same as sequential |",
+             "|---" * (8 + len(refs)) + "|"]
     for shape, variants in results.items():
         med = {v: statistics.median(r["seconds"] for r in runs) for v, runs in variants.items()}
-        ref = variants["sequential"][0]["digest"]
+        ref = next(variants[v][0]["digest"] for v in ("sequential", "seq-files", *variants)
+                   if v in variants)
         for v, runs in variants.items():
             n = runs[0]["n"]
             same = all(r["digest"] == ref for r in runs)
-            lines.append(f"| {shape} | {n:,} | {v} | {med[v]:.2f} | {n / med[v]:,.0f} | "
-                         f"{med['sequential'] / med[v]:.2f}x | {med['deploy-1'] / med[v]:.2f}x | "
-                         f"{med['dgs-1'] / med[v]:.2f}x | {med['keyed-2'] / med[v]:.2f}x | "
-                         f"{runs[0]['outputs']:,} | {'yes' if same else 'NO'} |")
+            own = "seq-files" if v.startswith(("seq-files", "files-")) else "sequential"
+            vs_own = f"{med[own] / med[v]:.2f}x" if own in med else "-"
+            lines.append(f"| {shape} | {n:,} | {v} | {med[v]:.2f} | {n / med[v]:,.0f} | {vs_own} | "
+                         + "".join(f"{med[r] / med[v]:.2f}x | " for r in refs)
+                         + f"{runs[0]['outputs']:,} | {'yes' if same else 'NO'} |")
     one, two = calib
     lines += ["", "Ceiling in the same run (each shape's update over its events in 2 forked "
                   "processes at once, no synchronization, against 1 loop in-process; median): "
@@ -281,8 +381,10 @@ def report(results: Dict[str, Dict[str, List[Dict[str, Any]]]], calib: Tuple[flo
                           for shape, c in ceilings.items()) + "."]
     lines += ["", f"Calibration in the same run: the same CPU-bound Python loop in 1 process took "
                   f"{one:.2f} s, in 2 processes at once {two:.2f} s each: 2 processes give "
-                  f"**{2 * one / two:.2f}x** the work of one here.", "",
-              "| heartbeat period | windows | p50 latency | p90 latency |", "|---|---|---|---|"]
+                  f"**{2 * one / two:.2f}x** the work of one here."]
+    if lat:
+        lines += ["", "| heartbeat period | windows | p50 latency | p90 latency |",
+                  "|---|---|---|---|"]
     for row in lat:
         lines.append(f"| {row['period_ms']:g} ms | {row['windows']} | {row['p50_ms']:.0f} ms | "
                      f"{row['p90_ms']:.0f} ms |")
@@ -298,13 +400,18 @@ def main() -> int:
     parser.add_argument("--one", nargs=2, metavar=("SHAPE", "VARIANT"))
     parser.add_argument("--profile", metavar="SHAPE")
     parser.add_argument("--write", action="store_true", help="write into BENCHMARKS.md")
+    parser.add_argument("--variants", default=",".join(VARIANTS))
+    parser.add_argument("--latency", action=argparse.BooleanOptionalAction, default=True,
+                        help="measure latency against heartbeat rate")
+    parser.add_argument("--folder", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     defaults = {"fraud": 400_000, "windows": 1_000_000, "windows-sum": 1_000_000,
                 "page-view": 300_000}
     if args.one:
         shape, variant = args.one
         n = args.events or defaults[shape]
-        print(json.dumps(ceiling(shape, n) if variant == "ceiling" else one_run(shape, variant, n)))
+        print(json.dumps(ceiling(shape, n) if variant == "ceiling"
+                         else one_run(shape, variant, n, args.folder)))
         return 0
     if args.profile:
         import cProfile
@@ -320,19 +427,25 @@ def main() -> int:
     one = statistics.median(calibration(1, 20_000_000) for _ in range(3))
     two = statistics.median(calibration(2, 20_000_000) for _ in range(3))
     ceilings: Dict[str, List[float]] = {}
+    variants = args.variants.split(",")
+    scratch = tempfile.mkdtemp(prefix="pomset-dgs-")
     for shape in shapes:
-        results[shape] = {v: [] for v in VARIANTS}
+        results[shape] = {v: [] for v in variants}
         ceilings[shape] = []
+        folder = os.path.join(scratch, shape)
+        os.makedirs(folder)
+        write_streams(application(shape, events[shape]), folder)
         for _ in range(args.repeats):
-            for v in VARIANTS:   # interleaved, so drift on a shared machine hits all alike
-                r = measured(shape, v, events[shape])
+            for v in variants:   # interleaved, so drift on a shared machine hits all alike
+                r = measured(shape, v, events[shape], folder)
                 results[shape][v].append(r)
                 print(f"{shape:12s} {v:10s} {r['seconds']:7.2f} s  {r['digest']}", flush=True)
             c = measured(shape, "ceiling", events[shape])
             ceilings[shape].append(c["one"] / c["two"])
             print(f"{shape:12s} ceiling    {c['one'] / c['two']:7.2f}x", flush=True)
+    shutil.rmtree(scratch)
     lat = [latency(ms, rate=100_000, seconds=6, per_barrier=10_000)
-           for ms in (20, 100, 250, 1000)]
+           for ms in ((20, 100, 250, 1000) if args.latency else ())]
     block = report(results, (one, two), lat, ceilings)
     print(block)
     if args.write:

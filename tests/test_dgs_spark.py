@@ -93,6 +93,25 @@ def test_event_windows_on_a_deeper_plan_and_a_step_after_it(spark):
                   then=lambda: pm.Map(lambda s: s * 10))
 
 
+def test_streams_are_read_by_the_driver_and_give_the_local_workers_output(spark):
+    """`pm.dgs.ReadStreams` on Spark: the driver reads the streams merged (ties in stream
+    order), as the local runner's worker processes read them each their own."""
+    events = window_events(seed=2)
+    per = {"v": [[], [], []], "b": [[]]}
+    for i, tv in enumerate(events):
+        tag, value = tv.value
+        per[tag][i % len(per[tag])].append((tv.timestamp, value))
+    streams = [pm.dgs.Stream(tag, lambda got=got: iter(got), name=f"{tag}{j}")
+               for tag, lists in per.items() for j, got in enumerate(lists)]
+    outs = {}
+    for name, flags in (("spark", SPARK), ("local", ["--runner=local", "--workers=2",
+                                                     "--worker_mode=processes", "--quiet"])):
+        p = pm.Pipeline(argv=flags)
+        out = p | pm.dgs.ReadStreams(streams, WINDOWS) | windows()
+        outs[name] = sorted((wv.ts, wv.value) for wv in p.run().collect(out))
+    assert outs["spark"] == outs["local"] and len(outs["local"]) == 6
+
+
 # --- fraud detection: rules are barriers, transactions flagged against the last rule ---------
 
 FRAUD = pm.TraceType({"t": int, "r": int}, depends=[("r", "t"), ("r", "r")])

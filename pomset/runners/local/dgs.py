@@ -1,5 +1,7 @@
 """The local runner's stage for a DGS step: it hosts the step's `DGSDeployment`, giving it the
-items as they come and the input watermark as it moves (its heartbeats). With one worker, or
+items as they come and the input watermark as it moves (its heartbeats); or, right after a
+`pm.dgs.ReadStreams` it alone reads, the streams themselves, which the plan's workers read
+each its own (the source stage then reads nothing). With one worker, or
 in the default `auto` worker mode, it runs the sequential program: measured here, a plan's
 worker processes pay only for updates of several µs (`BENCHMARKS.md`, DGS), so they are asked
 for, with `--worker_mode=processes` (a synchronization plan with a leaf per worker, its
@@ -11,6 +13,7 @@ import random
 from typing import Any, Dict
 
 from ...runtime.dgs.deployment import DGSDeployment
+from ...traces.dgs import ReadStreams
 from ...windowing import GLOBAL_WINDOW, MAX_MICROS, NO_FIRING, WindowedValue
 from .stages import DeploymentStage, Stage
 
@@ -35,6 +38,15 @@ class DGSStage(DeploymentStage):
                                         rng=rng)
         self.released = float("-inf")
         self.late = 0
+        self.streams: Any = None   # the source this step reads itself, if any
+
+    def start(self) -> None:
+        (pc,) = self.node.inputs
+        (source,) = self.executor.inputs_of[id(self)]
+        if (isinstance(source.node.transform, ReadStreams) and len(pc.consumers) == 1
+                and id(pc) not in self.executor.record):
+            source.read_by = self.label
+            self.streams = source
 
     def receive(self, index: int, bundle: list) -> None:
         self.received += len(bundle)
@@ -49,9 +61,19 @@ class DGSStage(DeploymentStage):
         if wm <= self.released:
             return
         self.released = wm
-        outs = self.deployment.finish() if wm >= MAX_MICROS else self.deployment.advance(wm)
+        if self.streams is not None:
+            outs = self._read_streams() if wm >= MAX_MICROS else []
+        else:
+            outs = self.deployment.finish() if wm >= MAX_MICROS else self.deployment.advance(wm)
         raw = WindowedValue.raw
         self.emit(None, [raw(out, ts, GLOBAL_WINDOW, NO_FIRING, 1) for ts, out in outs])
+
+    def _read_streams(self) -> list:
+        t = self.streams.node.transform
+        outs = self.deployment.run_streams(t.streams, t.rates())
+        source = self.streams
+        self.received = source.read_count = source.emitted[None] = sum(self.deployment.read)
+        return outs
 
     def finish(self) -> None:
         self.deployment.close()

@@ -12,6 +12,7 @@ from ...sdk.errors import UserCodeError
 from ...sdk.user_metrics import USER, MetricsContainer
 from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
 from ...traces import DGSStep, OPlus, TemplateStep, Typed
+from ...traces.dgs import ReadStreams
 from ...runtime import columnar
 from ...runtime.columnar import Columns
 from ...runtime.kernel_host import KernelHost
@@ -132,11 +133,16 @@ class SourceStage(Stage):
         super().__init__(node, executor)
         self.read_count = 0
         self.dead_letters = 0
+        #: the step that reads this source itself (a DGS step's workers its streams), if any
+        self.read_by: Optional[str] = None
 
     def bundles(self, size: int):
-        """Bundles of WindowedValues read from the source."""
+        """Bundles of WindowedValues read from the source (none where a step after it reads
+        it itself)."""
         t = self.node.transform
-        if isinstance(t, Create):
+        if self.read_by is not None:
+            return
+        if isinstance(t, (Create, ReadStreams)):
             yield from t.bundles(size)
             return
         for tag, bundle in read_tagged(t, self.label, size, COLUMN_ROWS):

@@ -31,6 +31,7 @@ from ...sdk.errors import UserCodeError
 from ...sdk.user_metrics import USER, merge_snapshots
 from ...sdk.io.base import FileSink, FileSource
 from ...traces import DGSStep, OPlus, TemplateStep, Typed
+from ...traces.dgs import ReadStreams
 from ...runtime.collector import collect_rarely
 from ...runtime.fusion import Fusion
 from ...runtime.kernel_host import KernelHost
@@ -46,8 +47,8 @@ from . import columns as cols
 from .columns import Columnar
 
 BATCH_ROWS = 10_000   # elements per Arrow batch a task emits
-TRANSLATED = (Create, FileSource, ParDo, WindowInto, Flatten, GroupByKey, FileSink, Typed,
-              TemplateStep, OPlus, DGSStep)
+TRANSLATED = (Create, ReadStreams, FileSource, ParDo, WindowInto, Flatten, GroupByKey, FileSink,
+              Typed, TemplateStep, OPlus, DGSStep)
 
 
 def read_more_than_once(pipeline: Any, recorded: List[Any]) -> Callable[[Any], bool]:
@@ -198,7 +199,7 @@ class BatchPlan:
             for pc in node.inputs:   # these read element rows
                 if isinstance(self.dfs[id(pc)], Columnar):
                     self.dfs[id(pc)] = self.df(pc)
-        if isinstance(t, Create):
+        if isinstance(t, (Create, ReadStreams)):   # DGS streams: read here, merged
             return {None: self._create(t, node)}
         if isinstance(t, FileSource):
             return self._read_files(t, node)
@@ -246,7 +247,7 @@ class BatchPlan:
     def _empty(self) -> Any:
         return self.spark.createDataFrame([], codec.ELEMENT)
 
-    def _create(self, t: Create, node: Any) -> Any:
+    def _create(self, t: Any, node: Any) -> Any:
         elements = (wv for bundle in t.bundles(BATCH_ROWS) for wv in bundle)
         table = pa.Table.from_batches(list(codec.batches(elements, BATCH_ROWS)),
                                       schema=codec.ELEMENT_ARROW)

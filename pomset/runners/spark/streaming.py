@@ -35,6 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...sdk.core import Create, Flatten, GroupByKey, ParDo, WindowInto
+from ...traces.dgs import ReadStreams
 from ...runtime import columnar
 from ...runtime.collector import collect_rarely
 from ...runtime.elementwise import DoFnRunner, assign_windows
@@ -148,7 +149,7 @@ class StreamingPlan:
         t = node.transform
         if isinstance(t, TestStream):
             df = self._script(node, stream_steps(t))
-        elif isinstance(t, Create):
+        elif isinstance(t, (Create, ReadStreams)):
             elements = [wv for bundle in t.bundles(BATCH_ROWS) for wv in bundle]
             clock = None if self.virtual_clock else now_micros()
             df = self._script(node, [(elements, MAX_MICROS, clock)])

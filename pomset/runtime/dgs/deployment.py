@@ -16,11 +16,15 @@ from __future__ import annotations
 import random
 from bisect import bisect_left
 from operator import itemgetter
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ...sdk.errors import UserCodeError
+from ...traces.dgs.optimizer import optimize as optimize_plan
+from ...traces.dgs.streams import StreamError, merged_items
 from .epoch import EpochInput, index_tags
+from .mailbox import NEVER
 from .network import initial_states, spawn
+from .streams import StreamInput
 from .worker import DGSUserError
 
 _UNSET = object()
@@ -55,6 +59,7 @@ class DGSDeployment:
         self.state: Any = _UNSET     # the state joined at the root after the last epoch
         self.net: Any = None
         self.done: List[int] = []
+        self.read: List[int] = []   # events each worker read in the last run
 
     # --- input ---
 
@@ -95,22 +100,22 @@ class DGSDeployment:
                     f"{ready[places[0]][1]!r})")
 
     def _choose_plan(self, by_tag: Dict[Any, Sequence[int]]) -> None:
-        from ...traces.dgs.optimizer import optimize
         rates = self.program.rates
         if rates is None:
             rates = {tag: len(places) for tag, places in by_tag.items()}
-        self.plan = optimize(self.program, self.leaves, rates, self.trace)
+        self.plan = optimize_plan(self.program, self.leaves, rates, self.trace)
 
     def _root_state(self) -> Any:
         return self.program.init() if self.state is _UNSET else self.state
 
-    def _sequential(self, ready: list, base: int) -> List[Tuple[int, Any]]:
+    def _sequential(self, ready: Iterable[Tuple[int, Any]], base: int) -> List[Tuple[int, Any]]:
         state = self._root_state()
         update = self.program.update_of(self.program.initial_type)
         outs: List[Any] = []
         emit = outs.append
         result: List[Tuple[int, Any]] = []
-        for ts, (tag, value) in ready:
+        n = 0
+        for n, (ts, (tag, value)) in enumerate(ready, 1):
             try:
                 state = update(state, tag, value, emit)
             except Exception as exc:
@@ -120,6 +125,7 @@ class DGSDeployment:
                 result.extend((ts, o) for o in outs)
                 outs.clear()
         self.state = state
+        self.read = [n]
         return result
 
     def _epoch(self, ready: list, base: int, by_tag: Dict[Any, Sequence[int]]
@@ -131,13 +137,44 @@ class DGSDeployment:
         if mode == "inline" or (mode in ("threads", "processes")
                                 and len(ready) < self.min_parallel):
             mode = "simulated"
+        return self._run(epoch, mode, epoch.timestamps(ready))
+
+    def run_streams(self, streams: Sequence[Any], rates: Optional[Dict[Any, float]] = None
+                    ) -> List[Tuple[int, Any]]:
+        """The whole input as streams (`pm.dgs.Stream`) that the plan's workers read
+        themselves, each its own channels' (with one worker and no transport asked for, the
+        sequential program over them merged, in this thread); the outputs `(ts, output)` in
+        order. `rates` (per tag) choose the plan when the program fixes none."""
+        if self.pending or self.state is not _UNSET:
+            raise RuntimeError(f"DGS {self.program.label!r}: a deployment reads its streams "
+                               f"once, from the program's initial state")
+        if self.plan is None:
+            self.plan = optimize_plan(self.program, self.leaves,
+                                      self.program.rates or rates or {}, self.trace)
+        lanes = {tag: self.plan.lanes(tag) for tag in self.trace.tags}
+        epoch = StreamInput(streams, lanes, self.slice)
+        mode = "simulated" if self.mode == "inline" else self.mode
+        try:
+            if len(self.plan.workers) == 1 and self.mode == "inline":
+                return self._sequential(merged_items(streams), 0)
+            return self._run(epoch, mode, epoch.timestamps())
+        except StreamError as exc:
+            raise UserCodeError(str(exc)) from exc
+
+    def _run(self, epoch: Any, mode: str, timestamp: Callable[[int], int]
+             ) -> List[Tuple[int, Any]]:
+        """Start the plan's workers on `mode`'s transport over the epoch's input, from the
+        root's state forked down, until every worker is done with it; the root's joined
+        state is kept. The outputs, in key order, at their events' timestamps."""
+        plan = self.plan
         try:
             states = initial_states(self.program, plan, self._root_state())
         except DGSUserError as exc:
             raise UserCodeError(str(exc)) from exc
         rng = self.rng if self.mode == "simulated" else None
         self.net = spawn(mode, self.program, plan, self.trace, states, epoch, rng)
-        self.done = [base] * len(plan.workers)
+        self.done = [epoch.base] * len(plan.workers)
+        self.read = [0] * len(plan.workers)
         try:
             produced: List[tuple] = []
             while min(self.done) < epoch.end:
@@ -151,7 +188,7 @@ class DGSDeployment:
         finally:
             self.close()
         produced.sort(key=_key_n)
-        return [(ready[k - base][0], out) for k, _, out in produced]
+        return [(timestamp(k), out) for k, _, out in produced]
 
     def _joined(self, key: int, produced: list) -> Any:
         """Ask the root to join the tree's states at `key` (every worker is done below it)."""
@@ -180,6 +217,7 @@ class DGSDeployment:
             produced.extend(msg[2])
         elif kind == "done":
             self.done[msg[1]] = max(self.done[msg[1]], msg[2])
+            self.read[msg[1]] = msg[3]
         elif kind == "snap":
             return msg[1]
         elif kind == "err":
@@ -191,7 +229,7 @@ class DGSDeployment:
 
     def finish(self) -> List[Tuple[int, Any]]:
         """Everything left (the watermark reached the end of time)."""
-        return self.advance(1 << 62)
+        return self.advance(NEVER)
 
     def close(self) -> None:
         if self.net is not None:

@@ -11,7 +11,7 @@ from bisect import bisect_left
 from functools import partial
 from itertools import compress
 from operator import eq, itemgetter
-from typing import Any, Dict, Iterable, List, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Sequence, Tuple
 
 #: a tag's events are dealt to its lanes in runs of this many: events made one after another
 #: lie side by side in memory, so a forked worker reading a run copies pages no other reads
@@ -60,6 +60,19 @@ class EpochInput:
             mine.extend(places[start:start + LANE_RUN])
         return mine
 
+    def channels(self, its: Iterable[Tuple[Any, int]]) -> Dict[Any, Any]:
+        """A worker's channels for its implementation tags, with their tags: one each."""
+        return {it: it[0] for it in its}
+
+    def feeder(self, channels: Iterable[Tuple[Any, int]]) -> "Feeder":
+        """A worker's reading of these channels."""
+        return Feeder(self, channels)
+
+    def timestamps(self, ready: List[Tuple[int, Any]]) -> Callable[[int], int]:
+        """The timestamp of the event with a key, from the epoch's sorted items."""
+        base = self.base
+        return lambda key: ready[key - base][0]
+
     def events(self, it: Tuple[Any, int], places: Iterable[int]) -> List[Tuple[int, Any, Any]]:
         """The `(key, tag, value)` events at these places."""
         values, base, tag = self.values, self.base, it[0]
@@ -68,7 +81,8 @@ class EpochInput:
 
 class Feeder:
     """A worker's reading of its channels: `next()` gives each channel's events of the next
-    slice and the slice's end (as a key), until the epoch's input is read."""
+    slice with the channel's new low (the slice's end, as a key), until the epoch's input is
+    read."""
 
     def __init__(self, epoch: EpochInput, channels: Iterable[Tuple[Any, int]]) -> None:
         self.epoch = epoch
@@ -80,14 +94,20 @@ class Feeder:
     def done(self) -> bool:
         return self.upto >= self.epoch.size
 
-    def next(self) -> Tuple[List[Tuple[Any, List[Tuple[int, Any, Any]]]], int]:
+    def behind(self, frontier: int) -> bool:
+        """Whether the worker must read on to move its frontier: never, as every slice
+        moves all its channels to the slice's end."""
+        return False
+
+    def next(self) -> List[Tuple[Any, List[Tuple[int, Any, Any]], int]]:
         epoch = self.epoch
         upto = min(epoch.size, self.upto + epoch.slice)
+        low = epoch.base + upto
         out = []
         for it, places in self.places.items():
             start = self.cursor[it]
             stop = bisect_left(places, upto, start)
-            out.append((it, epoch.events(it, places[start:stop])))
+            out.append((it, epoch.events(it, places[start:stop]), low))
             self.cursor[it] = stop
         self.upto = upto
-        return out, epoch.base + upto
+        return out

@@ -2,7 +2,8 @@
 arrives on each channel and hands the worker an event only when every dependent event before
 it has been handed over, in timestamp order across dependent tags.
 
-Events are `(key, tag, value)` with `key` the event's place in the sorted input (an int).
+Events are `(key, tag, value)` with `key` an int that orders the input (the event's place in
+the sorted input, or its timestamp and stream for streams read by the workers).
 A channel is FIFO with increasing keys: one per implementation tag the worker handles (fed by
 the input), and the parent's (its join requests, `(key, tag, None)`). Each channel has a
 `low`: every event still to come on it has a key at least that. A heartbeat raises `low`
@@ -17,6 +18,8 @@ from typing import Any, Callable, Dict, Hashable, List, Optional, Tuple
 
 #: the parent's channel
 PARENT = "^"
+#: a key above every event's (the low of a channel that has ended)
+NEVER = 1 << 126
 
 Event = Tuple[int, Any, Any]
 
@@ -77,7 +80,7 @@ class Mailbox:
                 buf, pos = self.buf[c], self.pos[c]
                 if pos >= len(buf):
                     continue
-                bound = min((self._head(d) for d in self.deps[c]), default=1 << 62)
+                bound = min((self._head(d) for d in self.deps[c]), default=NEVER)
                 if self.parent_dep[c]:
                     bound = min(bound, self._parent_bound(self.tags[c]))
                 end = bisect_left(buf, bound, pos, key=_key)
@@ -134,7 +137,7 @@ class Mailbox:
 
     def frontier(self) -> int:
         """Every event below this key has been handed over (none is buffered, none to come)."""
-        return min((self._head(c) for c in self.buf), default=1 << 62)
+        return min((self._head(c) for c in self.buf), default=NEVER)
 
     def pending(self) -> int:
         """How many events are buffered."""

@@ -17,6 +17,7 @@ import traceback
 from collections import deque
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ...traces.dgs.streams import StreamError
 from .worker import SINK, DGSUserError, WorkerCore
 
 #: the message that ends a worker's loop
@@ -140,7 +141,7 @@ def _serve(core_args: tuple, epoch: Any, inbox: Any, sink: Any, outboxes: List[A
                 return
             core.on(msg)
     except BaseException as exc:   # the driver re-raises it; this worker stops
-        text = str(exc) if type(exc).__name__ == "DGSUserError" else "".join(
+        text = str(exc) if isinstance(exc, (DGSUserError, StreamError)) else "".join(
             traceback.format_exception(type(exc), exc, exc.__traceback__))
         sink.put(("err", wid, text))
 

@@ -13,12 +13,11 @@ A worker reads its own channels' events from the epoch's input (`feed`). Message
 `("jr", key, tag)` and `("pg", low)` from the parent, `("st", child, state)` from a child,
 `("fk", state)` from the parent, `("snap", key)` to the root from the deployment. To the sink
 (`SINK`): `("out", worker, [(key, n, output), ...])`, `("done", worker,
-frontier)`, `("snap", state)`."""
+frontier, events read)`, `("snap", state)`."""
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .epoch import Feeder
 from .mailbox import PARENT, Mailbox
 
 #: the destination of outputs and progress reports
@@ -63,33 +62,40 @@ class WorkerCore:
 
         def depends(a: Any, b: Any) -> bool:
             return a is SNAP or b is SNAP or trace.depends(a, b)
-        parent_tags = None if self.parent is None else frozenset(
+        self.depends = depends
+        self.inputs = node.tags
+        self.parent_tags = None if self.parent is None else frozenset(
             t for a in plan.ancestors(wid) for t, _ in plan.workers[a].tags)
-        self.mailbox = Mailbox({it: it[0] for it in node.tags}, parent_tags, depends,
-                               total=bool(self.children))
+        self.mailbox: Any = None
         self.state = state
-        self.feeder: Optional[Feeder] = None
+        self.feeder: Any = None
         self.turn: Optional[Tuple[str, Any]] = None   # what the worker waits for, with its event
         self.states: Dict[int, Any] = {}
         self.told = (-1, -1)   # the progress last sent to the children and to the sink
+        self.read = 0   # input events read
 
     def start(self, epoch: Any) -> None:
-        """Begin reading the worker's channels from the epoch's input (`EpochInput`), and
-        report where it stands (a worker with no channels has nothing to wait for)."""
-        self.feeder = Feeder(epoch, self.mailbox.tags)
+        """Begin reading the worker's channels from the epoch's input (`EpochInput`, or
+        `StreamInput`: streams it reads itself), and report where it stands (a worker with no
+        channels has nothing to wait for). The input names the channels: one per
+        implementation tag, or per stream of one."""
+        self.mailbox = Mailbox(epoch.channels(self.inputs), self.parent_tags, self.depends,
+                               total=bool(self.children))
+        self.feeder = epoch.feeder(self.mailbox.tags)
         self._pump()
 
     def can_feed(self) -> bool:
         """Whether the worker has input left to read and room for it (it reads a slice when
-        it has less than two buffered)."""
+        it has less than two buffered, or when a channel still to read holds it back)."""
         feeder = self.feeder
-        return not feeder.done and self.mailbox.pending() < 2 * feeder.epoch.slice
+        return not feeder.done and (self.mailbox.pending() < 2 * feeder.epoch.slice
+                                    or feeder.behind(self.mailbox.frontier()))
 
     def feed(self) -> None:
         """Read the next slice of the worker's channels into its mailbox, with a heartbeat at
         the slice's end on each, then handle what that releases."""
-        slices, low = self.feeder.next()
-        for it, events in slices:
+        for it, events, low in self.feeder.next():
+            self.read += len(events)
             self.mailbox.put(it, events, low)
         self._pump()
 
@@ -210,7 +216,7 @@ class WorkerCore:
                 self.send(c, ("pg", frontier))
         done = frontier if self.turn is None else min(frontier, self.turn[1][0])
         if done > self.told[1]:
-            self.send(SINK, ("done", self.wid, done))
+            self.send(SINK, ("done", self.wid, done, self.read))
         self.told = (max(self.told[0], frontier), max(self.told[1], done))
 
 
