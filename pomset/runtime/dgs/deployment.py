@@ -10,7 +10,8 @@ events of a tag independent of itself are dealt to its lanes in runs). When ever
 done with the epoch, the root joins the tree's states (the paper's App. D.2: that state is
 the checkpoint) and the workers stop; the outputs go on in key order. With one worker and no
 transport asked for, or an epoch too small to be worth starting workers for, the deployment
-runs the workers in its own thread."""
+runs the workers in its own thread. Given input streams instead (`run_streams`), the whole
+input is one run whose workers read their own streams (`streams.py`)."""
 from __future__ import annotations
 
 import random
@@ -20,7 +21,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 from ...sdk.errors import UserCodeError
 from ...traces.dgs.optimizer import optimize as optimize_plan
-from ...traces.dgs.streams import StreamError, merged_items
+from ...traces.dgs.streams import StreamError, merged_items, timestamp_of
 from .epoch import EpochInput, index_tags
 from .mailbox import NEVER
 from .network import initial_states, spawn
@@ -88,7 +89,7 @@ class DGSDeployment:
         base = self.next_key
         self.next_key += len(ready)
         if len(self.plan.workers) == 1 and self.mode == "inline":
-            return self._sequential(ready, base)
+            return self._sequential(ready)
         return self._epoch(ready, base, by_tag)
 
     def _check_tags(self, by_tag: Dict[Any, Sequence[int]], ready: list) -> None:
@@ -108,7 +109,7 @@ class DGSDeployment:
     def _root_state(self) -> Any:
         return self.program.init() if self.state is _UNSET else self.state
 
-    def _sequential(self, ready: Iterable[Tuple[int, Any]], base: int) -> List[Tuple[int, Any]]:
+    def _sequential(self, ready: Iterable[Tuple[int, Any]]) -> List[Tuple[int, Any]]:
         state = self._root_state()
         update = self.program.update_of(self.program.initial_type)
         outs: List[Any] = []
@@ -137,7 +138,7 @@ class DGSDeployment:
         if mode == "inline" or (mode in ("threads", "processes")
                                 and len(ready) < self.min_parallel):
             mode = "simulated"
-        return self._run(epoch, mode, epoch.timestamps(ready))
+        return self._run(epoch, mode, lambda key: ready[key - base][0])
 
     def run_streams(self, streams: Sequence[Any], rates: Optional[Dict[Any, float]] = None
                     ) -> List[Tuple[int, Any]]:
@@ -151,13 +152,12 @@ class DGSDeployment:
         if self.plan is None:
             self.plan = optimize_plan(self.program, self.leaves,
                                       self.program.rates or rates or {}, self.trace)
-        lanes = {tag: self.plan.lanes(tag) for tag in self.trace.tags}
-        epoch = StreamInput(streams, lanes, self.slice)
-        mode = "simulated" if self.mode == "inline" else self.mode
         try:
             if len(self.plan.workers) == 1 and self.mode == "inline":
-                return self._sequential(merged_items(streams), 0)
-            return self._run(epoch, mode, epoch.timestamps())
+                return self._sequential(merged_items(streams))
+            lanes = {tag: self.plan.lanes(tag) for tag in self.trace.tags}
+            mode = "simulated" if self.mode == "inline" else self.mode
+            return self._run(StreamInput(streams, lanes, self.slice), mode, timestamp_of)
         except StreamError as exc:
             raise UserCodeError(str(exc)) from exc
 

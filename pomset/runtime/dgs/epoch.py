@@ -11,7 +11,7 @@ from bisect import bisect_left
 from functools import partial
 from itertools import compress
 from operator import eq, itemgetter
-from typing import Any, Callable, Dict, Iterable, List, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Sequence, Tuple
 
 #: a tag's events are dealt to its lanes in runs of this many: events made one after another
 #: lie side by side in memory, so a forked worker reading a run copies pages no other reads
@@ -67,11 +67,6 @@ class EpochInput:
     def feeder(self, channels: Iterable[Tuple[Any, int]]) -> "Feeder":
         """A worker's reading of these channels."""
         return Feeder(self, channels)
-
-    def timestamps(self, ready: List[Tuple[int, Any]]) -> Callable[[int], int]:
-        """The timestamp of the event with a key, from the epoch's sorted items."""
-        base = self.base
-        return lambda key: ready[key - base][0]
 
     def events(self, it: Tuple[Any, int], places: Iterable[int]) -> List[Tuple[int, Any, Any]]:
         """The `(key, tag, value)` events at these places."""

@@ -7,9 +7,9 @@ it ends at `NEVER`."""
 from __future__ import annotations
 
 from itertools import islice
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Sequence, Tuple
 
-from ...traces.dgs.streams import Stream, keyed_events, timestamp_of
+from ...traces.dgs.streams import Stream, keyed_events
 from .mailbox import NEVER
 
 
@@ -38,10 +38,6 @@ class StreamInput:
     def feeder(self, channels: Iterable[Tuple[Tuple[Any, int], int]]) -> "StreamFeeder":
         """A worker's reading of these channels (it opens their streams)."""
         return StreamFeeder(self, channels)
-
-    def timestamps(self, ready: Any = None) -> Callable[[int], int]:
-        """The timestamp of the event with a key."""
-        return timestamp_of
 
 
 class StreamFeeder:

@@ -83,13 +83,6 @@ def keyed_events(stream: Stream, index: int) -> Iterator[Tuple[int, Any, Any]]:
                           ) from exc
 
 
-def merged_keyed(streams: Sequence[Tuple[int, Stream]]) -> Iterator[Tuple[int, Any, Any]]:
-    """The `(index, stream)`s' keyed events merged in key order."""
-    if len(streams) == 1:
-        return keyed_events(streams[0][1], streams[0][0])
-    return heapq.merge(*(keyed_events(s, i) for i, s in streams))
-
-
 def timestamp_of(key: int) -> int:
     """The timestamp (µs) of the event with this key."""
     return (key >> TS_SHIFT) + MIN_MICROS
@@ -97,7 +90,8 @@ def timestamp_of(key: int) -> int:
 
 def merged_items(streams: Sequence[Stream]) -> Iterator[Tuple[int, Tuple[Any, Any]]]:
     """Every stream's events as `(µs, (tag, value))`, merged: the sequential program's input."""
-    for key, tag, value in merged_keyed(list(enumerate(streams))):
+    keyed = [keyed_events(s, i) for i, s in enumerate(streams)]
+    for key, tag, value in keyed[0] if len(keyed) == 1 else heapq.merge(*keyed):
         yield timestamp_of(key), (tag, value)
 
 
