@@ -132,7 +132,7 @@ def write_streams(app: Dict[str, Any], folder: str) -> None:
     """The shape's events as input streams in JSON-lines files (`[seconds, value]` a line),
     as producers would leave them: each tag's events dealt one by one to `BUSY_STREAMS`
     streams where the tag has more than a tenth of them, else to one; `streams.json` lists
-    each stream's tag and file, in order."""
+    each stream's tag and file, in order, and counts the events."""
     by_tag: Dict[Any, List[Tuple[float, Any]]] = {}
     for ts, (tag, value) in sorted(app["events"], key=lambda e: e[0]):
         by_tag.setdefault(tag, []).append((ts, value))
@@ -146,7 +146,7 @@ def write_streams(app: Dict[str, Any], folder: str) -> None:
                 f.writelines(json.dumps([ts, value]) + "\n" for ts, value in events[j::n])
             index.append((tag, path))
     with open(os.path.join(folder, "streams.json"), "w") as f:
-        json.dump(index, f)
+        json.dump({"events": total, "streams": index}, f)
 
 
 def read_stream(path: str):
@@ -163,7 +163,7 @@ def streams(folder: str) -> List[Any]:
     import functools
     import pomset as pm
     with open(os.path.join(folder, "streams.json")) as f:
-        index = json.load(f)
+        index = json.load(f)["streams"]
     return [pm.dgs.Stream(tuple(tag) if type(tag) is list else tag,
                           functools.partial(read_stream, path), name=os.path.basename(path))
             for tag, path in index]
@@ -204,25 +204,11 @@ def one_run(shape: str, variant: str, events: int, folder: str = "") -> Dict[str
     """One measured run in this process: seconds and the outputs' digest (the files variants
     read the stream files `write_streams` left in `folder`)."""
     import pomset as pm
+    if variant == "seq-files" or variant.startswith("files-"):
+        # the program alone: the input is in the files, not in this process's memory
+        return files_run(application(shape, 0), variant, folder)
     app = application(shape, events)
     micros = [(pm.Timestamp.of(ts).micros, e) for ts, e in app["events"]]
-    if variant == "seq-files":
-        inputs = streams(folder)
-        t = time.perf_counter()
-        out = sequential_streams(app, inputs)
-        seconds = time.perf_counter() - t
-        return dict(seconds=seconds, digest=_digest(out), outputs=len(out), n=len(micros))
-    if variant.startswith("files-"):
-        inputs = streams(folder)
-        workers = int(variant[len("files-"):])
-        t = time.perf_counter()
-        p = pm.Pipeline(argv=[f"--workers={workers}", "--quiet"]
-                        + (["--worker_mode=processes"] if workers > 1 else []))
-        out = p | pm.dgs.ReadStreams(inputs, app["trace"]) | app["program"]
-        result = p.run()
-        rows = [(wv.timestamp.micros, wv.value) for wv in result.collect(out)]
-        seconds = time.perf_counter() - t
-        return dict(seconds=seconds, digest=_digest(rows), outputs=len(rows), n=len(micros))
     if variant == "sequential":
         t = time.perf_counter()
         out = sequential(app, micros)
@@ -291,6 +277,27 @@ def ceiling(shape: str, events: int) -> Dict[str, float]:
 
 def _digest(rows: List[Tuple[int, Any]]) -> str:
     return hashlib.sha256(repr(sorted(rows, key=repr)).encode()).hexdigest()[:16]
+
+
+def files_run(app: Dict[str, Any], variant: str, folder: str) -> Dict[str, Any]:
+    """A run over the stream files: the hand-written loop (*seq-files*) or the pipeline at
+    `--workers=N` (*files-N*)."""
+    import pomset as pm
+    inputs = streams(folder)
+    with open(os.path.join(folder, "streams.json")) as f:
+        n = json.load(f)["events"]
+    t = time.perf_counter()
+    if variant == "seq-files":
+        rows = sequential_streams(app, inputs)
+    else:
+        workers = int(variant[len("files-"):])
+        p = pm.Pipeline(argv=[f"--workers={workers}", "--quiet"]
+                        + (["--worker_mode=processes"] if workers > 1 else []))
+        out = p | pm.dgs.ReadStreams(inputs, app["trace"]) | app["program"]
+        result = p.run()
+        rows = [(wv.timestamp.micros, wv.value) for wv in result.collect(out)]
+    seconds = time.perf_counter() - t
+    return dict(seconds=seconds, digest=_digest(rows), outputs=len(rows), n=n)
 
 
 def measured(shape: str, variant: str, events: int, folder: str = "") -> Dict[str, Any]:

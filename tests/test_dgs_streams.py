@@ -6,6 +6,7 @@ reads its own streams; a stream that goes back in time, or whose reading fails, 
 naming it."""
 from __future__ import annotations
 
+import functools
 import os
 import random
 
@@ -170,6 +171,16 @@ def test_a_stream_out_of_order_or_failing_is_an_error_naming_it(flags, read, say
     p | pm.dgs.ReadStreams(streams, WINDOW_TRACE) | window()
     with pytest.raises(UserCodeError, match=says):
         p.run()
+
+
+def _reader(path, mode="r"):
+    return iter([])
+
+
+def test_a_stream_is_named_after_its_reader_and_its_arguments():
+    assert pm.dgs.Stream("v", functools.partial(_reader, "a.jsonl", mode="rb")).name == \
+        "_reader('a.jsonl', mode='rb')"
+    assert repr(pm.dgs.Stream("v", _reader)) == "Stream('v', '_reader')"
 
 
 def test_bad_streams_are_refused_when_the_pipeline_is_built():

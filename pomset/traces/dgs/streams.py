@@ -10,6 +10,7 @@ processes), so reading and parsing run in parallel too; elsewhere the runner rea
 merged, like any bounded source."""
 from __future__ import annotations
 
+import functools
 import heapq
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
@@ -47,32 +48,47 @@ class Stream:
                             f"(timestamp, value) events), got {read!r}")
         self.tag = tag
         self.read = read
-        self.name = name if name is not None else getattr(read, "__name__", repr(read))
+        self.name = name if name is not None else _name_of(read)
 
     def __repr__(self) -> str:
         return f"Stream({self.tag!r}, {self.name!r})"
 
 
+def _name_of(read: Callable[..., Any]) -> str:
+    """A reader's name for messages: a function's name, with a partial's arguments."""
+    if isinstance(read, functools.partial):
+        args = [repr(a) for a in read.args] + [f"{k}={v!r}" for k, v in read.keywords.items()]
+        return f"{_name_of(read.func)}({', '.join(args)})"
+    return getattr(read, "__name__", repr(read))
+
+
 def keyed_events(stream: Stream, index: int) -> Iterator[Tuple[int, Any, Any]]:
     """The stream's events as `(key, tag, value)`, `index` its place among the step's streams;
     a step back in time, or a failure to read, raises StreamError naming the stream."""
-    tag, middle, last, seq, n = stream.tag, index << SEQ_BITS, MIN_MICROS - 1, 0, -1
+    tag, n = stream.tag, -1
+    # a key is (µs - MIN_MICROS) << TS_SHIFT | index << SEQ_BITS | seq, as one shift and adds
+    offset = ((-MIN_MICROS) << TS_SHIFT) | (index << SEQ_BITS)
+    last, seq = -1, 0   # the key (seq 0) of the latest timestamp, and its events so far - 1
     try:
         for n, (ts, value) in enumerate(stream.read()):
-            micros = round(ts * 1_000_000) if type(ts) is float else to_micros(ts)
-            if micros > last:
-                last, seq = micros, 0
-            elif micros == last:
+            key = ((round(ts * 1_000_000) if type(ts) is float else to_micros(ts))
+                   << TS_SHIFT) + offset
+            if key > last:
+                last, seq = key, 0
+                yield key, tag, value
+            elif key == last:
                 seq += 1
                 if seq >> SEQ_BITS:
                     raise StreamError(f"DGS stream {index} {stream!r}: more than "
-                                      f"{1 << SEQ_BITS:,} events at timestamp {micros / 1e6} s")
+                                      f"{1 << SEQ_BITS:,} events at timestamp "
+                                      f"{timestamp_of(key) / 1e6} s")
+                yield key + seq, tag, value
             else:
                 raise StreamError(
                     f"DGS stream {index} {stream!r}: event {n} (value {value!r}) is at "
-                    f"{micros / 1e6} s, before the one ahead of it at {last / 1e6} s; a "
-                    f"stream's events must come in timestamp order")
-            yield ((micros - MIN_MICROS) << TS_SHIFT) | middle | seq, tag, value
+                    f"{timestamp_of(key) / 1e6} s, before the one ahead of it at "
+                    f"{timestamp_of(last) / 1e6} s; a stream's events must come in timestamp "
+                    f"order")
     except StreamError:
         raise
     except Exception as exc:
