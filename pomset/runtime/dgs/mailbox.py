@@ -20,6 +20,8 @@ from typing import Any, Callable, Dict, Hashable, List, Optional, Tuple
 PARENT = "^"
 #: a key above every event's (the low of a channel that has ended)
 NEVER = 1 << 126
+#: handed-over events a channel's buffer may keep before they are dropped
+_COMPACT = 1024
 
 Event = Tuple[int, Any, Any]
 
@@ -87,11 +89,7 @@ class Mailbox:
                 if end > pos:
                     out.extend(buf[pos:end])
                     moved = True
-                    if end == len(buf):
-                        buf.clear()
-                        self.pos[c] = 0
-                    else:
-                        self.pos[c] = end
+                    self._consumed(c, end)
         return out, self._request()
 
     def _request(self) -> Optional[Event]:
@@ -126,14 +124,21 @@ class Mailbox:
         return self._pop(best), best == PARENT
 
     def _pop(self, c: Hashable) -> Event:
-        buf, pos = self.buf[c], self.pos[c]
-        event = buf[pos]
-        if pos + 1 == len(buf):
-            buf.clear()
-            self.pos[c] = 0
-        else:
-            self.pos[c] = pos + 1
+        event = self.buf[c][self.pos[c]]
+        self._consumed(c, self.pos[c] + 1)
         return event
+
+    def _consumed(self, c: Hashable, end: int) -> None:
+        """Channel c's events before `end` were handed over: drop them once they are half
+        the buffer (a channel read ahead of its releases is seldom empty)."""
+        buf = self.buf[c]
+        if end == len(buf):
+            buf.clear()
+            end = 0
+        elif end >= _COMPACT and 2 * end >= len(buf):
+            del buf[:end]
+            end = 0
+        self.pos[c] = end
 
     def frontier(self) -> int:
         """Every event below this key has been handed over (none is buffered, none to come)."""

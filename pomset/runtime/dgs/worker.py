@@ -22,6 +22,9 @@ from .mailbox import PARENT, Mailbox
 
 #: the destination of outputs and progress reports
 SINK = -1
+#: slices of input a worker may hold unreleased: reading on while it waits for a join
+#: (parsing a stream it reads itself is much of its work) keeps it busy
+READ_AHEAD = 8
 
 
 class _Snap:
@@ -86,9 +89,10 @@ class WorkerCore:
 
     def can_feed(self) -> bool:
         """Whether the worker has input left to read and room for it (it reads a slice when
-        it has less than two buffered, or when a channel still to read holds it back)."""
+        it has less than `READ_AHEAD` buffered, or when a channel still to read holds it
+        back)."""
         feeder = self.feeder
-        return not feeder.done and (self.mailbox.pending() < 2 * feeder.epoch.slice
+        return not feeder.done and (self.mailbox.pending() < READ_AHEAD * feeder.epoch.slice
                                     or feeder.behind(self.mailbox.frontier()))
 
     def feed(self) -> None:
