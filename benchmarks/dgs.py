@@ -453,7 +453,10 @@ def main() -> int:
     shutil.rmtree(scratch)
     lat = [latency(ms, rate=100_000, seconds=6, per_barrier=10_000)
            for ms in ((20, 100, 250, 1000) if args.latency else ())]
-    block = report(results, (one, two), lat, ceilings)
+    block = (f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/dgs.py "
+             f"{' '.join(sys.argv[1:])}` ({os.cpu_count()} cores, Python "
+             f"{sys.version.split()[0]}; medians of {args.repeats} interleaved runs, each in a "
+             f"fresh process).\n\n" + report(results, (one, two), lat, ceilings))
     print(block)
     if args.write:
         from results import write_block
