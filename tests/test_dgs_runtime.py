@@ -141,6 +141,24 @@ def test_a_mailbox_holds_an_event_until_a_dependent_channel_passes_it():
         mb.put(("v", 0), [(2, "v", 1)], 7)
 
 
+def test_a_mailbox_read_ahead_of_its_releases_drops_what_it_handed_over():
+    """A leaf's channel read two chunks ahead of its parent's progress is never empty: the
+    mailbox still hands every event over once, in order, and keeps no more than it holds."""
+    trace = pm.TraceType({"v": int, "b": int}, depends=[("b", "v"), ("b", "b")])
+    mb = Mailbox({("v", 0): "v"}, frozenset({"b"}), trace.depends, total=False)
+    released, longest, chunk = [], 0, 5000
+    for i in range(40):
+        mb.put(("v", 0), [(k, "v", k) for k in range(i * chunk, (i + 1) * chunk)],
+               (i + 1) * chunk)
+        mb.put(PARENT, [], max(0, (i - 1) * chunk))   # the parent is two chunks behind
+        released += mb.release()[0]
+        longest = max(longest, len(mb.buf[("v", 0)]))
+    mb.put(PARENT, [], 1 << 126)
+    released += mb.release()[0]
+    assert [e[0] for e in released] == list(range(40 * chunk))
+    assert longest <= 4 * chunk and mb.pending() == 0
+
+
 # --- programs and plans for Theorem 3.5 ---------------------------------------------------------
 
 def random_plan(program, trace, rnd, max_depth=3):
