@@ -158,15 +158,16 @@ def read_stream(path: str):
             yield ts, tuple(value) if type(value) is list else value
 
 
-def streams(folder: str) -> List[Any]:
-    """The `pm.dgs.Stream`s of the files `write_streams` left in `folder`."""
+def streams(folder: str) -> Tuple[List[Any], int]:
+    """The `pm.dgs.Stream`s of the files `write_streams` left in `folder`, and their events'
+    count."""
     import functools
     import pomset as pm
     with open(os.path.join(folder, "streams.json")) as f:
-        index = json.load(f)["streams"]
+        index = json.load(f)
     return [pm.dgs.Stream(tuple(tag) if type(tag) is list else tag,
                           functools.partial(read_stream, path), name=os.path.basename(path))
-            for tag, path in index]
+            for tag, path in index["streams"]], index["events"]
 
 
 def sequential_streams(app: Dict[str, Any], inputs: List[Any]) -> List[Tuple[int, Any]]:
@@ -283,9 +284,7 @@ def files_run(app: Dict[str, Any], variant: str, folder: str) -> Dict[str, Any]:
     """A run over the stream files: the hand-written loop (*seq-files*) or the pipeline at
     `--workers=N` (*files-N*)."""
     import pomset as pm
-    inputs = streams(folder)
-    with open(os.path.join(folder, "streams.json")) as f:
-        n = json.load(f)["events"]
+    inputs, n = streams(folder)
     t = time.perf_counter()
     if variant == "seq-files":
         rows = sequential_streams(app, inputs)

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Tuple
 
-from ...sdk.core import Create, Flatten, GroupByKey, ParDo, Source, WindowInto
+from ...sdk.core import Flatten, GroupByKey, ParDo, Source, WindowInto
 from ...runtime.elementwise import DoFnRunner, assign_windows, user_code_error
-from ...runtime.reads import read_tagged
+from ...runtime.reads import DRIVER_READ, read_tagged
 from ...runtime.side_inputs import SideInputBuffer
 from ...sdk.errors import UserCodeError
 from ...sdk.user_metrics import USER, MetricsContainer
 from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
 from ...traces import DGSStep, OPlus, TemplateStep, Typed
-from ...traces.dgs import ReadStreams
 from ...runtime import columnar
 from ...runtime.columnar import Columns
 from ...runtime.kernel_host import KernelHost
@@ -142,7 +141,7 @@ class SourceStage(Stage):
         t = self.node.transform
         if self.read_by is not None:
             return
-        if isinstance(t, (Create, ReadStreams)):
+        if isinstance(t, DRIVER_READ):
             yield from t.bundles(size)
             return
         for tag, bundle in read_tagged(t, self.label, size, COLUMN_ROWS):

@@ -25,20 +25,19 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ...sdk.core import Create, Filter, Flatten, GroupByKey, ParDo, Source, WindowInto
+from ...sdk.core import Filter, Flatten, GroupByKey, ParDo, Source, WindowInto
 from ...runtime.elementwise import DoFnRunner, assign_windows, side_input_args, user_code_error
 from ...sdk.errors import UserCodeError
 from ...sdk.user_metrics import USER, merge_snapshots
 from ...sdk.io.base import FileSink, FileSource
 from ...traces import DGSStep, OPlus, TemplateStep, Typed
-from ...traces.dgs import ReadStreams
 from ...runtime.collector import collect_rarely
 from ...runtime.fusion import Fusion
 from ...runtime.kernel_host import KernelHost
 from ...runtime.stateful_dofn import StatefulDoFnHost
 from ...runtime.columnar import window_geometry
 from ...runtime.metrics import emitted_key, with_flow
-from ...runtime.reads import read_bundles
+from ...runtime.reads import DRIVER_READ, read_bundles
 from ...triggers.reducers import AccumulatorReducer, Bag, CombineReducer
 from ...windowing import NO_FIRING, WindowedValue, now_micros
 from ...windowing.windowfns import FixedWindows, GlobalWindows, SlidingWindows
@@ -47,7 +46,7 @@ from . import columns as cols
 from .columns import Columnar
 
 BATCH_ROWS = 10_000   # elements per Arrow batch a task emits
-TRANSLATED = (Create, ReadStreams, FileSource, ParDo, WindowInto, Flatten, GroupByKey, FileSink,
+TRANSLATED = (*DRIVER_READ, FileSource, ParDo, WindowInto, Flatten, GroupByKey, FileSink,
               Typed, TemplateStep, OPlus, DGSStep)
 
 
@@ -199,7 +198,7 @@ class BatchPlan:
             for pc in node.inputs:   # these read element rows
                 if isinstance(self.dfs[id(pc)], Columnar):
                     self.dfs[id(pc)] = self.df(pc)
-        if isinstance(t, (Create, ReadStreams)):   # DGS streams: read here, merged
+        if isinstance(t, DRIVER_READ):
             return {None: self._create(t, node)}
         if isinstance(t, FileSource):
             return self._read_files(t, node)

@@ -34,11 +34,11 @@ from typing import Any, Dict, Iterator, List, Optional, Set
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...sdk.core import Create, Flatten, GroupByKey, ParDo, WindowInto
-from ...traces.dgs import ReadStreams
+from ...sdk.core import Flatten, GroupByKey, ParDo, WindowInto
 from ...runtime import columnar
 from ...runtime.collector import collect_rarely
 from ...runtime.elementwise import DoFnRunner, assign_windows
+from ...runtime.reads import DRIVER_READ
 from ...runtime.metrics import emitted_key
 from ...runtime.test_stream import stream_steps
 from ...sdk.io.base import FileSource, Sink
@@ -149,7 +149,7 @@ class StreamingPlan:
         t = node.transform
         if isinstance(t, TestStream):
             df = self._script(node, stream_steps(t))
-        elif isinstance(t, (Create, ReadStreams)):
+        elif isinstance(t, DRIVER_READ):
             elements = [wv for bundle in t.bundles(BATCH_ROWS) for wv in bundle]
             clock = None if self.virtual_clock else now_micros()
             df = self._script(node, [(elements, MAX_MICROS, clock)])
