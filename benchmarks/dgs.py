@@ -427,6 +427,8 @@ def main() -> int:
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
         return 0
     from ordered_parallel import calibration
+    from results import compile_bytecode, write_block
+    compile_bytecode()
     shapes = args.shapes.split(",")
     events = {s: args.events or defaults[s] for s in shapes}
     results: Dict[str, Dict[str, List[Dict[str, Any]]]] = {}
@@ -458,7 +460,6 @@ def main() -> int:
              f"fresh process).\n\n" + report(results, (one, two), lat, ceilings))
     print(block)
     if args.write:
-        from results import write_block
         write_block(BEGIN, END, block)
     return 0
 

@@ -89,6 +89,7 @@ CAP = {"fetch.max.bytes": 1 << 20, "max.partition.fetch.bytes": 1 << 20}
 
 import video_sessions as vs  # noqa: E402
 from pomset.sdk.io.base import event_time_micros  # noqa: E402
+from results import compile_bytecode  # noqa: E402
 from spark_vs_native import write_results  # noqa: E402
 
 
@@ -600,6 +601,7 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=900.0, help="per pipeline run")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
+    compile_bytecode()
     from pomset.broker import EmbeddedKafka
     broker = EmbeddedKafka()
     servers = broker.start()

@@ -46,6 +46,7 @@ FLAGS = ["--runner=spark", "--quiet", "--collect=leaves", "--streaming",
          "--streaming_until=latest", "--max_files_per_batch=1", "--max_out_of_orderness=120"]
 
 import pomset as pm  # noqa: E402
+from results import compile_bytecode  # noqa: E402
 from spark_vs_native import write_input, write_results  # noqa: E402
 
 
@@ -170,6 +171,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
+    compile_bytecode()
     from pomset.runners.spark.session import spark_session
     spark = spark_session(pm.PipelineOptions(["--runner=spark"]))
     rows: List[dict] = []

@@ -42,6 +42,7 @@ BEGIN, END = "<!-- spark-results:begin -->", "<!-- spark-results:end -->"
 EPOCH_S = 1_700_000_000
 
 import pomset as pm  # noqa: E402
+from results import compile_bytecode  # noqa: E402
 
 
 def write_input(directory: str, rows: int, keys: int, files: int, seed: int,
@@ -121,6 +122,7 @@ def main() -> None:
     ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
+    compile_bytecode()
 
     from pomset.runners.spark.session import spark_session
     spark = spark_session(pm.PipelineOptions([f"--spark_master={args.master}"]))
