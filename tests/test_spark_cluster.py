@@ -17,6 +17,7 @@ import sys
 import time
 import zipfile
 from collections import Counter
+from typing import List
 
 import pytest
 
@@ -213,6 +214,47 @@ def test_local_modules_are_those_under_the_working_directory(tmp_path, monkeypat
     names = zipfile.ZipFile(zipped).namelist()
     assert {"pomset/__init__.py", "pomset/runners/spark/shipping.py", "mine.py"} <= set(names)
     assert shipping.python_zip(str(tmp_path / "cache")) != zipped   # its modules are gone
+
+
+_LOADED_FROM = ("import pomset.sdk.core, mine; "
+                "print(pomset.sdk.core.__spec__.loader.get_filename('pomset.sdk.core')); "
+                "print(mine.__spec__.loader.get_filename('mine')); print(mine.X)")
+
+
+def _import_from(zipped: str, cwd: str) -> List[str]:
+    """What a fresh Python with only `zipped` on its path loads pomset and `mine` from."""
+    done = subprocess.run([sys.executable, "-c", _LOADED_FROM], cwd=cwd, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": zipped}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+def test_the_shipped_zip_holds_bytecode_that_executors_import(tmp_path, monkeypatch):
+    (tmp_path / "mine.py").write_text("X = 1\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import mine  # noqa: F401
+    try:
+        zipped = shipping.python_zip(str(tmp_path / "cache"))
+    finally:
+        sys.modules.pop("mine", None)
+    names = set(zipfile.ZipFile(zipped).namelist())
+    sources = {n for n in names if n.endswith(".py")}
+    assert {n + "c" for n in sources} == names - sources
+    away = tmp_path / "elsewhere"
+    away.mkdir()
+    core, own, x = _import_from(zipped, str(away))
+    assert core == os.path.join(zipped, "pomset", "sdk", "core.pyc")
+    assert own == os.path.join(zipped, "mine.pyc") and x == "1"
+    # an executor whose Python has another bytecode version reads the sources
+    other = str(tmp_path / "other.zip")
+    with zipfile.ZipFile(zipped) as z, zipfile.ZipFile(other, "w") as out:
+        for n in z.namelist():
+            data = z.read(n)
+            out.writestr(n, b"\0\0" + data[2:] if n.endswith(".pyc") else data)
+    core, own, x = _import_from(other, str(away))
+    assert core == os.path.join(other, "pomset", "sdk", "core.py")
+    assert own == os.path.join(other, "mine.py") and x == "1"
 
 
 def test_the_executors_python_is_the_users_choice_else_this_one(monkeypatch):
