@@ -147,6 +147,46 @@ def test_consecutive_python_steps_run_in_one_arrow_task(spark_session):
     assert [wv.value for wv in plan.elements(out)] == ["a=30"]   # one session [1, 12)
 
 
+def test_local_python_workers_run_the_installed_pyspark_not_its_zip(spark_session):
+    def worker_imports(_: object) -> tuple:   # nested: pickled by value, for the workers
+        import os
+        import sys
+        return (os.getpid(), sys.modules["pyspark"].__file__,
+                any(p.endswith("pyspark.zip") for p in sys.path))
+    p = pm.Pipeline(options=pm.PipelineOptions(["--runner=spark", "--quiet"]))
+    out = p | pm.Create([1, 2, 3]) | pm.Map(worker_imports)
+    seen = {wv.value for wv in p.run().collect(out)}
+    assert spark_session.conf.get("spark.python.daemon.module") == "pomset.runners.spark.daemon"
+    assert all(pid != os.getpid() for pid, _, _ in seen)   # ran in Spark's Python workers
+    assert not any(".zip" in f or zipped for _, f, zipped in seen), seen
+
+
+def _tree(root, py4j: bool) -> tuple:
+    site = root / "site"
+    lib = site / "pyspark" / "python" / "lib"
+    lib.mkdir(parents=True)
+    (site / "pyspark" / "__init__.py").write_text("")
+    if py4j:
+        (site / "py4j").mkdir()
+        (site / "py4j" / "__init__.py").write_text("")
+    zips = [str(lib / "pyspark.zip"), str(lib / "py4j-0.10.9.9-src.zip")]
+    for z in zips:
+        open(z, "wb").close()
+    return str(site), zips
+
+
+@pytest.mark.parametrize("py4j", [True, False])
+def test_the_daemon_drops_the_zips_of_the_installed_pyspark_only(tmp_path, py4j):
+    from pomset.runners.spark.daemon import installed_first
+    site, (pyspark_zip, py4j_zip) = _tree(tmp_path, py4j)
+    other = str(tmp_path / "elsewhere" / "pyspark.zip")   # another Spark's (SPARK_HOME)
+    path = [pyspark_zip, py4j_zip, other, "", site]
+    assert installed_first(path) == [p for p in path if p != pyspark_zip
+                                     and (p != py4j_zip or not py4j)]
+    assert installed_first([pyspark_zip, py4j_zip, str(tmp_path)]) == [
+        pyspark_zip, py4j_zip, str(tmp_path)]   # no pyspark installed: as it was
+
+
 def test_a_primitive_without_translation_is_refused_naming_it():
     from pomset.sdk.ptransform import Primitive
 

@@ -122,7 +122,8 @@ def spark_session(options: Any) -> Any:
 def new_session(options: Any) -> Any:
     """A new session with pomset's settings and the options' master and settings, its Python
     workers running `worker_python`; on a master that is not local, pomset and the
-    pipeline's local modules are shipped to its executors (`shipping`)."""
+    pipeline's local modules are shipped to its executors (`shipping`); on a local one whose
+    workers run this Python, they fork from pomset's daemon (`daemon`)."""
     from pyspark import SparkConf
     from pyspark.sql import SparkSession
     check_java()
@@ -135,6 +136,8 @@ def new_session(options: Any) -> Any:
                 ("spark.sql.shuffle.partitions", str(2 * cores)),
                 ("spark.sql.session.timeZone", "UTC"),   # pomset's time is UTC
                 ("spark.sql.execution.arrow.pyspark.enabled", "true")]
+    if shipping.is_local(options.spark_master) and worker_python(options) == sys.executable:
+        settings.append(("spark.python.daemon.module", "pomset.runners.spark.daemon"))
     settings += list(options.spark_conf)
     settings.append(("spark.driver.extraJavaOptions",
                      java_options(options.spark_log_level, options.spark_conf)))
