@@ -127,7 +127,8 @@ def new_session(options: Any) -> Any:
     from pyspark import SparkConf
     from pyspark.sql import SparkSession
     check_java()
-    os.environ["PYSPARK_PYTHON"] = worker_python(options)   # PySpark reads only this
+    python = worker_python(options)
+    os.environ["PYSPARK_PYTHON"] = python   # PySpark reads only this
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     cores = os.cpu_count() or 2
     settings = [("spark.master", options.spark_master), ("spark.app.name", "pomset"),
@@ -136,7 +137,7 @@ def new_session(options: Any) -> Any:
                 ("spark.sql.shuffle.partitions", str(2 * cores)),
                 ("spark.sql.session.timeZone", "UTC"),   # pomset's time is UTC
                 ("spark.sql.execution.arrow.pyspark.enabled", "true")]
-    if shipping.is_local(options.spark_master) and worker_python(options) == sys.executable:
+    if shipping.is_local(options.spark_master) and python == sys.executable:
         settings.append(("spark.python.daemon.module", "pomset.runners.spark.daemon"))
     settings += list(options.spark_conf)
     settings.append(("spark.driver.extraJavaOptions",
