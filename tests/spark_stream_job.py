@@ -3,6 +3,8 @@ test can kill it mid-stream (the process group, JVM included) and start it again
 
 --job=transcript: a scripted TestStream through early/on-time/late retracting window sums,
   written with WriteToText (one file per micro-batch);
+--job=timed: the same stream through accumulating window sums with processing-time early and
+  late panes (the grouping Spark holds a window at a time, `runtime.timed_combine`);
 --job=files: JSON files appearing under --input, read as a stream whose watermark trails the
   largest event time read by --max_out_of_orderness, summed per fixed window."""
 from __future__ import annotations
@@ -18,7 +20,7 @@ import pomset as pm  # noqa: E402
 class JobOptions(pm.PipelineOptions):
     @classmethod
     def add_arguments(cls, parser):
-        parser.add_argument("--job", choices=("transcript", "files"), required=True)
+        parser.add_argument("--job", choices=("transcript", "timed", "files"), required=True)
         parser.add_argument("--input", default=None)
         parser.add_argument("--output", required=True)
 
@@ -39,16 +41,22 @@ def run(argv: list) -> None:
     """The job with these flags (in this process: a test runs the uninterrupted one here)."""
     options = JobOptions(argv + ["--runner=spark", "--quiet"])
     with pm.Pipeline(options=options) as p:
+        mode = pm.AccumulationMode.RETRACTING
         if options.job == "transcript":
             events = p | transcript()
             trigger = pm.AfterWatermark(early=pm.AfterProcessingTime(30), late=pm.AfterCount(1))
+        elif options.job == "timed":
+            events = p | transcript()
+            trigger = pm.AfterWatermark(early=pm.AfterProcessingTime(30),
+                                        late=pm.AfterProcessingTime(10))
+            mode = pm.AccumulationMode.ACCUMULATING
         else:
             events = (p | pm.ReadFromJson(os.path.join(options.input, "*.jsonl"), timestamp_field="t")
                       | pm.Map(lambda r: (r["k"], r["v"])))
             trigger = pm.DefaultTrigger()
         (events
          | pm.WindowInto(pm.FixedWindows(30), trigger=trigger, allowed_lateness=1000,
-                         accumulation_mode=pm.AccumulationMode.RETRACTING)
+                         accumulation_mode=mode)
          | pm.CombinePerKey(sum)
          | pm.WriteToText(options.output, ".jsonl"))
 

@@ -47,22 +47,23 @@ def _outputs(directory) -> dict:
     return {f.name: Counter(f.read_text().splitlines()) for f in sorted(directory.glob("o-*.jsonl"))}
 
 
+@pytest.mark.parametrize("job", ["transcript", "timed"])
 def test_a_killed_query_restarted_from_its_checkpoint_loses_and_repeats_no_output(
-        spark_session, tmp_path):
+        spark_session, tmp_path, job):
     import spark_stream_job
     whole, parts = tmp_path / "whole", tmp_path / "parts"
     # the uninterrupted run in this process, the killed and the restarted one in their own
-    spark_stream_job.run(["--job=transcript", f"--output={whole}/o",
+    spark_stream_job.run([f"--job={job}", f"--output={whole}/o",
                           f"--checkpoint_dir={tmp_path}/ck1"])
     expected = _outputs(whole)
     assert len(expected) > 8
 
-    first = _start("--job=transcript", f"--output={parts}/o", f"--checkpoint_dir={tmp_path}/ck2")
+    first = _start(f"--job={job}", f"--output={parts}/o", f"--checkpoint_dir={tmp_path}/ck2")
     _wait_for(lambda: len(list(parts.glob("o-*.jsonl"))) >= 4, first)
     _kill(first)
     written_before = set(_outputs(parts))
     assert 4 <= len(written_before) < len(expected)
-    _finish(_start("--job=transcript", f"--output={parts}/o", f"--checkpoint_dir={tmp_path}/ck2"))
+    _finish(_start(f"--job={job}", f"--output={parts}/o", f"--checkpoint_dir={tmp_path}/ck2"))
     assert _outputs(parts) == expected
     assert not list(parts.glob(".*inprogress"))
 
@@ -312,3 +313,19 @@ def test_a_schema_d_aggregation_gives_early_on_time_and_late_panes_from_partials
     assert first_batch.exists(), sorted(f.name for f in first_batch.parent.iterdir())
     first = [json.loads(line) for line in first_batch.read_text().splitlines()]
     assert sorted((r["key"], r["total"]) for r in first) == [("a", 4), ("b", 2)]
+
+
+def test_a_grouping_refuses_state_its_checkpoint_kept_in_another_form():
+    from pomset.runners.spark.stateful import KernelProcessor, _Meta
+    from pomset.triggers.reducers import CombineReducer
+    from pomset.triggers.strategy import WindowingStrategy
+    timed = WindowingStrategy(pm.FixedWindows(60), pm.AfterWatermark(
+        early=pm.AfterProcessingTime(1)), pm.AccumulationMode.ACCUMULATING)
+    for strategy, kept in ((timed, {"timers": {}}),
+                           (timed.with_(trigger=pm.AfterWatermark()), {"summary": {}})):
+        processor = KernelProcessor("sums", strategy, lambda: CombineReducer(pm.Sum()), ["a"],
+                                    [["c"]], {None: "o"}, [], "g0", real_clock=True)
+        meta = _Meta()
+        meta.kernel = kept
+        with pytest.raises(RuntimeError, match="step 'sums'.*another form.*new checkpoint"):
+            processor.step(meta, {}, [])

@@ -3,6 +3,8 @@ around this layer (storage, timers' persistence, transport) and contains no copy
 
 - `kernel_host`: the GroupAlsoByWindow kernel's host: clock order within a step, wake-ups,
   watermark holds, keys' states behind a `KeyStates` store, the batch run to the end;
+- `timed_combine`: a windowed combine under the timed watermark trigger, held a window at a
+  time (Spark streaming's host of that grouping);
 - `elementwise`: ParDo (`DoFnRunner`) and WindowInto over bundles, user errors;
 - `batches`: batched DoFns' batches: elements in and out of them, and their outputs' metadata;
 - `side_inputs`: side elements by window, main elements waiting for their side windows;

@@ -11,7 +11,9 @@ synchronization markers do, and the bucket keeps the kernel's wake-ups itself.
 
 State, in Spark state variables: the keys' window states (`keys`: shard -> the pickled
 `KeyState`s of the bucket's keys that hash to it, so a micro-batch reads and writes a shard
-per round trip to the state store, not a key), and the bucket's `meta`: what its markers said
+per round trip to the state store, not a key; for a windowed combine under the timed
+watermark trigger, `windows`: window -> the pickled table of its keys' records, see
+`runtime.timed_combine`), and the bucket's `meta`: what its markers said
 (`pomset.runtime.markers.Channels`: the watermark per upstream channel, the clock, the marker
 range upstream), the output watermark, and the wake-ups and holds the kernel
 asked for, as heaps of (time, pickled key) checked lazily against the key's state when due.
@@ -36,7 +38,9 @@ from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from ...runtime.collector import collect_rarely
 from ...runtime.elementwise import DoFnRunner
 from ...runtime.kernel_host import KernelHost
+from ...runtime import timed_combine
 from ...runtime.stateful_dofn import StatefulDoFnHost
+from ...runtime.timed_combine import TimedCombineHost
 from ...runtime.metrics import emitted_key
 from ...sdk.user_metrics import USER
 from ...runtime.markers import ChannelMarker, Channels, Marker, MarkerRange
@@ -159,7 +163,9 @@ class _Host(StatefulProcessor):
 
 
 class KernelProcessor(_Host):
-    """One grouping's kernel per bucket of keys, its state in Spark state variables."""
+    """One grouping's kernel per bucket of keys, its state in Spark state variables: a
+    windowed combine under the timed watermark trigger held a window at a time
+    (`runtime.timed_combine`), any other grouping as `KernelHost` keeps it, a key at a time."""
 
     def __init__(self, label: str, strategy: Any, reducer: Any, ins: List[str],
                  channels: List[List[str]], outs: Dict[Optional[str], str], retained: List[str],
@@ -167,38 +173,61 @@ class KernelProcessor(_Host):
         super().__init__(label, ins, channels, outs, retained, out_channel)
         self.strategy, self.reducer, self.late_tag = strategy, reducer, late_tag
         self.real_clock = real_clock
+        self.by_window = timed_combine.fits(strategy, reducer(), late_tag is not None)
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         super().init(handle)
-        self.keys = handle.getMapState("keys", "shard int", "states binary")
+        if self.by_window:
+            self.windows = handle.getMapState("windows", "w binary", "recs binary")
+        else:
+            self.keys = handle.getMapState("keys", "shard int", "states binary")
 
     def step(self, meta: _Meta, inputs: Dict[int, packs.Bus],
              markers: List[Tuple[int, Marker]]) -> Dict[Optional[str], list]:
-        """One micro-batch as one step of the runtime's kernel host, its keys' states loaded
-        from and saved to this bucket's state shards: partial accumulators folded upstream
+        """One micro-batch as one step of the grouping's host, its state loaded from and
+        saved to this bucket's state variables: partial accumulators folded upstream
         (`packs.PARTIALS`) merge as combiner lifting does, elements add one by one. On a
         real clock the step ends at the wall clock's time, so a processing-time pane that
         fell due while the micro-batch ran fires in it rather than a micro-batch later."""
-        states = _ShardedStates(self.keys)
-        host = self.host = KernelHost(self.strategy, self.reducer(), self.label, states,
-                                      keep_late=self.late_tag is not None)
-        if meta.kernel is not None:
-            host.restore_queues(meta.kernel, key_of=states.key)
+        saved = meta.kernel
+        if saved is not None and ("summary" in saved) != self.by_window:
+            raise RuntimeError(
+                f"step {self.label!r}: its state in the checkpoint was kept in another form, by "
+                f"another version of pomset; run it from a new checkpoint directory")
         meta.observe(markers)
         main = inputs.get(0) or packs.Bus()
         out: list = []
-        host.processing_time(meta.clock, out)
-        if main.partials:
-            host.partials(main.partials, out,
-                          keys=[states.key(kb) for kb in set(main.partial_keys)])
-        if main.elements:
-            host.elements(main.elements, out, keys=[states.key(kb) for kb in set(main.keys)])
+        if self.by_window:
+            host: Any = TimedCombineHost(self.strategy, self.reducer(), self.label,
+                                         _WindowTables(self.windows))
+            if saved is not None:
+                host.restore_meta(saved)
+            host.processing_time(meta.clock, out)
+            if main.partials:
+                host.partials(main.partials, out)
+            if main.elements:
+                host.elements(main.elements, out)
+            save = host.save_meta
+        else:
+            states = _ShardedStates(self.keys)
+            host = KernelHost(self.strategy, self.reducer(), self.label, states,
+                              keep_late=self.late_tag is not None)
+            if saved is not None:
+                host.restore_queues(saved, key_of=states.key)
+            host.processing_time(meta.clock, out)
+            if main.partials:
+                host.partials(main.partials, out,
+                              keys=[states.key(kb) for kb in set(main.partial_keys)])
+            if main.elements:
+                host.elements(main.elements, out, keys=[states.key(kb) for kb in set(main.keys)])
+            save = lambda: host.save_queues(key_form=states.kb_of.__getitem__)   # noqa: E731
+        self.host = host
         host.watermark(meta.input_watermark(0, self.channels[0]), out)
         if self.real_clock:   # what fell due while the micro-batch ran fires in it
             host.processing_time(now_micros(), out)
         meta.wm, meta.out_wm = host.input_watermark, host.output_watermark()
         host.end_step()
-        meta.kernel = host.save_queues(key_form=states.kb_of.__getitem__)
+        meta.kernel = save()
         if self.late_tag is None:
             return {None: out}
         return {None: out, self.late_tag: host.take_late()}
@@ -316,6 +345,25 @@ def _elements(inputs: Dict[int, packs.Bus], index: int) -> list:
     """The elements of input `index` in a micro-batch."""
     bus = inputs.get(index)
     return bus.all_elements() if bus is not None else []
+
+
+class _WindowTables:
+    """A bucket's windows' tables in its `windows` map state, one entry per window (keyed by
+    the pickled window), one round trip each."""
+
+    def __init__(self, windows: Any) -> None:
+        self.map = windows
+
+    def load(self, window: Any) -> Dict[Any, list]:
+        row = self.map.getValue((codec.dumps(window),))
+        return {} if row is None else pickle.loads(row[0])
+
+    def save(self, tables: Dict[Any, Dict[Any, list]]) -> None:
+        for window, table in tables.items():
+            if table:
+                self.map.updateValue((codec.dumps(window),), (pickle.dumps(table, protocol=5),))
+            else:
+                self.map.removeKey((codec.dumps(window),))
 
 
 class _ShardedStates:

@@ -1,0 +1,317 @@
+"""A windowed combine under the streaming trigger users write most, with its state held a
+window at a time: `AfterWatermark` with processing-time early and/or late firings
+(`TimedWatermarkDriver.fits`), non-merging windows, panes output at the end of their window,
+accumulating or discarding, no late output. It gives the panes `KernelHost` gives over the
+general kernel, which keeps a `KeyState` per key and queues every record's wake-ups; where a
+step touches most keys and windows (a Spark micro-batch that fires a pane per key and
+window), that generality is most of the step's cost. Here a window's records (key -> a flat
+record) sit in one table that a store loads and saves whole (`WindowTables`), and a window's
+wake-ups are one summary: the earliest processing time any of its records asked for, and
+whether any still waits for the watermark (then the window is due when the watermark passes
+its end, else at its garbage-collection time).
+
+No watermark holds are kept, because none can bind: a pending pane held the watermark at its
+window's end, and is held only when that end is not before its key's output watermark (the
+input watermark as of the step before, when nothing holds it back); a window whose end the
+watermark then passes fires on time and lets go. So at the end of every step each hold is
+at or after the input watermark, every key's output watermark is the input watermark of the
+step before, and the host's is its input watermark. tests/test_timed_combine.py checks the
+panes, watermarks and counters against `KernelHost` over random steps."""
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, Protocol, Sequence
+
+from ..sdk.errors import UserCodeError
+from ..triggers.accumulation import AccumulationMode
+from ..triggers.definitions import AfterWatermark
+from ..triggers.drivers import TimedWatermarkDriver
+from ..triggers.kernel import _FIRST_PANES, Counters, ElementError, _element_error, _expiry_watermark
+from ..triggers.reducers import AccumulatorReducer, CombineReducer
+from ..windowing import MAX_MICROS, MIN_MICROS, PaneInfo, PaneTiming, TimestampCombiner, WindowedValue
+from .elementwise import user_code_error
+
+EARLY, ON_TIME, LATE = PaneTiming.EARLY, PaneTiming.ON_TIME, PaneTiming.LATE
+_raw = WindowedValue.raw
+# a record: [accumulator, pending, trigger state (1 waiting for the watermark, 2 after the
+# on-time pane), early due, late due, closed, pane index, non-speculative index, wake-up]
+ACC, PENDING, ST, EARLY_AT, LATE_AT, CLOSED, INDEX, NONSPEC, WAKE = range(9)
+
+
+class WindowTables(Protocol):
+    """Where a host keeps its windows' tables between steps (window -> {key: record})."""
+
+    def load(self, window: Any) -> Dict[Any, list]:
+        """The window's table ({} if it has none)."""
+
+    def save(self, tables: Dict[Any, Dict[Any, list]]) -> None:
+        """Write back the tables changed in a step (an empty one leaves the store)."""
+
+
+class InMemoryTables:
+    """Windows' tables kept in memory."""
+
+    def __init__(self) -> None:
+        self.tables: Dict[Any, Dict[Any, list]] = {}
+
+    def load(self, window: Any) -> Dict[Any, list]:
+        return self.tables.get(window, {})
+
+    def save(self, tables: Dict[Any, Dict[Any, list]]) -> None:
+        for window, table in tables.items():
+            if table:
+                self.tables[window] = table
+            else:
+                self.tables.pop(window, None)
+
+
+def fits(strategy: Any, reducer: Any, keep_late: bool = False) -> bool:
+    """Whether a grouping with this windowing strategy and reducer can be hosted here."""
+    return (TimedWatermarkDriver.fits(strategy.trigger)
+            and not strategy.window_fn.is_merging()
+            and strategy.timestamp_combiner is TimestampCombiner.OUTPUT_AT_EOW
+            and strategy.accumulation_mode is not AccumulationMode.RETRACTING
+            and type(reducer) is CombineReducer and not keep_late)
+
+
+class TimedCombineHost:
+    """One grouping's windows, clocks and wake-ups (see the module docstring), stepped as
+    `KernelHost` is: `processing_time`, then `elements`/`partials`, then `watermark`, maybe
+    `processing_time` again, then `end_step`."""
+
+    def __init__(self, strategy: Any, reducer: CombineReducer, label: str,
+                 tables: Optional[WindowTables] = None) -> None:
+        trigger: AfterWatermark = strategy.trigger
+        self.early = None if trigger.early is None else trigger.early.delay_us
+        self.late = None if trigger.late is None else trigger.late.delay_us
+        self.lateness = strategy.allowed_lateness_us
+        self.discarding = strategy.accumulation_mode is AccumulationMode.DISCARDING
+        self.reducer, self.label = reducer, label
+        self.store: WindowTables = tables if tables is not None else InMemoryTables()
+        self.counters = Counters()
+        self.wm, self.pt, self.settled_wm, self.out_wm = MIN_MICROS, 0, MIN_MICROS, MIN_MICROS
+        # window -> [earliest wake-up of its records or None, whether any waits for the watermark]
+        self.summary: Dict[Any, list] = {}
+        self.tables: Dict[Any, Dict[Any, list]] = {}   # the windows loaded in this step
+
+    @property
+    def input_watermark(self) -> int:
+        return self.wm
+
+    # --- a step ------------------------------------------------------------------------------
+    def processing_time(self, pt: int, out: list) -> None:
+        """The processing clock moved to `pt` (it never goes back): fire what is due."""
+        if pt > self.pt:
+            self.pt = pt
+        now = self.pt
+        due = sorted((s[0], i, w) for i, (w, s) in enumerate(self.summary.items())
+                     if s[0] is not None and s[0] <= now)
+        for _, _, window in due:
+            table = self._table(window)
+            for key, r in sorted(((k, r) for k, r in table.items()
+                                  if r[WAKE] is not None and r[WAKE] <= now),
+                                 key=lambda kr: kr[1][WAKE]):
+                r[WAKE] = None
+                self._on_timer(window, key, r, table, out)
+            self._summarize(window)
+
+    def elements(self, bundle: Sequence[WindowedValue], out: list) -> None:
+        """A bundle of (key, value) elements; panes go to `out`."""
+        self._add(bundle, self.reducer, out)
+
+    def partials(self, bundle: Sequence[WindowedValue], out: list) -> None:
+        """A bundle of (key, partial accumulator) elements (combiner lifting), merged into the
+        windows' accumulators."""
+        self._add(bundle, AccumulatorReducer(self.reducer.fn), out)
+
+    def watermark(self, wm: int, out: list) -> None:
+        """The input watermark moved to `wm` (it never goes back): fire what is due, windows
+        in the order of their wake-ups."""
+        if wm > self.wm:
+            self.wm = wm
+        wm, lateness = self.wm, self.lateness
+        due = []
+        for i, (window, (_, armed)) in enumerate(self.summary.items()):
+            at = window.max_ts + 1 if armed else min(window.max_ts + lateness + 1, MAX_MICROS)
+            if at <= wm:
+                due.append((at, i, window))
+        for _, _, window in sorted(due):
+            table = self._table(window)
+            gc = min(window.max_ts + lateness + 1, MAX_MICROS)
+            on_time = window.max_ts + 1
+            for key, r in list(table.items()):
+                at = on_time if r[ST] == 1 and not r[CLOSED] else gc
+                if at <= wm:
+                    self._on_timer(window, key, r, table, out)
+            self._summarize(window)
+
+    def output_watermark(self) -> int:
+        """The output watermark after this step's clock moves: the input watermark (no hold
+        binds, see the module docstring)."""
+        if self.wm > self.out_wm:
+            self.out_wm = self.wm
+        return self.out_wm
+
+    def end_step(self) -> None:
+        """The step is over: the changed tables are saved; the input watermark now is every
+        key's output watermark in the next step."""
+        self.settled_wm = self.wm
+        self.store.save(self.tables)
+        self.tables = {}
+
+    # --- state ---------------------------------------------------------------------------------
+    def save_meta(self) -> Dict[str, Any]:
+        """The clocks, window summaries and counters (the tables are in the store)."""
+        return dict(wm=self.wm, pt=self.pt, settled_wm=self.settled_wm, out_wm=self.out_wm,
+                    summary=self.summary)
+
+    def restore_meta(self, saved: Dict[str, Any]) -> None:
+        """Put back what `save_meta` gave."""
+        self.wm, self.pt = saved["wm"], saved["pt"]
+        self.settled_wm, self.out_wm = saved["settled_wm"], saved["out_wm"]
+        self.summary = saved["summary"]
+
+    # --- internals -----------------------------------------------------------------------------
+    def _table(self, window: Any) -> Dict[Any, list]:
+        table = self.tables.get(window)
+        if table is None:
+            table = self.tables[window] = (self.store.load(window) if window in self.summary
+                                           else {})
+        return table
+
+    def _summarize(self, window: Any) -> None:
+        """The window's summary from its records, after they changed (none left: gone)."""
+        table = self.tables[window]
+        if not table:
+            self.summary.pop(window, None)
+            return
+        wakes = [r[WAKE] for r in table.values() if r[WAKE] is not None]
+        self.summary[window] = [min(wakes) if wakes else None,
+                                any(r[ST] == 1 for r in table.values())]
+
+    def _add(self, bundle: Sequence[WindowedValue], reducer: Any, out: list) -> None:
+        """Each element into its window's record, as the kernel's `process_bundle` does."""
+        wm, pt, lateness, counters = self.wm, self.pt, self.lateness, self.counters
+        early, late = self.early, self.late
+        add, add_one, create = reducer.add, reducer.add_one, reducer.create
+        gone = _expiry_watermark(wm, lateness)
+        touched = set()
+        try:
+            for wv in bundle:
+                kv = wv.value
+                if type(kv) is not tuple or len(kv) != 2:
+                    raise _element_error(kv, None)
+                key, value = kv
+                window = wv.window
+                max_ts = window.max_ts
+                if max_ts + lateness < gone:
+                    counters.dropped_expired += 1
+                    continue
+                if wv.ts < wm:
+                    counters.late += 1
+                table = self.tables.get(window)
+                if table is None:
+                    table = self._table(window)
+                r = table.get(key)
+                if r is None:
+                    r = table[key] = [create(), False, 1, None, None, False, 0, 0, None]
+                elif r[CLOSED]:
+                    counters.dropped_closed += 1
+                    continue
+                r[ACC] = add_one(r[ACC], value) if wv.diff == 1 else add(r[ACC], value, wv.diff)
+                r[PENDING] = True
+                touched.add(window)
+                if r[ST] == 1:
+                    if early is not None and r[EARLY_AT] is None:
+                        r[EARLY_AT] = pt + early
+                    fire = wm > max_ts or (early is not None and pt >= r[EARLY_AT])
+                else:
+                    if late is not None and r[LATE_AT] is None:
+                        r[LATE_AT] = pt + late
+                    fire = late is not None and pt >= r[LATE_AT]
+                if fire:
+                    self._fire(window, key, r, out)
+                self._schedule(r)
+        except ElementError as e:   # not a (key, value) pair
+            raise UserCodeError(f"transform {self.label!r}: {e}") from None
+        except Exception as e:
+            error = _element_error(wv.value, e)
+            if error.cause is None:   # its key is not hashable
+                raise UserCodeError(f"transform {self.label!r}: {error}") from e
+            raise user_code_error(self.label, wv.value, e) from e
+        for window in touched:
+            self._summarize(window)
+
+    def _should_fire(self, r: list, max_ts: int) -> bool:
+        if r[ST] == 1:
+            return self.wm > max_ts or (self.early is not None and r[EARLY_AT] is not None
+                                        and self.pt >= r[EARLY_AT])
+        return self.late is not None and r[LATE_AT] is not None and self.pt >= r[LATE_AT]
+
+    def _on_timer(self, window: Any, key: Any, r: list, table: Dict[Any, list], out: list) -> None:
+        """A record's wake-up is due: fire if the trigger says so; expire the window's record
+        once the watermark passes its garbage-collection time."""
+        max_ts = window.max_ts
+        try:
+            if not r[CLOSED] and self._should_fire(r, max_ts):
+                self._fire(window, key, r, out)
+            if max_ts + self.lateness < _expiry_watermark(self.wm, self.lateness):
+                if not r[CLOSED] and (r[PENDING] or not r[NONSPEC]):
+                    self._fire(window, key, r, out, final=True)
+                del table[key]
+            else:
+                self._schedule(r)
+        except Exception as e:
+            raise user_code_error(self.label, key, e) from e
+
+    def _schedule(self, r: list) -> None:
+        """The record's processing-time wake-up, as the trigger asks (none once due)."""
+        wake = None
+        if not r[CLOSED]:
+            if r[ST] == 1:
+                wake = r[EARLY_AT] if self.early is not None else None
+            elif self.late is not None:
+                wake = r[LATE_AT]
+            if wake is not None and wake <= self.pt:
+                wake = None
+        r[WAKE] = wake
+
+    def _fire(self, window: Any, key: Any, r: list, out: list, final: bool = False) -> None:
+        """Emit the window's pane as the trigger fires or (`final`) the window expires, as the
+        kernel's `_fire` does; a key's output watermark is the settled input watermark."""
+        wm, max_ts = self.wm, window.max_ts
+        if final:
+            finished = True
+        elif r[ST] == 1:
+            r[EARLY_AT] = None
+            finished = False
+            if wm > max_ts:   # the on-time firing ends the early ones
+                r[ST] = 2
+                finished = self.late is None
+        else:
+            r[LATE_AT] = None
+            finished = False
+        if wm <= max_ts:
+            timing = EARLY
+        elif r[NONSPEC] or self.settled_wm > max_ts:
+            timing = LATE
+        else:
+            timing = ON_TIME
+        if r[PENDING] or timing is ON_TIME:
+            is_last = finished or max_ts + self.lateness < _expiry_watermark(wm, self.lateness)
+            index = r[INDEX]
+            if index == 0:
+                pane = _FIRST_PANES[timing is EARLY, timing is ON_TIME, is_last]
+            elif timing is EARLY:
+                pane = PaneInfo(False, is_last, timing, index, -1)
+            else:
+                pane = PaneInfo(False, is_last, timing, index, r[NONSPEC])
+            if timing is not EARLY:
+                r[NONSPEC] += 1
+            r[INDEX] = index + 1
+            out.append(_raw((key, self.reducer.output(r[ACC])), max_ts, window, pane, 1))
+            if self.discarding and not is_last:
+                r[ACC] = self.reducer.create()
+        r[PENDING] = False
+        if finished:
+            r[CLOSED] = True
+            r[ACC] = None
