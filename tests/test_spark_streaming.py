@@ -274,6 +274,64 @@ def test_a_keying_task_folds_columns_into_partials_per_key_and_window():
     assert partials.partial_keys == [codec.dumps(wv.value[0]) for wv in partials.partials]
 
 
+class _ToList(pm.CombineFn):
+    """A CombineFn with no native form, vectorized (`add_inputs`)."""
+
+    def create_accumulator(self):
+        return []
+
+    def add_input(self, acc, value):
+        return acc + [value]
+
+    def add_inputs(self, acc, values):
+        return acc + list(values)
+
+    def merge_accumulators(self, accs):
+        return [v for acc in accs for v in acc]
+
+    def extract_output(self, acc):
+        return sorted(acc)
+
+
+@pytest.mark.parametrize("combine, windowed", [("fields", True), ("sum", True), ("max", False),
+                                                ("vectorized", True)])
+def test_partials_sent_as_columns_are_the_partials_sent_as_elements(combine, windowed):
+    import pyarrow as pa
+    from pomset.runners.spark import codec, packs
+    from pomset.runtime import columnar
+    from pomset.sdk.relational import Aggregation, FieldsCombineFn
+    fn = {"fields": lambda: FieldsCombineFn([Aggregation("v", f, name) for f, name in (
+              (pm.Sum(), "s"), (pm.Mean(), "m"), (pm.Min(), "lo"), (pm.Count(), "n"))]),
+          "sum": pm.Sum, "max": pm.Max, "vectorized": _ToList}[combine]()
+    fields = hasattr(fn, "fns")
+    table = {"key": ["a", "b", "a", "c", "a"], "v": [1, 2, 3, 4, 5], "__ts": [1, 2, 3, 7, 70_000_000]}
+    if windowed:
+        table.update({"__ws": [0, 0, 0, 0, 60_000_000],
+                      "__we": [60_000_000] * 4 + [120_000_000]})
+    if fields:   # a column per aggregation
+        names = [f"v{i}" for i in range(len(fn.fns))]
+        table.update((n, table["v"]) for n in names)
+        del table["v"]
+        c = columnar.Columns(pa.table(table), keys=["key"], values=names)
+    else:   # (key, value) pairs
+        table[columnar.KEY], table[columnar.VALUE] = table.pop("key"), table.pop("v")
+        c = columnar.Columns(pa.table(table), keys=[columnar.KEY], values=[columnar.VALUE],
+                             pairs=True)
+    both = []
+    for _ in range(2):
+        agg = columnar.aggregator(fn, pm.TimestampCombiner.OUTPUT_AT_EOW)
+        assert agg.add(c) is not False
+        both.append(agg)
+    elements = both[0].partials()
+    keys = [codec.dumps(wv.value[0]) for wv in elements]
+    want = packs.read_bus(packs.element_rows(elements, [], "3", keys, 4, kind=packs.PARTIALS))
+    got = packs.read_bus(packs.partial_rows(both[1].partial_columns(), "3", 4))
+    assert want.partials and not got.elements
+    as_set = lambda bus: sorted(repr((wv.value, wv.ts, wv.window, wv.pane, wv.diff, kb))
+                                for wv, kb in zip(bus.partials, bus.partial_keys))
+    assert as_set(got) == as_set(want)
+
+
 def test_a_schema_d_aggregation_gives_early_on_time_and_late_panes_from_partials(tmp_path):
     import datetime as dt
     import pyarrow as pa

@@ -614,19 +614,29 @@ class Aggregator:
         """One partial accumulator per key and window, in the CombineFn's own accumulator
         format, as (key, accumulator) elements for the kernel to merge
         (`KernelHost.partials`)."""
+        keys, accs, times, starts, ends = self.partial_columns()
+        windows = _windows(starts, ends) if self.windowed else [GLOBAL_WINDOW] * len(times)
+        return [_raw((key, acc), t, w, NO_FIRING, 1)
+                for key, acc, t, w in zip(keys, accs, times, windows)]
+
+    def partial_columns(self) -> Tuple[list, list, list, list, list]:
+        """`partials` as columns: keys, accumulators, times, and the windows' starts and ends
+        (µs; None for the global window), for a runner that ships them without making
+        elements first."""
         part = self.take()
-        key_rows = key_values([pylist(part.column(k)) for k in self.keys])
+        keys = key_values([pylist(part.column(k)) for k in self.keys])
         columns = [[pylist(part.column(c)) for c in cols] for cols in self._columns()]
+        per_fn = []   # each CombineFn's accumulators over the rows
+        for f, cols in zip(self.fns, columns):
+            make = _ACCUMULATOR[type(f)]   # a sum's or a count's are its column
+            per_fn.append(cols[0] if make is _same else [make(*row) for row in zip(*cols)])
+        accs = list(map(list, zip(*per_fn))) if self.fields else per_fn[0]
         times = part.column(self._time_column()).to_pylist()
         if self.windowed:
-            windows = _windows(part.column(WS).to_pylist(), part.column(WE).to_pylist())
+            starts, ends = part.column(WS).to_pylist(), part.column(WE).to_pylist()
         else:
-            windows = [GLOBAL_WINDOW] * len(times)
-        makers = [_ACCUMULATOR[type(f)] for f in self.fns]
-        accs = [[make(*(c[i] for c in cols)) for make, cols in zip(makers, columns)]
-                for i in range(len(key_rows))]
-        return [_raw((key, acc if self.fields else acc[0]), times[i], windows[i], NO_FIRING, 1)
-                for i, (key, acc) in enumerate(zip(key_rows, accs))]
+            starts = ends = [None] * len(times)
+        return keys, accs, times, starts, ends
 
 
 class VectorAggregator:
@@ -680,6 +690,16 @@ class VectorAggregator:
         self.accs = {}
         return out
 
+    def partial_columns(self) -> Tuple[list, list, list, list, list]:
+        """`partials` as columns, as `Aggregator.partial_columns` gives them."""
+        held, self.accs = self.accs, {}
+        windows = [w for _, w in held]
+        interval = [type(w) is IntervalWindow for w in windows]
+        return ([k for k, _ in held], [a for a, _ in held.values()],
+                [t for _, t in held.values()],
+                [w.start_us if i else None for w, i in zip(windows, interval)],
+                [w.max_ts + 1 if i else None for w, i in zip(windows, interval)])
+
     def final(self) -> List[WindowedValue]:
         """The one ON_TIME pane per key and window of a combine that fires once."""
         eow = self.combiner is TimestampCombiner.OUTPUT_AT_EOW
@@ -700,8 +720,12 @@ def _extremum(value: Any) -> Counter:
     return Counter() if value is None else Counter({value: 1})
 
 
+def _same(x: Any) -> Any:
+    return x
+
+
 _ACCUMULATOR: Dict[type, Callable[..., Any]] = {
-    Sum: lambda s: s, Count: lambda n: n, Mean: lambda s, n: [s, n],
+    Sum: _same, Count: _same, Mean: lambda s, n: [s, n],
     Min: _extremum, Max: _extremum,
 }
 

@@ -218,6 +218,25 @@ def element_rows(elements: Sequence[WindowedValue], markers: Sequence[Any], addr
                 list(parts), keyed=keyed)
 
 
+def partial_rows(columns: Tuple[list, list, list, list, list], address: str,
+                 buckets: int) -> pa.RecordBatch:
+    """Partial accumulators as columns (`Aggregator.partial_columns`: keys, accumulators,
+    times, window starts and ends) as bus rows, a `P` pack per bucket of their keys: what
+    `element_rows(..., kind=PARTIALS)` makes of them as elements, without making them."""
+    keys, accs, times, starts, ends = columns
+    kbs = [codec.dumps(k) for k in keys]
+    parts: Dict[int, List[int]] = {}
+    for i, kb in enumerate(kbs):
+        parts.setdefault(bucket_of(kb, buckets), []).append(i)
+    payloads = []
+    for part in parts.values():
+        values = [(keys[i], accs[i]) for i in part]
+        payloads.append(PARTIALS + codec.dumps((
+            values, [times[i] for i in part], [starts[i] for i in part],
+            [ends[i] for i in part], None, None, None, [kbs[i] for i in part])))
+    return rows(payloads, [], address, list(parts))
+
+
 def counts_row(label: str, counts: Any, on_bus: bool = True) -> pa.RecordBatch:
     """A row telling the driver that step `label` counted `counts` (a dict) in a micro-batch,
     or a warning for the driver to issue, where the user sees it: a bus row, or

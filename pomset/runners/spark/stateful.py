@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import pickle
 import zlib
-from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 import pandas as pd
 import pyarrow as pa
@@ -93,13 +93,36 @@ class _Host(StatefulProcessor):
         self.retained = set(retained)
         self.out_channel = out_channel
         self.labels: Dict[int, int] = {}   # the grouping value of each bucket -> the bucket
+        # the element-wise stage after this step, run on its rows in the same task: a
+        # function of an iterator of bus row batches or {address: `packs.Bus`} (its outputs)
+        self.after: Optional[Callable[[Iterator[Any]], Iterator[pa.RecordBatch]]] = None
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         collect_rarely()
         self.meta = handle.getValueState("meta", "b binary")
 
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
-        """`rows`: pandas frames of the bucket's bus rows; yields frames of bus rows."""
+        """`rows`: pandas frames of the bucket's bus rows; yields frames of bus rows: what the
+        step emits, or with `after` (the element-wise stage after this step, fused into it),
+        what that stage makes of it."""
+        if self.after is None:
+            for item in self._produce(key, rows):
+                if isinstance(item, dict):
+                    for address, bus in item.items():
+                        yield _frame(packs.element_rows(bus.elements, bus.markers, address))
+                else:
+                    yield item if isinstance(item, pd.DataFrame) else _frame(item)
+            return
+        schema = codec.KEYED_STREAM_ARROW
+        for batch in self.after(
+                pa.RecordBatch.from_pandas(x, schema=schema, preserve_index=False)
+                if isinstance(x, pd.DataFrame) else x for x in self._produce(key, rows)):
+            yield _frame(batch)
+
+    def _produce(self, key: Any, rows: Iterator[Any]) -> Iterator[Any]:
+        """The step over the bucket's rows: the rows it passes on (pandas frames, as they
+        came), its outputs with their marker ({address: `packs.Bus`}), and its counts (a
+        bus row batch)."""
         bucket = self.labels[int(key[0])]
         inputs: Dict[int, packs.Bus] = {}
         markers: List[Tuple[int, Marker]] = []
@@ -132,14 +155,15 @@ class _Host(StatefulProcessor):
         self.meta.update((pickle.dumps(meta, protocol=5),))
         progress = ChannelMarker(f"{self.out_channel}#{bucket}", meta.out_wm, meta.clock)
         mark = [progress, *codec.range_markers(self.marker_range(meta))]
-        batches = [packs.element_rows(outputs.get(tag, []), mark, address)
-                   for tag, address in self.outs.items()]
+        made = {}
+        for tag, address in self.outs.items():
+            bus = made[address] = packs.Bus()
+            bus.elements, bus.markers = outputs.get(tag, []), list(mark)
+        yield made
         counts = self.counts()
         counts.update((emitted_key(tag), len(out)) for tag, out in outputs.items() if out)
         if any(counts.values()):
-            batches.append(packs.counts_row(self.label, counts))
-        for batch in batches:
-            yield batch.to_pandas(types_mapper=_NULLABLE.get)
+            yield packs.counts_row(self.label, counts)
 
     def counts(self) -> Dict[str, int]:
         """What the last micro-batch counted (late and dropped elements), for the metrics."""
@@ -333,6 +357,11 @@ class SideInputProcessor(_Host):
 
     def close(self) -> None:
         self.runner.teardown()
+
+
+def _frame(batch: pa.RecordBatch) -> Any:
+    """A bus row batch as the pandas frame `transformWithState` takes."""
+    return batch.to_pandas(types_mapper=_NULLABLE.get)
 
 
 def _loaded(state: Any) -> Any:

@@ -112,20 +112,36 @@ class StreamingPlan:
         def read_after(s: int) -> Set[str]:   # what the driver and the stages after `s` read
             return self.targets | {self.address[id(x)] for later in stages[s + 1:]
                                    for n in later for x in n.reads()}
-        for s, stage in enumerate(stages):
+
+        def task(s: int) -> Any:
+            """The Arrow task of element-wise stage `s` (keying the grouping after it), or of
+            stateful stage `s`'s keying alone."""
             needed = read_after(s)
-            if self._is_stateful(stage[0]):
-                unkeyed = s == 0 or self._is_stateful(stages[s - 1][0])
-                if self._keyed(stage[0]) and unkeyed:
-                    # only keys its input
-                    bus = self._elementwise(bus, [], needed, stage[0], needed)
-                bus = self._stateful(bus, stage[0], needed)
-            else:
-                follower = stages[s + 1][0] if s + 1 < len(stages) else None
-                beyond = read_after(s + 1)
-                if follower is not None:
-                    beyond |= {self.address[id(x.pcoll)] for x in follower.side_inputs}
-                bus = self._elementwise(bus, stage, needed, follower, beyond)
+            if self._is_stateful(stages[s][0]):
+                return self._elementwise([], needed, stages[s][0], needed)
+            follower = stages[s + 1][0] if s + 1 < len(stages) else None
+            beyond = read_after(s + 1)
+            if follower is not None:
+                beyond |= {self.address[id(x.pcoll)] for x in follower.side_inputs}
+            return self._elementwise(stages[s], needed, follower, beyond)
+
+        # The task after a stateful stage (the element-wise stage that follows, or the keying
+        # of a grouping that follows) runs in that stage's own task, on its outputs as objects.
+        fused: Set[int] = set()
+        for s, stage in enumerate(stages):
+            stateful = self._is_stateful(stage[0])
+            if stateful and self._keyed(stage[0]) and s == 0:
+                bus = bus.mapInArrow(task(s), codec.KEYED_STREAM)   # only keys its input
+            if not stateful:
+                if s not in fused:
+                    bus = bus.mapInArrow(task(s), codec.KEYED_STREAM)
+                continue
+            after = None
+            if s + 1 < len(stages) and (not self._is_stateful(stages[s + 1][0])
+                                        or self._keyed(stages[s + 1][0])):
+                after = task(s + 1)
+                fused.add(s + 1)
+            bus = self._stateful(bus, stage[0], read_after(s), after)
         return bus
 
     def _channels(self, node: Any) -> None:
@@ -212,9 +228,9 @@ class StreamingPlan:
                 .load())
 
     # --- stages -----------------------------------------------------------------------------
-    def _elementwise(self, bus: Any, nodes: List[Any], needed: Set[str],
-                     follower: Optional[Any], beyond: Set[str]) -> Any:
-        """Element-wise nodes in one Arrow task; the rows of a grouping that follows get their
+    def _elementwise(self, nodes: List[Any], needed: Set[str], follower: Optional[Any],
+                     beyond: Set[str]) -> Any:
+        """The Arrow task of element-wise nodes; the rows of a grouping that follows get their
         keys here (`beyond`: the addresses read after that grouping)."""
         ops = [self._op(n) for n in nodes]
         groups = follower is not None and self._keyed(follower)
@@ -229,7 +245,7 @@ class StreamingPlan:
                 combine = lambda: columnar.aggregator(fn, combiner)   # noqa: E731
             key = _Keying(self.address[id(main)], _key_of(follower), self._buckets_of(follower),
                           combine, spans=isinstance(t, TemplateStep))
-        return bus.mapInArrow(_task(ops, needed, key), codec.KEYED_STREAM)
+        return _task(ops, needed, key)
 
     def _is_stateful(self, node: Any) -> bool:
         """Whether a node runs per bucket in `transformWithState` (else in an Arrow task)."""
@@ -277,8 +293,9 @@ class StreamingPlan:
             return _Op(label, ins, outs, lambda: _TemplateMapFn(t, label), lambda tag, owned: True)
         raise TypeError(f"{label}: {type(t).__name__} has no streaming translation")
 
-    def _stateful(self, bus: Any, node: Any, needed: Set[str]) -> Any:
-        """A grouping or a ParDo with side inputs in `transformWithState`, per bucket."""
+    def _stateful(self, bus: Any, node: Any, needed: Set[str], after: Any) -> Any:
+        """A grouping or a ParDo with side inputs in `transformWithState`, per bucket, with
+        the task after it (`after`, or None) in its own task."""
         from pyspark.sql import functions as F
         t, i = node.transform, self.index[id(node)]
         ins = [self.address[id(x)] for x in node.reads()]
@@ -318,6 +335,7 @@ class StreamingPlan:
         # each bucket grouped by a value that lands in a partition of its own (`bucket_labels`)
         labels = packs.bucket_labels(buckets, self.buckets)
         processor.labels = {label: b for b, label in enumerate(labels)}
+        processor.after = after
         values = F.array(*[F.lit(x).cast("long") for x in labels])
         label = F.explode(F.transform(bucket, lambda b: F.element_at(values, (b + 1).cast("int"))))
         return (bus.fillna(0, subset=list(FILLED)).withColumn("bucket", label).groupBy("bucket")
@@ -434,22 +452,29 @@ def _task(ops: List[_Op], needed: Set[str], key: Optional[_Keying]) -> Any:
     return task
 
 
-def _run_ops(b: pa.RecordBatch, ops: List[_Op], fns: list, consumed: Set[str],
+def _run_ops(b: Any, ops: List[_Op], fns: list, consumed: Set[str],
              readers: Dict[str, int], needed: Set[str],
              key: Optional["_Keying"], flow: Dict[str, Dict[str, int]]
              ) -> Iterator[pa.RecordBatch]:
-    t = b.column("t")
-    present = set(pc.unique(t).to_pylist())
-    passing = pc.invert(pc.is_in(t, value_set=pa.array(sorted(consumed), pa.string())))
-    rest = b.filter(passing)
-    if rest.num_rows:   # Spark may hand over large binary and string columns
-        yield rest.cast(codec.KEYED_STREAM_ARROW)
     key_address = key.address if key is not None else None
     pending: Dict[str, packs.Bus] = {}
-    fresh: Dict[str, bool] = {}   # whether an address's elements are referenced nowhere else
-    for a in consumed & present:
-        pending[a] = packs.read_bus(b.filter(pc.equal(t, a)))
-        fresh[a] = True
+    if isinstance(b, dict):   # a stateful step's outputs, as objects (address -> Bus)
+        for a, bus in b.items():
+            if a in consumed:
+                pending[a] = bus
+            else:
+                yield _bus_rows(bus, a)
+    else:
+        t = b.column("t")
+        present = set(pc.unique(t).to_pylist())
+        passing = pc.invert(pc.is_in(t, value_set=pa.array(sorted(consumed), pa.string())))
+        rest = b.filter(passing)
+        if rest.num_rows:   # Spark may hand over large binary and string columns
+            yield rest.cast(codec.KEYED_STREAM_ARROW)
+        for a in consumed & present:
+            pending[a] = packs.read_bus(b.filter(pc.equal(t, a)))
+    # whether an address's elements are referenced nowhere else
+    fresh: Dict[str, bool] = dict.fromkeys(pending, True)
     for op, fn in zip(ops, fns):
         ins = [pending[a] for a in op.ins if a in pending]
         markers = [m for x in ins for m in x.markers]
@@ -482,9 +507,14 @@ def _run_ops(b: pa.RecordBatch, ops: List[_Op], fns: list, consumed: Set[str],
         if a == key_address:
             yield key.rows(bus)
         elif a in needed:
-            yield packs.rows([packs.pack_columns(c) for c in bus.columns]
-                             + ([packs.pack_elements(bus.elements)] if bus.elements else []),
-                             bus.markers, a)
+            yield _bus_rows(bus, a)
+
+
+def _bus_rows(bus: packs.Bus, address: str) -> pa.RecordBatch:
+    """What a `packs.Bus` holds for `address`, as bus rows."""
+    return packs.rows([packs.pack_columns(c) for c in bus.columns]
+                      + ([packs.pack_elements(bus.elements)] if bus.elements else []),
+                      bus.markers, address)
 
 
 class _Keying:
@@ -518,7 +548,5 @@ class _Keying:
     def finish(self) -> Iterator[pa.RecordBatch]:
         """The partial accumulators folded over the task's input."""
         if self.aggregator:
-            partials = self.aggregator.partials()
-            keys = [codec.dumps(wv.value[0]) for wv in partials]
-            yield packs.element_rows(partials, [], self.address, keys, self.buckets,
-                                     kind=packs.PARTIALS)
+            yield packs.partial_rows(self.aggregator.partial_columns(), self.address,
+                                     self.buckets)
