@@ -25,9 +25,10 @@ from ..sdk.errors import UserCodeError
 from ..triggers.accumulation import AccumulationMode
 from ..triggers.definitions import AfterWatermark
 from ..triggers.drivers import TimedWatermarkDriver
-from ..triggers.kernel import _FIRST_PANES, Counters, ElementError, _element_error, _expiry_watermark
+from ..triggers.kernel import (Counters, ElementError, _element_error, _expiry_watermark,
+                               pane_info)
 from ..triggers.reducers import AccumulatorReducer, CombineReducer
-from ..windowing import MAX_MICROS, MIN_MICROS, PaneInfo, PaneTiming, TimestampCombiner, WindowedValue
+from ..windowing import MAX_MICROS, MIN_MICROS, PaneTiming, TimestampCombiner, WindowedValue
 from .elementwise import user_code_error
 
 EARLY, ON_TIME, LATE = PaneTiming.EARLY, PaneTiming.ON_TIME, PaneTiming.LATE
@@ -299,12 +300,7 @@ class TimedCombineHost:
         if r[PENDING] or timing is ON_TIME:
             is_last = finished or max_ts + self.lateness < _expiry_watermark(wm, self.lateness)
             index = r[INDEX]
-            if index == 0:
-                pane = _FIRST_PANES[timing is EARLY, timing is ON_TIME, is_last]
-            elif timing is EARLY:
-                pane = PaneInfo(False, is_last, timing, index, -1)
-            else:
-                pane = PaneInfo(False, is_last, timing, index, r[NONSPEC])
+            pane = pane_info(index, r[NONSPEC], timing, is_last)
             if timing is not EARLY:
                 r[NONSPEC] += 1
             r[INDEX] = index + 1

@@ -62,6 +62,13 @@ _FIRST_PANES = {(t is EARLY, t is ON_TIME, last): PaneInfo(True, last, t, 0, -1 
                 for t in (EARLY, ON_TIME, LATE) for last in (False, True)}
 
 
+def pane_info(index: int, nonspec: int, timing: PaneTiming, is_last: bool) -> PaneInfo:
+    """The pane a window emits as its `index`-th (`nonspec`: its non-early panes so far)."""
+    if index == 0:    # then nonspec is 0 too
+        return _FIRST_PANES[timing is EARLY, timing is ON_TIME, is_last]
+    return PaneInfo(False, is_last, timing, index, -1 if timing is EARLY else nonspec)
+
+
 class TimeView:
     """The clocks the host shows the kernel (µs): the input watermark `wm` and processing time
     `pt` now, the input watermark `settled_wm` as of the end of the host's previous step, and
@@ -534,12 +541,7 @@ class GroupAlsoByWindow:
         if rec.pending or timing is ON_TIME:
             is_last = finished or max_ts + self.lateness < _expiry_watermark(wm, self.lateness)
             index = rec.index
-            if index == 0:    # then rec.nonspec is 0 too
-                pane = _FIRST_PANES[timing is EARLY, timing is ON_TIME, is_last]
-            elif timing is EARLY:
-                pane = PaneInfo(False, is_last, timing, index, -1)
-            else:
-                pane = PaneInfo(False, is_last, timing, index, rec.nonspec)
+            pane = pane_info(index, rec.nonspec, timing, is_last)
             if timing is not EARLY:
                 rec.nonspec += 1
             rec.index = index + 1
