@@ -244,8 +244,13 @@ def test_buckets_are_the_cores_or_the_users_and_a_checkpoint_placed_otherwise_is
     unlabelled = str(tmp_path / "unlabelled")
     os.makedirs(unlabelled)
     run_state(unlabelled, buckets=2, routing=2)   # buckets grouped by their plain numbers
-    with pytest.raises(pm.CheckpointError, match="routing 2, now 3"):
+    with pytest.raises(pm.CheckpointError, match="routing 2, now 4"):
         _run_state(spark_session, unlabelled, p.nodes, options)
+    sharded = str(tmp_path / "sharded")
+    os.makedirs(sharded)
+    run_state(sharded, buckets=2, routing=3)   # every grouping's state kept a key at a time
+    with pytest.raises(pm.CheckpointError, match="routing 3, now 4"):
+        _run_state(spark_session, sharded, p.nodes, options)
 
 
 def test_a_keying_task_folds_columns_into_partials_per_key_and_window():
@@ -372,18 +377,3 @@ def test_a_schema_d_aggregation_gives_early_on_time_and_late_panes_from_partials
     first = [json.loads(line) for line in first_batch.read_text().splitlines()]
     assert sorted((r["key"], r["total"]) for r in first) == [("a", 4), ("b", 2)]
 
-
-def test_a_grouping_refuses_state_its_checkpoint_kept_in_another_form():
-    from pomset.runners.spark.stateful import KernelProcessor, _Meta
-    from pomset.triggers.reducers import CombineReducer
-    from pomset.triggers.strategy import WindowingStrategy
-    timed = WindowingStrategy(pm.FixedWindows(60), pm.AfterWatermark(
-        early=pm.AfterProcessingTime(1)), pm.AccumulationMode.ACCUMULATING)
-    for strategy, kept in ((timed, {"timers": {}}),
-                           (timed.with_(trigger=pm.AfterWatermark()), {"summary": {}})):
-        processor = KernelProcessor("sums", strategy, lambda: CombineReducer(pm.Sum()), ["a"],
-                                    [["c"]], {None: "o"}, [], "g0", real_clock=True)
-        meta = _Meta()
-        meta.kernel = kept
-        with pytest.raises(RuntimeError, match="step 'sums'.*another form.*new checkpoint"):
-            processor.step(meta, {}, [])

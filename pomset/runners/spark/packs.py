@@ -87,7 +87,9 @@ def unpack_columns(payload: bytes) -> Columns:
     return Columns(table.replace_schema_metadata(None), pane, keys, values, pairs)
 
 
-ROUTING = 3   # the version of `bucket_of` and `bucket_labels` a checkpoint's state was placed by
+# the version of how a checkpoint's keyed state was placed: `bucket_of`, `bucket_labels`, and
+# the form a grouping keeps its state in (`stateful.KernelProcessor`: 4, a window at a time)
+ROUTING = 4
 
 
 def bucket_of(kb: bytes, buckets: int) -> int:

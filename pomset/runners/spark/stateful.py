@@ -214,10 +214,6 @@ class KernelProcessor(_Host):
         real clock the step ends at the wall clock's time, so a processing-time pane that
         fell due while the micro-batch ran fires in it rather than a micro-batch later."""
         saved = meta.kernel
-        if saved is not None and ("summary" in saved) != self.by_window:
-            raise RuntimeError(
-                f"step {self.label!r}: its state in the checkpoint was kept in another form, by "
-                f"another version of pomset; run it from a new checkpoint directory")
         meta.observe(markers)
         main = inputs.get(0) or packs.Bus()
         out: list = []
