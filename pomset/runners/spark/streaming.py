@@ -13,6 +13,8 @@ row still needed by a later stage or the driver:
   watermark and clock (`codec`);
 - consecutive element-wise nodes (ParDos, WindowInto, Flatten) run in one `mapInArrow` task,
   the SDK's own code over the elements of each input, its markers copied to every output;
+  right after a stateful node they run in that node's own task instead, on its outputs as
+  objects (as does the keying of a grouping right after another);
 - a grouping, or a ParDo with side inputs, runs per bucket in `transformWithState`
   (`stateful`): its main-input elements in the bucket of their key (or value), its side
   elements and the markers of its inputs in every bucket, any other row in one bucket, passed
