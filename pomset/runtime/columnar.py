@@ -97,14 +97,15 @@ class Columns:
         return [_raw(v, ts, w, pane, 1) for v, ts, w in zip(values, times, windows)]
 
 
-def _windows(starts: List[int], ends: List[int]) -> List[IntervalWindow]:
-    """The windows of rows, one object per distinct window."""
-    made: Dict[Tuple[int, int], IntervalWindow] = {}
+def _windows(starts: List[Optional[int]], ends: List[Optional[int]]) -> List[Any]:
+    """The windows of rows, one object per distinct window (no bounds: the global window)."""
+    made: Dict[Tuple[Any, Any], Any] = {}
     out = []
     for bounds in zip(starts, ends):
         w = made.get(bounds)
         if w is None:
-            w = made[bounds] = IntervalWindow.from_micros(*bounds)
+            w = made[bounds] = (GLOBAL_WINDOW if bounds[0] is None
+                                else IntervalWindow.from_micros(*bounds))
         out.append(w)
     return out
 
@@ -614,10 +615,7 @@ class Aggregator:
         """One partial accumulator per key and window, in the CombineFn's own accumulator
         format, as (key, accumulator) elements for the kernel to merge
         (`KernelHost.partials`)."""
-        keys, accs, times, starts, ends = self.partial_columns()
-        windows = _windows(starts, ends) if self.windowed else [GLOBAL_WINDOW] * len(times)
-        return [_raw((key, acc), t, w, NO_FIRING, 1)
-                for key, acc, t, w in zip(keys, accs, times, windows)]
+        return _partial_elements(self.partial_columns())
 
     def partial_columns(self) -> Tuple[list, list, list, list, list]:
         """`partials` as columns: keys, accumulators, times, and the windows' starts and ends
@@ -685,10 +683,7 @@ class VectorAggregator:
 
     def partials(self) -> List[WindowedValue]:
         """The accumulators as (key, accumulator) elements for the kernel to merge."""
-        out = [_raw((key, acc), ts, window, NO_FIRING, 1)
-               for (key, window), (acc, ts) in self.accs.items()]
-        self.accs = {}
-        return out
+        return _partial_elements(self.partial_columns())
 
     def partial_columns(self) -> Tuple[list, list, list, list, list]:
         """`partials` as columns, as `Aggregator.partial_columns` gives them."""
@@ -718,6 +713,13 @@ def time_op(combiner: TimestampCombiner) -> str:
 
 def _extremum(value: Any) -> Counter:
     return Counter() if value is None else Counter({value: 1})
+
+
+def _partial_elements(columns: Tuple[list, list, list, list, list]) -> List[WindowedValue]:
+    """Partial accumulators as columns (`partial_columns`) as (key, accumulator) elements."""
+    keys, accs, times, starts, ends = columns
+    return [_raw((key, acc), t, w, NO_FIRING, 1)
+            for key, acc, t, w in zip(keys, accs, times, _windows(starts, ends))]
 
 
 def _same(x: Any) -> Any:

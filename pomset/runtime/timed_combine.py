@@ -129,15 +129,15 @@ class TimedCombineHost:
         in the order of their wake-ups."""
         if wm > self.wm:
             self.wm = wm
-        wm, lateness = self.wm, self.lateness
+        wm = self.wm
         due = []
         for i, (window, (_, armed)) in enumerate(self.summary.items()):
-            at = window.max_ts + 1 if armed else min(window.max_ts + lateness + 1, MAX_MICROS)
+            at = window.max_ts + 1 if armed else self._gc(window)
             if at <= wm:
                 due.append((at, i, window))
         for _, _, window in sorted(due):
             table = self._table(window)
-            gc = min(window.max_ts + lateness + 1, MAX_MICROS)
+            gc = self._gc(window)
             on_time = window.max_ts + 1
             for key, r in list(table.items()):
                 at = on_time if r[ST] == 1 and not r[CLOSED] else gc
@@ -178,6 +178,10 @@ class TimedCombineHost:
             table = self.tables[window] = (self.store.load(window) if window in self.summary
                                            else {})
         return table
+
+    def _gc(self, window: Any) -> int:
+        """When the watermark expires the window (its garbage-collection time)."""
+        return min(window.max_ts + self.lateness + 1, MAX_MICROS)
 
     def _summarize(self, window: Any) -> None:
         """The window's summary from its records, after they changed (none left: gone)."""

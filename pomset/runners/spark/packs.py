@@ -220,6 +220,12 @@ def element_rows(elements: Sequence[WindowedValue], markers: Sequence[Any], addr
                 list(parts), keyed=keyed)
 
 
+def bus_rows(bus: "Bus", address: str) -> pa.RecordBatch:
+    """What a `Bus` holds for `address` (columnar bundles, elements, markers), as bus rows."""
+    return rows([pack_columns(c) for c in bus.columns]
+                + ([pack_elements(bus.elements)] if bus.elements else []), bus.markers, address)
+
+
 def partial_rows(columns: Tuple[list, list, list, list, list], address: str,
                  buckets: int) -> pa.RecordBatch:
     """Partial accumulators as columns (`Aggregator.partial_columns`: keys, accumulators,

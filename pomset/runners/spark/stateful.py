@@ -109,7 +109,7 @@ class _Host(StatefulProcessor):
             for item in self._produce(key, rows):
                 if isinstance(item, dict):
                     for address, bus in item.items():
-                        yield _frame(packs.element_rows(bus.elements, bus.markers, address))
+                        yield _frame(packs.bus_rows(bus, address))
                 else:
                     yield item if isinstance(item, pd.DataFrame) else _frame(item)
             return

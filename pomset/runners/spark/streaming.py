@@ -465,7 +465,7 @@ def _run_ops(b: Any, ops: List[_Op], fns: list, consumed: Set[str],
             if a in consumed:
                 pending[a] = bus
             else:
-                yield _bus_rows(bus, a)
+                yield packs.bus_rows(bus, a)
     else:
         t = b.column("t")
         present = set(pc.unique(t).to_pylist())
@@ -509,14 +509,7 @@ def _run_ops(b: Any, ops: List[_Op], fns: list, consumed: Set[str],
         if a == key_address:
             yield key.rows(bus)
         elif a in needed:
-            yield _bus_rows(bus, a)
-
-
-def _bus_rows(bus: packs.Bus, address: str) -> pa.RecordBatch:
-    """What a `packs.Bus` holds for `address`, as bus rows."""
-    return packs.rows([packs.pack_columns(c) for c in bus.columns]
-                      + ([packs.pack_elements(bus.elements)] if bus.elements else []),
-                      bus.markers, address)
+            yield packs.bus_rows(bus, a)
 
 
 class _Keying:
