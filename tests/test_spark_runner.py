@@ -187,6 +187,38 @@ def test_the_daemon_drops_the_zips_of_the_installed_pyspark_only(tmp_path, py4j)
         pyspark_zip, py4j_zip, str(tmp_path)]   # no pyspark installed: as it was
 
 
+def _daemon(**env):
+    """A started pomset daemon (as Spark starts it for a local master) -> (pid, its
+    environment, its threads, whether it has loaded pyarrow), then stopped."""
+    import subprocess
+    import sys
+    proc = subprocess.Popen([sys.executable, "-m", "pomset.runners.spark.daemon", "pyspark.worker"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            env={**os.environ, "OMP_NUM_THREADS": "1", **env})
+    try:
+        assert len(proc.stdout.read(4)) == 4   # its port: it is serving
+        with open(f"/proc/{proc.pid}/environ", "rb") as f:
+            environ = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
+        with open(f"/proc/{proc.pid}/maps") as f:
+            arrow = "libarrow" in f.read()
+        return environ, len(os.listdir(f"/proc/{proc.pid}/task")), arrow
+    finally:
+        proc.stdin.close()
+        proc.wait(30)
+
+
+def test_the_daemon_imports_the_tasks_modules_before_it_forks_and_stays_single_threaded():
+    environ, threads, arrow = _daemon()
+    assert (threads, arrow) == (1, True)
+    assert b"POMSET_DAEMON_NO_PREIMPORT" not in environ
+
+
+def test_a_daemon_whose_imports_start_a_thread_runs_again_without_them():
+    environ, threads, arrow = _daemon(JE_ARROW_MALLOC_CONF="background_thread:true")
+    assert (threads, arrow) == (1, False)
+    assert environ[b"POMSET_DAEMON_NO_PREIMPORT"] == b"1"
+
+
 def test_a_primitive_without_translation_is_refused_naming_it():
     from pomset.sdk.ptransform import Primitive
 

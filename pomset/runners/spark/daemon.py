@@ -4,16 +4,26 @@ installed. Spark puts those zips first on its Python workers' path; a zip holds 
 so every daemon compiled pyspark from source (0.5 s a start here), and every fresh worker
 re-read pyspark.zip's directory when PySpark invalidated the import caches. The zips are the
 installed pyspark's own copies (its `python/lib`), so the installed packages are the same code.
-Started as `python -m pomset.runners.spark.daemon`, it has imported pomset's package once
-before the daemon forks its workers (importing it starts no threads, as the daemon requires).
-Only for local masters, whose workers run this Python: elsewhere pomset may be shipped, not
-installed."""
+Started as `python -m pomset.runners.spark.daemon`, it imports once, before the daemon forks
+its workers, what pomset's tasks import (pyspark's worker, pomset's Spark tasks, pandas,
+pyarrow): each fresh worker used to import them itself, about 1 s of a loaded machine's time
+per worker, paid in a query's first micro-batch and whenever Spark starts a worker. The
+daemon forks no worker after a thread has started (a child of a threaded process may inherit
+a lock held by a thread it lacks): pyarrow's jemalloc would start one, so its background
+thread is off by default (pyarrow allocates with mimalloc), and if the imports still start a
+thread the daemon runs again without them. Only for local masters, whose workers run this
+Python: elsewhere pomset may be shipped, not installed."""
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from importlib.machinery import PathFinder
 from typing import List
+
+# what pomset's tasks import when a worker unpickles them
+TASK_MODULES = ("pyspark.worker", "pomset.runners.spark.streaming", "pomset.runners.spark.batch")
+NO_PREIMPORT = "POMSET_DAEMON_NO_PREIMPORT"
 
 
 def installed_first(path: List[str]) -> List[str]:
@@ -33,9 +43,25 @@ def installed_first(path: List[str]) -> List[str]:
     return [p for p in path if not drop(p)]
 
 
+def preimport() -> bool:
+    """Import the task modules here: whether this process still has one thread after that
+    (True without trying where /proc does not show threads, or where a run before found that
+    the imports start one)."""
+    if os.environ.get(NO_PREIMPORT) or not os.path.isdir("/proc/self/task"):
+        return True
+    os.environ.setdefault("JE_ARROW_MALLOC_CONF", "background_thread:false")
+    for name in TASK_MODULES:
+        importlib.import_module(name)
+    return len(os.listdir("/proc/self/task")) == 1
+
+
 def main() -> None:
     """Start PySpark's daemon (its workers' module is the first argument, as Spark passes it)."""
     sys.path[:] = installed_first(sys.path)
+    if not preimport():
+        os.environ[NO_PREIMPORT] = "1"
+        os.execv(sys.executable, [sys.executable, "-m", "pomset.runners.spark.daemon",
+                                  *sys.argv[1:]])
     from pyspark.daemon import manager
     manager()
 
