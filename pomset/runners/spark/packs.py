@@ -88,8 +88,9 @@ def unpack_columns(payload: bytes) -> Columns:
 
 
 # the version of how a checkpoint's keyed state was placed: `bucket_of`, `bucket_labels`, and
-# the form a grouping keeps its state in (`stateful.KernelProcessor`: 4, a window at a time)
-ROUTING = 4
+# the form a grouping keeps its state in (`stateful.KernelProcessor`: 4, a window at a time;
+# 5, a shard's keys' states pickled one by one)
+ROUTING = 5
 
 
 def bucket_of(kb: bytes, buckets: int) -> int:

@@ -10,8 +10,8 @@ processing clock besides. Markers carry both in band, as the data-trace model's
 synchronization markers do, and the bucket keeps the kernel's wake-ups itself.
 
 State, in Spark state variables: the keys' window states (`keys`: shard -> the pickled
-`KeyState`s of the bucket's keys that hash to it, so a micro-batch reads and writes a shard
-per round trip to the state store, not a key; for a windowed combine under the timed
+`KeyState` of each of the bucket's keys that hash to it, so a micro-batch reads and writes a
+shard per round trip to the state store, not a key, and unpickles only the keys it touches; for a windowed combine under the timed
 watermark trigger, `windows`: window -> the pickled table of its keys' records, see
 `runtime.timed_combine`), and the bucket's `meta`: what its markers said
 (`pomset.runtime.markers.Channels`: the watermark per upstream channel, the clock, the marker
@@ -392,9 +392,12 @@ class _WindowTables:
 
 
 class _ShardedStates:
-    """A bucket's keys' states in its `keys` map state, a shard per round trip: a key's state
-    lives in shard `_shard(its pickled bytes)`. Keys are known by the pickled bytes their rows
-    and the saved queues carry (`key`), so a key always finds its shard."""
+    """A bucket's keys' states in its `keys` map state, a shard per round trip: shard -> {the
+    key pickled: its `KeyState` pickled}, a key in shard `_shard(its pickled bytes)`. Keys are
+    known by the pickled bytes their rows and the saved queues carry (`key`), so a key always
+    finds its shard. A step unpickles the states of the keys it asks for and pickles back
+    those it touched: the rest of a shard it reads stays bytes, so its object work follows the
+    keys a step touches, not the bucket's whole state (which a long allowed lateness grows)."""
 
     def __init__(self, keys: Any) -> None:
         self.map = keys
@@ -402,8 +405,9 @@ class _ShardedStates:
         self.kb_of: Dict[Any, bytes] = {}
         self.key_of: Dict[bytes, Any] = {}
         self.shard_of: Dict[Any, int] = {}
-        self.shards: Dict[int, Set[Any]] = {}   # shard -> its keys, for the shards loaded
-        self.dirty: Set[int] = set()
+        self.shards: Dict[int, Dict[bytes, bytes]] = {}   # the shards read, as bytes per key
+        self.present: Set[Any] = set()   # keys whose state, or its absence, `states` shows
+        self.dirty: Set[Any] = set()
 
     def key(self, kb: bytes) -> Any:
         """The key pickled as `kb`."""
@@ -415,40 +419,45 @@ class _ShardedStates:
         return key
 
     def ensure(self, keys: Any) -> None:
-        shard_of = self.shard_of
-        wanted = [(key, shard_of[key]) for key in keys]
-        missing = {shard for _, shard in wanted if shard not in self.shards}
-        if len(missing) > LOAD_ALL:   # the whole map in a few round trips, not one per shard
+        present, shard_of, shards = self.present, self.shard_of, self.shards
+        wanted = [key for key in keys if key not in present]
+        if len({shard_of[key] for key in wanted} - shards.keys()) > LOAD_ALL:
+            # the whole map in a few round trips, not one per shard
             for (shard,), row in self.map.iterator():
-                if shard not in self.shards:
-                    self._hold(shard, row)
+                shards.setdefault(shard, pickle.loads(row[0]))
             for shard in range(SHARDS):
-                self.shards.setdefault(shard, set())
-        for key, shard in wanted:
-            held = self.shards.get(shard)
+                shards.setdefault(shard, {})
+        states, kb_of = self.states, self.kb_of
+        for key in wanted:
+            shard = shard_of[key]
+            held = shards.get(shard)
             if held is None:
-                held = self._hold(shard, self.map.getValue((shard,)))
-            held.add(key)
-
-    def _hold(self, shard: int, row: Any) -> Set[Any]:
-        """Take a shard's states, as read from the map (None: it has none)."""
-        states = pickle.loads(row[0]) if row is not None else {}
-        self.states.update(states)
-        held = self.shards[shard] = set(states)
-        return held
+                row = self.map.getValue((shard,))
+                held = shards[shard] = {} if row is None else pickle.loads(row[0])
+            data = held.get(kb_of[key])
+            if data is not None:
+                states[key] = pickle.loads(data)
+            present.add(key)
 
     def touch(self, key: Any) -> None:
-        self.dirty.add(self.shard_of[key])
+        self.dirty.add(key)
 
     def loaded(self, key: Any) -> bool:
-        return self.shard_of[key] in self.shards
+        return key in self.present
 
     def save(self) -> None:
-        states = self.states
-        for shard in self.dirty:
-            kept = {key: states[key] for key in self.shards[shard] if key in states}
-            if kept:
-                self.map.updateValue((shard,), (pickle.dumps(kept, protocol=5),))
+        states, shards, changed = self.states, self.shards, set()
+        for key in self.dirty:
+            shard = self.shard_of[key]
+            state = states.get(key)
+            if state is not None:
+                shards[shard][self.kb_of[key]] = pickle.dumps(state, protocol=5)
+            else:
+                shards[shard].pop(self.kb_of[key], None)
+            changed.add(shard)
+        for shard in changed:
+            if shards[shard]:
+                self.map.updateValue((shard,), (pickle.dumps(shards[shard], protocol=5),))
             else:
                 self.map.removeKey((shard,))
         self.dirty.clear()
