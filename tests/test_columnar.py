@@ -227,12 +227,38 @@ def test_create_with_a_schema_checks_every_value():
     assert c.schema() == pa.schema([("n", pa.int64())])
 
 
-def test_rows_behave_as_beam_rows_and_dicts():
-    r = pm.Row(key="a", value=3)
-    assert r.key == "a" and r["value"] == 3 and r == {"key": "a", "value": 3}
-    assert len({r, pm.Row(key="a", value=3)}) == 1
+def _typed(**fields):
+    """A row as pomset makes it for a known schema (fields read through properties)."""
+    from pomset.sdk.schema import row_type
+    return row_type(list(fields))(fields)
+
+
+@pytest.mark.parametrize("make", [pm.Row, _typed])
+def test_rows_behave_as_beam_rows_and_dicts(make):
+    import pickle
+    r = make(key="a", value=3, items=1)
+    assert r.key == "a" and r["value"] == 3 and r == {"key": "a", "value": 3, "items": 1}
+    assert len({r, pm.Row(key="a", value=3, items=1)}) == 1 and isinstance(r, pm.Row)
+    assert repr(r) == "Row(key='a', value=3, items=1)" and callable(r.items)   # a dict's method
     with pytest.raises(AttributeError, match="fields are"):
         r.nope
+    assert pickle.loads(pickle.dumps(r)) == r and getattr(r, "nope", 0) == 0
+    del r["value"]
+    with pytest.raises(AttributeError, match=r"no field 'value'; its fields are \['key', 'items'\]"):
+        r.value
+    with pytest.raises(AttributeError):
+        r.key = "b"
+    assert pm.Create([make(n=1), make(n=2)]).schema() == pa.schema([("n", pa.int64())])
+
+
+def test_rows_of_a_schema_and_of_a_group_by_read_fields_as_properties(tmp_path):
+    path = _write(tmp_path / "in.parquet", n=10)
+    p = pm.Pipeline(options=pm.PipelineOptions(["--quiet", "--collect=all"]))
+    rows = p | pm.ReadFromParquet(str(path))
+    sums = rows | pm.GroupBy("key").aggregate_field("value", pm.Sum(), "total")
+    result = p.run()
+    for r in [wv.value for wv in result.collect(rows)[:3] + result.collect(sums)[:3]]:
+        assert all(isinstance(getattr(type(r), f), property) for f in r)
 
 
 _FIELD = st.sampled_from("abc")
@@ -244,11 +270,11 @@ _CHANGES = st.lists(st.one_of(
     st.tuples(st.just("popitem")), st.tuples(st.just("clear"))))
 
 
-@given(st.dictionaries(_FIELD, st.integers()), _CHANGES)
-def test_a_rows_kept_hash_follows_its_changes(fields, changes):
+@given(st.dictionaries(_FIELD, st.integers()), _CHANGES, st.booleans())
+def test_a_rows_kept_hash_follows_its_changes(fields, changes, typed):
     """A row keeps its hash once computed; every way of changing it forgets it, so it always
     hashes as a fresh row with the same items."""
-    r = pm.Row(fields)
+    r = _typed(**fields) if typed else pm.Row(fields)
     for change in changes:
         hash(r)
         op, *args = change

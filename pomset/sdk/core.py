@@ -86,7 +86,7 @@ class Create(Source):
         if schema is not None:
             self._schema = as_schema(schema)
             self.values = [self._conformed(i, v) for i, v in enumerate(self.values)]
-        elif self.values and all(type(_plain(v)) is Row for v in self.values):
+        elif self.values and all(isinstance(_plain(v), Row) for v in self.values):
             self._schema = infer_schema(_plain(v) for v in self.values)
 
     def _conformed(self, index: int, value: Any) -> Any:

@@ -15,7 +15,7 @@ from .core import CombinePerKey, GroupByKey, Map
 from .expressions import Expr, col
 from .ptransform import PTransform
 from .pvalue import PCollection
-from .schema import Row
+from .schema import Row, row_type
 
 FieldLike = Union[str, Expr, Callable[[Any], Any]]
 
@@ -206,12 +206,13 @@ class FieldsToRow(Map):
 
     def __init__(self, key_names: List[str], names: List[str], schema: Any) -> None:
         self.key_names, self.names, self.schema = key_names, names, schema
+        self.make = row_type(list(key_names) + list(names))
         super().__init__(self._row, label="ToRows")
 
     def _row(self, kv: Tuple[Any, Tuple[Any, ...]]) -> Row:
         key, values = kv
         names = self.key_names
-        out = Row({names[0]: key}) if len(names) == 1 else Row(zip(names, key))
+        out = self.make({names[0]: key}) if len(names) == 1 else self.make(zip(names, key))
         dict.update(out, zip(self.names, values))   # a new row: no kept hash to forget
         return out
 

@@ -87,6 +87,36 @@ class Row(dict):
 
 
 _kept_hash = Row._hash
+_ROW_TYPES: dict = {}
+
+
+def row_type(names: Sequence[str]) -> type:
+    """The `Row` class for rows of these fields, in this order: a Row whose fields read as
+    attributes through properties. A plain Row's `row.key` first fails the usual lookup, then
+    goes through `__getattr__` (about 0.4 µs a read here); a property takes about 0.1 µs.
+    Rows pomset makes for a known schema (sources' columns, `GroupBy`'s output, conformed
+    records) are of this class; every other Row behaviour is the same, and a pickled one
+    comes back as a plain Row."""
+    names = tuple(names)
+    cls = _ROW_TYPES.get(names)
+    if cls is None:
+        fields = {n: _field(n) for n in names
+                  if isinstance(n, str) and n.isidentifier() and not hasattr(Row, n)}
+        cls = _ROW_TYPES[names] = type("Row", (Row,), {"__slots__": (), "__module__": __name__,
+                                                       "__qualname__": "Row", **fields})
+    return cls
+
+
+def _field(name: str) -> property:
+    """A field read as an attribute; a row without it (a field deleted since) raises the
+    AttributeError `Row.__getattr__` would."""
+    def read(row: Row) -> Any:
+        try:
+            return row[name]
+        except KeyError:
+            return Row.__getattr__(row, name)
+    read.__name__ = name
+    return property(read)
 
 
 _TYPE_NAMES = {
@@ -155,7 +185,7 @@ def conform(record: Mapping[str, Any], schema: Any) -> Row:
     numeric string to a number, an int to a float, ...). Raises ValueError naming the field
     when a field is missing or a value does not fit its type."""
     import pyarrow as pa
-    out = Row()
+    out = row_type(schema.names)()
     for field in schema:
         if field.name not in record:
             raise ValueError(f"has no field {field.name!r} (the schema's fields are "
@@ -200,11 +230,12 @@ def _convert(value: Any, kind: Any, pa: Any) -> Any:
 
 def rows_of(table: Any) -> List[Row]:
     """An Arrow table's or record batch's rows as `Row`s (columns as `pylist` gives them)."""
-    if not any(_utc_times(f.type) for f in table.schema):
-        return [Row(r) for r in table.to_pylist()]
     names = table.schema.names
+    make = row_type(names)
+    if not any(_utc_times(f.type) for f in table.schema):
+        return [make(r) for r in table.to_pylist()]
     columns = [pylist(table.column(i)) for i in range(table.num_columns)]
-    return [Row(zip(names, values)) for values in zip(*columns)]
+    return [make(zip(names, values)) for values in zip(*columns)]
 
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
