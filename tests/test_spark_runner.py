@@ -152,7 +152,7 @@ def test_local_python_workers_run_the_installed_pyspark_not_its_zip(spark_sessio
         import os
         import sys
         return (os.getpid(), sys.modules["pyspark"].__file__,
-                any(p.endswith("pyspark.zip") for p in sys.path))
+                any(p.endswith("pyspark.zip") and os.path.exists(p) for p in sys.path))
     p = pm.Pipeline(options=pm.PipelineOptions(["--runner=spark", "--quiet"]))
     out = p | pm.Create([1, 2, 3]) | pm.Map(worker_imports)
     seen = {wv.value for wv in p.run().collect(out)}
@@ -185,6 +185,61 @@ def test_the_daemon_drops_the_zips_of_the_installed_pyspark_only(tmp_path, py4j)
                                      and (p != py4j_zip or not py4j)]
     assert installed_first([pyspark_zip, py4j_zip, str(tmp_path)]) == [
         pyspark_zip, py4j_zip, str(tmp_path)]   # no pyspark installed: as it was
+
+
+def test_a_home_without_the_zips_links_everything_else_and_is_made_once(tmp_path):
+    from pomset.runners.spark.spark_home import home_without_zips
+    home = tmp_path / "pyspark"
+    (home / "jars").mkdir(parents=True)
+    (home / "bin").mkdir()
+    (home / "bin" / "spark-submit").write_text("#!/bin/sh\n")
+    (home / "python" / "lib").mkdir(parents=True)
+    (home / "python" / "pyspark").mkdir()
+    for name in ("pyspark.zip", "py4j-0.10.9.9-src.zip", "PY4J_LICENSE.txt"):
+        (home / "python" / "lib" / name).write_text(name)
+    copy = home_without_zips(str(home), str(tmp_path / "cache"))
+    assert sorted(os.listdir(copy)) == ["bin", "jars", "python"]
+    assert os.path.realpath(os.path.join(copy, "bin", "spark-submit")) == str(home / "bin" / "spark-submit")
+    assert sorted(os.listdir(os.path.join(copy, "python"))) == ["lib", "pyspark"]
+    assert os.listdir(os.path.join(copy, "python", "lib")) == ["PY4J_LICENSE.txt"]
+    (home / "jars" / "new.jar").write_text("")   # linked, not copied: the copy sees it
+    assert home_without_zips(str(home), str(tmp_path / "cache")) == copy
+    assert os.path.exists(os.path.join(copy, "jars", "new.jar"))
+    (home / "python" / "lib" / "pyspark.zip").unlink()
+    assert home_without_zips(str(home), str(tmp_path / "other")) is None   # nothing to leave out
+
+
+def test_a_user_set_spark_home_is_left_as_it_is(monkeypatch):
+    from pomset.runners.spark.spark_home import launch_env
+    monkeypatch.setenv("SPARK_HOME", "/opt/spark")
+    assert launch_env() == {}
+
+
+def test_a_local_sessions_jvm_runs_from_the_home_without_zips_and_leaves_the_environment_alone(tmp_path):
+    """In a process of its own: the JVM is started once per process, by its first session."""
+    import subprocess
+    import sys
+    script = tmp_path / "session.py"
+    script.write_text(
+        "import json, os, sys\n"
+        "import pomset as pm\n"
+        "from pomset.runners.spark.session import spark_session\n"
+        "s = spark_session(pm.PipelineOptions(['--spark_master=local[1]']))\n"
+        "jvm = s.sparkContext._jvm.System\n"
+        "print(json.dumps([jvm.getenv('SPARK_HOME'), jvm.getenv('PYSPARK_ARCHIVES_PATH'),\n"
+        "                  os.environ.get('SPARK_HOME')]))\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_HOME", "PYSPARK_ARCHIVES_PATH")}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    import json
+    home, archives, ours = json.loads(out.stdout.strip().splitlines()[-1])
+    assert home.startswith(str(tmp_path / "cache")) and ours is None
+    assert os.path.isdir(os.path.join(home, "jars"))
+    assert not os.path.exists(os.path.join(home, "python", "lib", "pyspark.zip"))
+    zips = archives.split(",")
+    assert any(z.endswith("pyspark.zip") for z in zips) and all(os.path.isfile(z) for z in zips)
 
 
 def _daemon(**env):

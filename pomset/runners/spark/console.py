@@ -15,7 +15,7 @@ import re
 import subprocess
 import sys
 import threading
-from typing import Any, BinaryIO, List, Optional, Tuple
+from typing import Any, BinaryIO, Dict, List, Optional, Tuple
 
 LOG4J = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
 DEFAULT_LEVEL = "OFF"
@@ -35,16 +35,26 @@ def java_options(level: Optional[str], conf: List[Tuple[str, str]]) -> str:
     return f"{user} {ours}".strip()
 
 
-def start_jvm(conf: Any, level: Optional[str]) -> None:
+def start_jvm(conf: Any, level: Optional[str], env: Dict[str, str]) -> None:
     """Start Spark's JVM (unless this process has one, or PySpark is told to join one) with
-    its output through the filter; `conf` is the SparkConf spark-submit gets."""
+    its output through the filter; `conf` is the SparkConf spark-submit gets, `env` variables
+    the JVM gets besides this process's (this process's own stay as they are)."""
     from pyspark import SparkContext
     from pyspark.java_gateway import launch_gateway
     _verbose[0] = level is not None
     if SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
         return
-    gateway = launch_gateway(conf, popen_kwargs={"stdout": subprocess.PIPE,
-                                                 "stderr": subprocess.STDOUT})
+    before = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)   # pyspark's launcher reads SPARK_HOME from here
+    try:
+        gateway = launch_gateway(conf, popen_kwargs={"stdout": subprocess.PIPE,
+                                                     "stderr": subprocess.STDOUT})
+    finally:
+        for name, value in before.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
     threading.Thread(target=_forward, args=(gateway.proc.stdout,), daemon=True,
                      name="pomset-jvm-output").start()
     SparkContext._ensure_initialized(gateway=gateway)

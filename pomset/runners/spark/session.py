@@ -12,7 +12,7 @@ import sys
 from typing import Any, Dict, Optional
 
 from ...sdk.errors import PipelineConstructionError
-from . import shipping
+from . import shipping, spark_home
 from .console import java_options, set_level, start_jvm
 
 MIN_JAVA = 17
@@ -137,12 +137,14 @@ def new_session(options: Any) -> Any:
                 ("spark.sql.shuffle.partitions", str(2 * cores)),
                 ("spark.sql.session.timeZone", "UTC"),   # pomset's time is UTC
                 ("spark.sql.execution.arrow.pyspark.enabled", "true")]
-    if shipping.is_local(options.spark_master) and python == sys.executable:
+    ours = shipping.is_local(options.spark_master) and python == sys.executable
+    if ours:
         settings.append(("spark.python.daemon.module", "pomset.runners.spark.daemon"))
     settings += list(options.spark_conf)
     settings.append(("spark.driver.extraJavaOptions",
                      java_options(options.spark_log_level, options.spark_conf)))
-    start_jvm(SparkConf().setAll(settings), options.spark_log_level)
+    start_jvm(SparkConf().setAll(settings), options.spark_log_level,
+              spark_home.launch_env() if ours else {})
     builder = SparkSession.builder
     for key, value in settings:
         builder = builder.config(key, value)
