@@ -205,6 +205,9 @@ def test_a_home_without_the_zips_links_everything_else_and_is_made_once(tmp_path
     (home / "jars" / "new.jar").write_text("")   # linked, not copied: the copy sees it
     assert home_without_zips(str(home), str(tmp_path / "cache")) == copy
     assert os.path.exists(os.path.join(copy, "jars", "new.jar"))
+    (home / "conf").mkdir()   # another pyspark there: a copy of its own
+    other = home_without_zips(str(home), str(tmp_path / "cache"))
+    assert other != copy and "conf" in os.listdir(other)
     (home / "python" / "lib" / "pyspark.zip").unlink()
     assert home_without_zips(str(home), str(tmp_path / "other")) is None   # nothing to leave out
 

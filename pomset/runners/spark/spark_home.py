@@ -43,12 +43,15 @@ def launch_env() -> Dict[str, str]:
 
 def home_without_zips(home: str, cache: str) -> Optional[str]:
     """The copy of `home` without its Python zips (None if it has none), made once under
-    `cache`, named by where `home` is."""
+    `cache`, named by where `home` is and what it lists (another pyspark installed there
+    gets a copy of its own)."""
     lib = os.path.join(home, "python", "lib")
     zips = {n for n in os.listdir(lib) if n.endswith(".zip")} if os.path.isdir(lib) else set()
     if "pyspark.zip" not in zips:
         return None
-    key = hashlib.sha256(os.path.realpath(home).encode()).hexdigest()[:16]
+    listed = [os.path.realpath(home)] + [name for d in (home, os.path.join(home, "python"), lib)
+                                         for name in sorted(os.listdir(d))]
+    key = hashlib.sha256("\0".join(listed).encode()).hexdigest()[:16]
     target = os.path.join(cache, f"spark-home-{key}")
     if os.path.isdir(target):
         return target
