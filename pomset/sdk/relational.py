@@ -206,13 +206,14 @@ class FieldsToRow(Map):
 
     def __init__(self, key_names: List[str], names: List[str], schema: Any) -> None:
         self.key_names, self.names, self.schema = key_names, names, schema
-        self.make = row_type(list(key_names) + list(names))
+        self.fields = tuple(key_names) + tuple(names)
         super().__init__(self._row, label="ToRows")
 
     def _row(self, kv: Tuple[Any, Tuple[Any, ...]]) -> Row:
         key, values = kv
         names = self.key_names
-        out = self.make({names[0]: key}) if len(names) == 1 else self.make(zip(names, key))
+        make = row_type(self.fields)   # looked up, not kept: a transform pickles plainly
+        out = make({names[0]: key}) if len(names) == 1 else make(zip(names, key))
         dict.update(out, zip(self.names, values))   # a new row: no kept hash to forget
         return out
 

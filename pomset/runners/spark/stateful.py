@@ -11,9 +11,10 @@ synchronization markers do, and the bucket keeps the kernel's wake-ups itself.
 
 State, in Spark state variables: the keys' window states (`keys`: shard -> the pickled
 `KeyState` of each of the bucket's keys that hash to it, so a micro-batch reads and writes a
-shard per round trip to the state store, not a key, and unpickles only the keys it touches; for a windowed combine under the timed
-watermark trigger, `windows`: window -> the pickled table of its keys' records, see
-`runtime.timed_combine`), and the bucket's `meta`: what its markers said
+shard per round trip to the state store, not a key, and unpickles only the keys it touches;
+for a windowed combine under the timed watermark trigger, `windows`: window -> the pickled
+table of its keys' records, see `runtime.timed_combine`), and the bucket's `meta`: what its
+markers said
 (`pomset.runtime.markers.Channels`: the watermark per upstream channel, the clock, the marker
 range upstream), the output watermark, and the wake-ups and holds the kernel
 asked for, as heaps of (time, pickled key) checked lazily against the key's state when due.
