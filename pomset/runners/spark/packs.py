@@ -37,11 +37,19 @@ def pack_elements(elements: Sequence[WindowedValue], keys: Optional[Sequence[byt
     """Elements (with their pickled keys) as one payload."""
     values, times, starts, ends, others, panes, diffs = codec.element_columns(
         elements, pane=codec.pane_writer())
-    if all(d == 1 for d in diffs):
+    return _payload(kind, values, times, starts, ends, others, panes, diffs, keys)
+
+
+def _payload(kind: bytes, values: list, times: list, starts: list, ends: list,
+             others: Optional[list], panes: Optional[list], diffs: Optional[list],
+             keys: Optional[Sequence[bytes]]) -> bytes:
+    """An `E` or `P` payload of elements as columns (`unpack_elements` reads it): columns
+    with nothing in them (no other windows, no panes, every diff 1) left out."""
+    if diffs is not None and all(d == 1 for d in diffs):
         diffs = None
-    if not any(others):
+    if others is not None and not any(others):
         others = None
-    if not any(panes):
+    if panes is not None and not any(panes):
         panes = None
     return kind + codec.dumps((values, times, starts, ends, others, panes, diffs,
                                None if keys is None else list(keys)))
@@ -209,16 +217,17 @@ def element_rows(elements: Sequence[WindowedValue], markers: Sequence[Any], addr
         return rows([], markers, address, keyed=keyed)
     if buckets is None:
         return rows([pack_elements(elements, keys, kind)], markers, address, keyed=keyed)
-    parts: Dict[int, Tuple[list, list]] = {}
-    for wv, kb in zip(elements, keys):
-        bucket = bucket_of(kb, buckets)
-        part = parts.get(bucket)
-        if part is None:
-            part = parts[bucket] = ([], [])
-        part[0].append(wv)
-        part[1].append(kb)
-    return rows([pack_elements(es, ks, kind) for es, ks in parts.values()], markers, address,
-                list(parts), keyed=keyed)
+    parts = _by_bucket(keys, buckets)
+    return rows([pack_elements([elements[i] for i in part], [keys[i] for i in part], kind)
+                 for part in parts.values()], markers, address, list(parts), keyed=keyed)
+
+
+def _by_bucket(keys: Sequence[bytes], buckets: int) -> Dict[int, List[int]]:
+    """The positions of pickled keys, by the bucket each belongs to (`bucket_of`)."""
+    parts: Dict[int, List[int]] = {}
+    for i, kb in enumerate(keys):
+        parts.setdefault(bucket_of(kb, buckets), []).append(i)
+    return parts
 
 
 def bus_rows(bus: "Bus", address: str) -> pa.RecordBatch:
@@ -234,16 +243,11 @@ def partial_rows(columns: Tuple[list, list, list, list, list], address: str,
     `element_rows(..., kind=PARTIALS)` makes of them as elements, without making them."""
     keys, accs, times, starts, ends = columns
     kbs = [codec.dumps(k) for k in keys]
-    parts: Dict[int, List[int]] = {}
-    for i, kb in enumerate(kbs):
-        parts.setdefault(bucket_of(kb, buckets), []).append(i)
-    payloads = []
-    for part in parts.values():
-        values = [(keys[i], accs[i]) for i in part]
-        payloads.append(PARTIALS + codec.dumps((
-            values, [times[i] for i in part], [starts[i] for i in part],
-            [ends[i] for i in part], None, None, None, [kbs[i] for i in part])))
-    return rows(payloads, [], address, list(parts))
+    parts = _by_bucket(kbs, buckets)
+    return rows([_payload(PARTIALS, [(keys[i], accs[i]) for i in part], [times[i] for i in part],
+                          [starts[i] for i in part], [ends[i] for i in part], None, None, None,
+                          [kbs[i] for i in part])
+                 for part in parts.values()], [], address, list(parts))
 
 
 def counts_row(label: str, counts: Any, on_bus: bool = True) -> pa.RecordBatch:
