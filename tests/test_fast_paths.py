@@ -4,8 +4,9 @@
   it): compared with the kernel run through the trigger objects (`_wm_slot` off);
 - the inlined driver of AfterWatermark with processing-time early and late firings
   (`TimedWatermarkDriver`): compared with the general driver, through the trigger objects;
-- Sessions' incremental merge (`Sessions._merge_new`): compared with merge_windows over all
-  of a key's active windows (`WindowFn._merge_new`).
+- Sessions' incremental merge (`Sessions._merge_new`, and the kernel's `_grow` for a window
+  that overlaps one other): compared with merge_windows over all of a key's active windows
+  (`WindowFn._merge_new`) through the kernel's general merge.
 
 Random TestStreams (late data, watermark and processing-time steps), every window kind, all
 three accumulation modes, timestamp combiners and allowed lateness; everything collected,
@@ -19,6 +20,8 @@ import pytest
 import pomset as pm
 from pomset.triggers import kernel as kernel_mod
 from pomset.triggers.drivers import TimedWatermarkDriver, TriggerDriver, driver
+from pomset.triggers.reducers import BufferReducer
+from pomset.triggers.strategy import WindowingStrategy
 from pomset.windowing.windowfns import WindowFn
 
 WINDOWS = [lambda: pm.GlobalWindows(), lambda: pm.FixedWindows(10), lambda: pm.SlidingWindows(20, 5),
@@ -35,7 +38,7 @@ COMBINERS = [pm.TimestampCombiner.OUTPUT_AT_EOW, pm.TimestampCombiner.OUTPUT_AT_
              pm.TimestampCombiner.OUTPUT_AT_LATEST]
 
 
-def _run(seed: int) -> list:
+def _run(seed: int, windows: list = WINDOWS) -> list:
     rng = random.Random(seed)
     stream = pm.TestStream()
     wm = 0
@@ -56,7 +59,7 @@ def _run(seed: int) -> list:
     if trigger is not None:
         kwargs["trigger"] = trigger
     p = pm.Pipeline(options=pm.PipelineOptions(["--quiet", "--bundle_size=3"]))
-    windowed = p | stream | pm.WindowInto(rng.choice(WINDOWS)(), **kwargs)
+    windowed = p | stream | pm.WindowInto(rng.choice(windows)(), **kwargs)
     sums = (windowed | pm.CombinePerKey(sum)).keep()
     groups = windowed | pm.GroupByKey()
     again = (sums | pm.Map(lambda kv: (kv[0] % 2, kv[1])) | pm.CombinePerKey(sum))
@@ -65,14 +68,25 @@ def _run(seed: int) -> list:
             for pc in (sums, groups, again)] + [result.metrics()]
 
 
-@pytest.mark.parametrize("seed", range(150))
-def test_fast_paths_match_general_paths(seed, monkeypatch):
-    fast = _run(seed)
+def _general_paths(monkeypatch) -> None:
     monkeypatch.setattr(kernel_mod, "_plain_watermark_slot", lambda trigger: None)
     monkeypatch.setattr(kernel_mod, "driver", TriggerDriver)
     monkeypatch.setattr(pm.Sessions, "_merge_new", WindowFn._merge_new)
-    general = _run(seed)
-    assert fast == general
+
+
+@pytest.mark.parametrize("seed", range(150))
+def test_fast_paths_match_general_paths(seed, monkeypatch):
+    fast = _run(seed)
+    _general_paths(monkeypatch)
+    assert fast == _run(seed)
+
+
+@pytest.mark.parametrize("seed", range(150, 250))
+def test_sessions_merges_match_the_general_merge(seed, monkeypatch):
+    sessions = [lambda: pm.Sessions(7), lambda: pm.Sessions(2)]
+    fast = _run(seed, sessions)
+    _general_paths(monkeypatch)
+    assert fast == _run(seed, sessions)
 
 
 def test_plain_watermark_slot():
@@ -103,3 +117,6 @@ def test_sessions_subclass_overriding_merge_windows_is_not_merged_incrementally(
 
     assert Custom._merge_new is WindowFn._merge_new
     assert pm.Sessions._merge_new is not WindowFn._merge_new
+    kernel = lambda fn: kernel_mod.GroupAlsoByWindow(WindowingStrategy(fn), BufferReducer())
+    assert kernel(Custom(5))._overlapping is None
+    assert kernel(pm.Sessions(5))._overlapping is not None

@@ -45,7 +45,8 @@ import pickle
 from operator import attrgetter
 from typing import Any, Dict, List, Optional, Sequence
 
-from ..windowing import MAX_MICROS, MIN_MICROS, PaneInfo, PaneTiming, TimestampCombiner, WindowedValue
+from ..windowing import (MAX_MICROS, MIN_MICROS, PaneInfo, PaneTiming, Sessions, TimestampCombiner,
+                         WindowedValue)
 from .accumulation import AccumulationMode
 from .definitions import (EVENT_TIME, PROCESSING_TIME, AfterWatermark, DefaultTrigger, Repeatedly,
                           Trigger)
@@ -55,6 +56,7 @@ from .strategy import WindowingStrategy
 EARLY, ON_TIME, LATE = PaneTiming.EARLY, PaneTiming.ON_TIME, PaneTiming.LATE
 _raw = WindowedValue.raw
 _start = attrgetter("start_us")
+_SESSIONS_MERGE = Sessions._merge_new
 
 # A window's first pane (index 0, hence non-speculative index 0, or -1 when early) by
 # (early, on time, is last): most windows emit only this one, so it is not rebuilt each time.
@@ -213,6 +215,10 @@ class GroupAlsoByWindow:
         self.n_trigger = self.trigger._size()
         self.window_fn = strategy.window_fn
         self.merging = self.window_fn.is_merging()
+        # Sessions' own merge (not a subclass's merge_windows): a new window merges with the
+        # run of windows it overlaps, found by `_overlapping`
+        self._overlapping = (Sessions._overlapping if self.merging and
+                             type(self.window_fn)._merge_new is _SESSIONS_MERGE else None)
         self.lateness = strategy.allowed_lateness_us
         self.mode = strategy.accumulation_mode
         self.discarding = self.mode is AccumulationMode.DISCARDING
@@ -577,9 +583,17 @@ class GroupAlsoByWindow:
         merged, its pane indices those of the source that is the same window, if any."""
         if window in ks:
             return window
+        order = ks.order
+        if self._overlapping is not None:
+            run = self._overlapping(order, window)
+            if not run:
+                ks[window] = WindowRec(window, self.reducer.create(), [None] * self.n_trigger)
+                bisect.insort(order, window, key=_start)
+                return window
+            if len(run) == 1:
+                return self._grow(ks, key, ks[run[0]], window)
         fresh = WindowRec(window, self.reducer.create(), [None] * self.n_trigger)
         ks[window] = fresh
-        order = ks.order
         bisect.insort(order, window, key=_start)
         target = window
         for group, merged in self.window_fn._merge_new(order, window):
@@ -625,6 +639,36 @@ class GroupAlsoByWindow:
         if target is window and ks.get(window) is not fresh:
             raise ValueError(f"{self.window_fn!r}.merge_windows lost window {window!r}")
         return target
+
+    def _grow(self, ks: KeyState, key: Any, old: WindowRec, window: Any) -> Any:
+        """_merge where the new element's window overlaps one other, `old`, under Sessions'
+        merge: the same merged record, made without the new window's own record (which
+        brings only an empty accumulator) and with `old`'s place in the order taken by the
+        span."""
+        was = old.window
+        merged = was if was.start_us <= window.start_us and window.max_ts <= was.max_ts \
+            else was.span(window)
+        self._unqueue(old)
+        del ks[was]
+        order = ks.order
+        order[bisect.bisect_left(order, was.start_us, key=_start)] = merged
+        # the sources' accumulators in the order merge_overlapping groups them
+        accs = [self.reducer.create()]
+        if old.acc is not None:
+            accs.insert(window < was, old.acc)
+        rec = ks[merged] = WindowRec(merged, self.reducer.merge(accs), [None] * self.n_trigger)
+        rec.pending = old.pending
+        rec.hold = old.hold
+        self.trigger._on_merge(self.k, rec, 0, [old])
+        rec.closed = old.closed
+        if merged == was:
+            rec.index, rec.nonspec, rec.last_out = old.index, old.nonspec, old.last_out
+            rec.retract = list(old.retract)
+        else:
+            rec.retract = [*old.retract, *old.last_out]
+        if rec.hold is not None:
+            self.hold_requests.append((rec.hold, key, merged))
+        return merged
 
 
 def _element_error(kv: Any, cause: Optional[BaseException]) -> ElementError:

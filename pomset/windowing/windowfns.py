@@ -191,16 +191,24 @@ class Sessions(WindowFn):
     def _merge_new(self, active: Sequence[BoundedWindow], new: BoundedWindow) -> MergeResult:
         # The other active windows came out of earlier merges, so no two of them overlap and,
         # sorted by start, they are sorted by end too: the only group is `new` with the
-        # windows it overlaps, a run found by bisection, and merge_overlapping over that run
-        # gives exactly that group and its span.
+        # windows it overlaps, and merge_overlapping over that run gives exactly that group
+        # and its span.
+        group = self._overlapping(active, new)
+        return merge_overlapping(group) if len(group) > 1 else []
+
+    @staticmethod
+    def _overlapping(active: Sequence[BoundedWindow], new: BoundedWindow) -> List[BoundedWindow]:
+        """The windows of `active` (sorted by start; apart from `new`, if it is among them, no
+        two overlap, as earlier merges leave them) that overlap `new`, in order: a run found
+        by bisection."""
         lo, hi = new.start_us, new.max_ts
         i = bisect.bisect_left(active, lo, key=_max_ts)
-        group = []
+        run = []
         while i < len(active) and active[i].start_us <= hi:
             if active[i].max_ts >= lo:
-                group.append(active[i])
+                run.append(active[i])
             i += 1
-        return merge_overlapping(group) if len(group) > 1 else []
+        return run
 
     def __repr__(self) -> str:
         return f"Sessions({self.gap_us / MICROS_PER_SECOND:g})"
