@@ -209,9 +209,10 @@ def test_a_groupby_recorded_with_row_keys_is_refused():
     check_compatible(groupby(), groupby(), "/ck")
 
 
-def test_a_grouping_recorded_with_wake_ups_by_key_alone_is_refused():
-    """A grouping's saved wake-ups name each due window; a checkpoint whose wake-ups named
-    only keys cannot be resumed by the host that looks windows up."""
+def test_a_grouping_recorded_with_wake_ups_of_an_earlier_form_is_refused():
+    """A grouping's saved wake-ups name each due window and are pickled a slot of time at a
+    time; a checkpoint whose wake-ups named only keys, or were saved in one list, cannot be
+    resumed by the host that reads them by slot."""
     def grouping():
         p = pm.Pipeline()
         (p | "Read" >> pm.ReadFromKafka("localhost:1", "events", timestamp="t")
@@ -220,7 +221,11 @@ def test_a_grouping_recorded_with_wake_ups_by_key_alone_is_refused():
          | "Sum" >> pm.CombinePerKey(sum))
         return fingerprint(p.nodes)
     new = grouping()
-    assert new["steps"]["Sum"]["wake-ups"] == "by key and window"
+    assert new["steps"]["Sum"]["wake-ups"] == "by key and window, in 60 s slots"
     old = json.loads(json.dumps(new))
     del old["steps"]["Sum"]["wake-ups"]
-    assert "step 'Sum' changed its wake-ups: none → by key and window" in _refused(old, new)
+    assert ("step 'Sum' changed its wake-ups: none → by key and window, in 60 s slots"
+            in _refused(old, new))
+    old["steps"]["Sum"]["wake-ups"] = "by key and window"
+    assert ("step 'Sum' changed its wake-ups: by key and window → by key and window, in 60 s "
+            "slots" in _refused(old, new))

@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import pomset as pm
-from pomset.runtime.kernel_host import KernelHost
+from pomset.runtime.kernel_host import KernelHost, unslotted
 from pomset.triggers.kernel import GroupAlsoByWindow
 from pomset.triggers.reducers import CombineReducer
 from pomset.triggers.strategy import WindowingStrategy
@@ -120,7 +120,7 @@ def _host(ops, strategy, roundtrip: bool, only=None) -> list:
 def _assert_every_entry_stands(queues, states):
     """Saved wake-ups and holds name only what is still due (no merged-away window's)."""
     for domain, attr in (("event", "et"), ("processing", "pt")):
-        for time, by_window in queues["timers"][domain]:
+        for time, by_window in unslotted(queues["timers"][domain]):
             pairs = [(window, k) for window, keys in by_window for k in keys]
             assert len(set(pairs)) == len(pairs)
             assert all(getattr(states[k][window], attr) == time for window, k in pairs)

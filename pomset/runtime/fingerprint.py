@@ -70,8 +70,9 @@ def _fields(node: Any) -> Dict[str, Any]:
     if isinstance(t, GroupByKey):
         fields.update(_windowing(node.inputs[0].windowing))
         fields["combiner"] = describe(t.combine_fn)
-        # saved wake-ups name each due window (`KernelHost.save_queues`), not only its key
-        fields["wake-ups"] = "by key and window"
+        # saved wake-ups name each due window (`KernelHost.save_queues`), not only its key,
+        # pickled a slot of time at a time
+        fields["wake-ups"] = "by key and window, in 60 s slots"
         keying = node.inputs[0].producer.transform
         if isinstance(keying, KeyFields) and keying.aggregations:
             # a GroupBy keys by its key fields' values: a checkpoint keyed by Rows is refused

@@ -16,12 +16,17 @@ Keys' states live in a `KeyStates` store: the local runner keeps them in memory
 the shards of the keys a step touches, and saves those that changed). Wake-ups and holds are
 queued by time and checked lazily: an entry that no longer stands is skipped when due. Their
 saved form (`save_queues`) names keys and windows, not records, so a store can load states on
-demand and find a due record without looking through its key's windows."""
+demand and find a due record without looking through its key's windows. The saved wake-ups
+are cut into slots of `SLOT_US` by their time, each pickled on its own: a restored host
+unpickles a slot only once its time may be due or a new wake-up falls in it, so a step's work
+on them follows what it fires and asks for, not every live window (a long allowed lateness
+keeps a wake-up for each)."""
 from __future__ import annotations
 
 import heapq
+import pickle
 from operator import attrgetter
-from typing import Any, Callable, Dict, Iterable, List, Optional, Protocol, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Optional, Protocol, Sequence, Tuple
 
 from ..triggers.definitions import EVENT_TIME, PROCESSING_TIME
 from ..triggers.kernel import ElementError, GroupAlsoByWindow, KeyState
@@ -32,8 +37,26 @@ from .elementwise import user_code_error
 from .watermarks import output_watermark
 
 
+SLOT_US = 60_000_000   # the span of time one saved slot of wake-ups covers
+
+
 def _same(key: Any) -> Any:
     return key
+
+
+def slotted(wakeups: Iterable[Tuple[int, list]]) -> Dict[int, bytes]:
+    """Saved wake-ups, [(time, [(window, [key, ...]), ...]), ...], in their saved form: by slot
+    (time // `SLOT_US`), each slot's pickled."""
+    by_slot: Dict[int, list] = {}
+    for time, by_window in wakeups:
+        by_slot.setdefault(time // SLOT_US, []).append((time, by_window))
+    return {slot: pickle.dumps(times, protocol=pickle.HIGHEST_PROTOCOL)
+            for slot, times in by_slot.items()}
+
+
+def unslotted(slots: Dict[int, bytes]) -> List[Tuple[int, list]]:
+    """The wake-ups of `slotted`'s form, as one list."""
+    return [entry for slot in sorted(slots) for entry in pickle.loads(slots[slot])]
 
 
 class KeyStates(Protocol):
@@ -122,6 +145,8 @@ class KernelHost:
         # makes them); a restored time is in its queue too, with no entries of its own
         self.timers = {EVENT_TIME: TimeQueue(), PROCESSING_TIME: TimeQueue()}
         self.restored: Dict[str, Dict[int, list]] = {EVENT_TIME: {}, PROCESSING_TIME: {}}
+        # per domain, the restored slots not read yet: slot -> its wake-ups pickled
+        self.slots: Dict[str, Dict[int, bytes]] = {EVENT_TIME: {}, PROCESSING_TIME: {}}
         self._key_of: Callable[[Any], Any] = _same
         self.holds = TimeQueue()   # flat (key, window) entries
         self.out_wm = MIN_MICROS
@@ -217,7 +242,15 @@ class KernelHost:
 
     # --- what a host asks ---------------------------------------------------------------------
     def next_processing_timer(self) -> Optional[int]:
-        return self.timers[PROCESSING_TIME].first()
+        return self.next_wake_up(PROCESSING_TIME)
+
+    def next_wake_up(self, domain: str) -> Optional[int]:
+        """The earliest queued wake-up's time in `domain` (reading the restored slots that
+        may hold an earlier one than those read)."""
+        queue, slots = self.timers[domain], self.slots[domain]
+        while slots and (queue.first() is None or min(slots) * SLOT_US <= queue.first()):
+            self._read_slot(domain, min(slots))
+        return queue.first()
 
     def hold(self) -> int:
         """The earliest watermark hold that still stands (stale entries are dropped)."""
@@ -258,14 +291,19 @@ class KernelHost:
         state is at hand: a session's every merged-away window left one, and a host that
         saves its queues every step (Spark's micro-batches) would carry them all until their
         time. Restored wake-ups at a time no record left since (the kernel's `moved`) still
-        stand, and are saved as they came, unread."""
+        stand, and are saved as they came, unread; so are the restored slots this step never
+        read. Wake-ups are saved by slot (time // `SLOT_US`), each slot pickled."""
         k, kernel = self.kernel.k, self.kernel
         states, loaded, key_of = self.store.states, self.store.loaded, self._key_of
         timers = {}
         for domain, queue in self.timers.items():
             due = attrgetter("et" if domain == EVENT_TIME else "pt")
-            restored, moved = self.restored[domain], kernel.moved[domain]
-            saved = timers[domain] = []
+            restored, moved, unread = self.restored[domain], kernel.moved[domain], self.slots[domain]
+            # read the slots a new wake-up joins, and those where some record's wake-up no
+            # longer stands (so no saved entry is one that does not)
+            for slot in {time // SLOT_US for time in (*queue.at, *moved)} & unread.keys():
+                self._read_slot(domain, slot)
+            saved = []
             for time, entries in queue.at.items():
                 groups = restored.get(time, ())
                 by_window: Dict[Any, Dict[Any, None]] = {}   # window -> saved keys
@@ -290,6 +328,7 @@ class KernelHost:
                 kept += [(w, list(keys)) for w, keys in by_window.items()]
                 if kept:
                     saved.append((time, kept))
+            timers[domain] = {**unread, **slotted(saved)}
         holds = []
         for time, entries in self.holds.at.items():
             kept = []
@@ -308,16 +347,20 @@ class KernelHost:
         k.wm, k.pt, k.settled_wm, k.step = saved["wm"], saved["pt"], saved["settled_wm"], saved["step"]
         self.out_wm = saved["out_wm"]
         self._key_of = key_of
-        for domain, entries in saved["timers"].items():
-            queue, restored = self.timers[domain], self.restored[domain]
-            for time, by_window in entries:
-                queue.extend(time, ())
-                restored.setdefault(time, []).extend(by_window)
+        for domain, slots in saved["timers"].items():
+            self.slots[domain].update(slots)
         for time, entries in saved["holds"]:
             self.holds.extend(time, [key_of(x) if i % 2 == 0 else x for i, x in enumerate(entries)])
         self._direct = False
 
     # --- internals -----------------------------------------------------------------------------
+    def _read_slot(self, domain: str, slot: int) -> None:
+        """Queue a restored slot's wake-ups (their records found when due, by `_resolve`)."""
+        queue, restored = self.timers[domain], self.restored[domain]
+        for time, by_window in pickle.loads(self.slots[domain].pop(slot)):
+            queue.extend(time, ())
+            restored.setdefault(time, []).extend(by_window)
+
     def _drain(self) -> None:
         """Queue the wake-ups and holds the kernel asked for."""
         k = self.kernel
@@ -339,6 +382,10 @@ class KernelHost:
         still takes late additions in order."""
         kernel, queue = self.kernel, self.timers[domain]
         restored, moved, key_of = self.restored[domain], kernel.moved[domain], self._key_of
+        unread = self.slots[domain]
+        if unread:
+            for slot in [slot for slot in unread if slot * SLOT_US <= now]:
+                self._read_slot(domain, slot)
         times = queue.times
         while times and times[0] <= now:
             time = times[0]

@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tupl
 from ..triggers.definitions import EVENT_TIME, PROCESSING_TIME
 from ..triggers.kernel import Counters, TimeView
 from ..windowing import MAX_MICROS, MIN_MICROS, WindowedValue
-from .kernel_host import KernelHost
+from .kernel_host import KernelHost, slotted, unslotted
 
 ELEMENTS, PARTIALS, PROCESSING, WATERMARK, SAVE, LOAD = range(6)
 
@@ -91,8 +91,8 @@ class Bucket:
     def _reply(self, out: list) -> Reply:
         host = self.host
         c = host.counters
-        return (list(out), host.hold(), host.timers[PROCESSING_TIME].first(),
-                host.timers[EVENT_TIME].first(), (c.late, c.dropped_expired, c.dropped_closed))
+        return (list(out), host.hold(), host.next_wake_up(PROCESSING_TIME),
+                host.next_wake_up(EVENT_TIME), (c.late, c.dropped_expired, c.dropped_closed))
 
 
 class Lanes(Protocol):
@@ -170,11 +170,12 @@ class PartitionedHost:
         holds: list = []
         for saved in saves:
             states.update(saved["states"])
-            for domain, entries in saved["queues"]["timers"].items():
-                timers[domain] += entries
+            for domain, slots in saved["queues"]["timers"].items():
+                timers[domain] += unslotted(slots)
             holds += saved["queues"]["holds"]
         queues = dict(wm=self.wm, pt=self.pt, settled_wm=self.settled_wm, step=self.step,
-                      out_wm=self.out_wm, timers=timers, holds=holds)
+                      out_wm=self.out_wm, timers={d: slotted(w) for d, w in timers.items()},
+                      holds=holds)
         return dict(states=states, queues=queues, counters=self.counters)
 
     def load(self, saved: Dict[str, Any]) -> None:
@@ -187,14 +188,16 @@ class PartitionedHost:
         parts[0]["counters"] = saved["counters"]
         for key, ks in saved["states"].items():
             parts[bucket_of(key, self.buckets)]["states"][key] = ks
-        for domain, entries in q["timers"].items():
-            for time, by_window in entries:
+        for domain, slots in q["timers"].items():
+            for time, by_window in unslotted(slots):
                 split: Dict[int, list] = {}
                 for window, keys in by_window:
                     for b, mine in _by_bucket(keys, 1, self.buckets).items():
                         split.setdefault(b, []).append((window, mine))
                 for b, mine in split.items():
                     parts[b]["queues"]["timers"][domain].append((time, mine))
+        for part in parts:
+            part["queues"]["timers"] = {d: slotted(w) for d, w in part["queues"]["timers"].items()}
         for time, entries in q["holds"]:
             for b, mine in _by_bucket(entries, 2, self.buckets).items():
                 parts[b]["queues"]["holds"].append((time, mine))
