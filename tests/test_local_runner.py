@@ -180,6 +180,46 @@ def test_kernel_state_round_trips_through_bytes(ops, sessions, trigger):
     assert _host(ops, strategy, roundtrip=True) == _host(ops, strategy, roundtrip=False)
 
 
+def test_a_restored_host_reads_only_the_wake_up_slots_a_step_needs():
+    """Saved wake-ups are pickled a slot of time at a time: a restored step that fires the
+    earliest slot and asks for a wake-up in another reads those two; the others (say, windows
+    waiting out a long allowed lateness) stay pickled, saved again byte for byte, and still
+    fire when their time comes."""
+    strategy = WindowingStrategy(window_fn=pm.FixedWindows(60), allowed_lateness_us=0)
+    host = KernelHost(strategy, CombineReducer(pm.Sum()), "test")
+    minute = 60_000_000
+    out: list = []
+    host.elements([WindowedValue.raw(("k", 1), t * minute, w, NO_FIRING, 1)
+                   for t in (0, 5, 10, 20) for w in strategy.window_fn._assign(t * minute, 1)], out)
+    host.end_step()
+    saved = pickle.loads(pickle.dumps(host.save_queues()))
+    assert sorted(saved["timers"]["event"]) == [1, 6, 11, 21]   # a window's end, in its slot
+    states = {k: GroupAlsoByWindow.state_from_bytes(GroupAlsoByWindow.state_to_bytes(v))
+              for k, v in host.store.states.items()}
+
+    restored = KernelHost(strategy, CombineReducer(pm.Sum()), "test")
+    restored.store.states = states
+    restored.restore_queues(saved)
+    restored.elements([WindowedValue.raw(("k", 1), 15 * minute, w, NO_FIRING, 1)
+                       for w in strategy.window_fn._assign(15 * minute, 1)], out)
+    restored.watermark(2 * minute, out)
+    restored.end_step()
+    assert [(wv.value, wv.window.start_us // minute) for wv in out] == [(("k", 1), 0)]
+    assert sorted(restored.slots["event"]) == [6, 11, 21]   # never read
+    again = restored.save_queues()
+    assert sorted(again["timers"]["event"]) == [6, 11, 16, 21]
+    for slot in (6, 11, 21):
+        assert again["timers"]["event"][slot] is saved["timers"]["event"][slot]
+
+    later = KernelHost(strategy, CombineReducer(pm.Sum()), "test")
+    later.store.states = restored.store.states
+    later.restore_queues(pickle.loads(pickle.dumps(again)))
+    out = []
+    later.watermark(MAX_MICROS, out)
+    assert [(wv.value, wv.window.start_us // minute) for wv in out] == [
+        (("k", 1), 5), (("k", 1), 10), (("k", 1), 15), (("k", 1), 20)]
+
+
 def _split(steps_of_parts: list) -> list:
     """Several hosts' panes, step by step, as one canonical list per step."""
     return [sorted(sum(parts, [])) for parts in zip(*steps_of_parts)]
