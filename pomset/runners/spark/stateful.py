@@ -14,10 +14,11 @@ State, in Spark state variables: the keys' window states (`keys`: shard -> the p
 shard per round trip to the state store, not a key, and unpickles only the keys it touches;
 for a windowed combine under the timed watermark trigger, `windows`: window -> the pickled
 table of its keys' records, see `runtime.timed_combine`), and the bucket's `meta`: what its
-markers said
-(`pomset.runtime.markers.Channels`: the watermark per upstream channel, the clock, the marker
-range upstream), the output watermark, and the wake-ups and holds the kernel
-asked for, as heaps of (time, pickled key) checked lazily against the key's state when due.
+markers said (`pomset.runtime.markers.Channels`: the watermark per upstream channel, the
+clock, the marker range upstream), the output watermark, and the wake-ups and holds the
+kernel asked for, naming pickled keys and windows, checked lazily against the key's state
+when due (`KernelHost.save_queues`: the wake-ups in slots of a minute, each pickled, read only
+when a micro-batch needs them).
 Each micro-batch a bucket moves its processing clock to the latest its markers show, takes its
 elements at that time, fires the processing-time wake-ups now due, then moves the watermark
 (firing event-time wake-ups in time order), as the local runner does; on a real clock it then
