@@ -151,14 +151,18 @@ def test_local_python_workers_run_the_installed_pyspark_not_its_zip(spark_sessio
     def worker_imports(_: object) -> tuple:   # nested: pickled by value, for the workers
         import os
         import sys
-        return (os.getpid(), sys.modules["pyspark"].__file__,
-                any(p.endswith("pyspark.zip") and os.path.exists(p) for p in sys.path))
+        import zipimport
+        archives = [p for p in sys.path if p.endswith((".zip", ".jar")) and os.path.exists(p)]
+        importers = [k for k, v in sys.path_importer_cache.items()
+                     if isinstance(v, zipimport.zipimporter)]
+        return (os.getpid(), sys.modules["pyspark"].__file__, tuple(archives), tuple(importers))
     p = pm.Pipeline(options=pm.PipelineOptions(["--runner=spark", "--quiet"]))
     out = p | pm.Create([1, 2, 3]) | pm.Map(worker_imports)
     seen = {wv.value for wv in p.run().collect(out)}
     assert spark_session.conf.get("spark.python.daemon.module") == "pomset.runners.spark.daemon"
-    assert all(pid != os.getpid() for pid, _, _ in seen)   # ran in Spark's Python workers
-    assert not any(".zip" in f or zipped for _, f, zipped in seen), seen
+    assert all(pid != os.getpid() for pid, _, _, _ in seen)   # ran in Spark's Python workers
+    # no archive on the path, so PySpark's per-task invalidation of the import caches reads none
+    assert not any(".zip" in f or archives or importers for _, f, archives, importers in seen), seen
 
 
 def _tree(root, py4j: bool) -> tuple:
@@ -169,22 +173,35 @@ def _tree(root, py4j: bool) -> tuple:
     if py4j:
         (site / "py4j").mkdir()
         (site / "py4j" / "__init__.py").write_text("")
-    zips = [str(lib / "pyspark.zip"), str(lib / "py4j-0.10.9.9-src.zip")]
+    (site / "pyspark" / "jars").mkdir()
+    zips = [str(lib / "pyspark.zip"), str(lib / "py4j-0.10.9.9-src.zip"),
+            str(site / "pyspark" / "jars" / "spark-core_2.13-4.3.0.jar")]
     for z in zips:
         open(z, "wb").close()
     return str(site), zips
 
 
 @pytest.mark.parametrize("py4j", [True, False])
-def test_the_daemon_drops_the_zips_of_the_installed_pyspark_only(tmp_path, py4j):
+def test_the_daemon_drops_the_archives_of_the_installed_pyspark_only(tmp_path, py4j):
     from pomset.runners.spark.daemon import installed_first
-    site, (pyspark_zip, py4j_zip) = _tree(tmp_path, py4j)
+    site, (pyspark_zip, py4j_zip, core_jar) = _tree(tmp_path, py4j)
     other = str(tmp_path / "elsewhere" / "pyspark.zip")   # another Spark's (SPARK_HOME)
-    path = [pyspark_zip, py4j_zip, other, "", site]
-    assert installed_first(path) == [p for p in path if p != pyspark_zip
+    other_jar = str(tmp_path / "elsewhere" / "spark-core_2.13-4.3.0.jar")
+    path = [pyspark_zip, py4j_zip, core_jar, other, other_jar, "", site]
+    assert installed_first(path) == [p for p in path if p not in (pyspark_zip, core_jar)
                                      and (p != py4j_zip or not py4j)]
-    assert installed_first([pyspark_zip, py4j_zip, str(tmp_path)]) == [
-        pyspark_zip, py4j_zip, str(tmp_path)]   # no pyspark installed: as it was
+    assert installed_first([pyspark_zip, py4j_zip, core_jar, str(tmp_path)]) == [
+        pyspark_zip, py4j_zip, core_jar, str(tmp_path)]   # no pyspark installed: as it was
+
+
+def test_the_daemon_forgets_the_importers_of_what_it_dropped(monkeypatch):
+    import sys
+    from pomset.runners.spark.daemon import forget_importers
+    cache = {"/a/spark-core.jar": object(), "/a/spark-core.jar/org": object(),
+             "/a/spark-core.jar2": object(), "/b": object()}
+    monkeypatch.setattr(sys, "path_importer_cache", dict(cache))
+    forget_importers({"/a/spark-core.jar"})
+    assert set(sys.path_importer_cache) == {"/a/spark-core.jar2", "/b"}
 
 
 def test_a_home_without_the_zips_links_everything_else_and_is_made_once(tmp_path):

@@ -4,6 +4,9 @@ installed. Spark puts those zips first on its Python workers' path; a zip holds 
 so every daemon compiled pyspark from source (0.5 s a start here), and every fresh worker
 re-read pyspark.zip's directory when PySpark invalidated the import caches. The zips are the
 installed pyspark's own copies (its `python/lib`), so the installed packages are the same code.
+Spark also puts spark-core's jar on the path (it holds no Python): an archive on the path gets
+an importer that PySpark's per-task invalidation of the import caches made re-read its
+directory, twice (6,000 entries), 100-170 ms of every Python task here; it is dropped too.
 Started as `python -m pomset.runners.spark.daemon`, it imports once, before the daemon forks
 its workers, what pomset's tasks import (pyspark's worker, pomset's Spark tasks, pandas,
 pyarrow): each fresh worker used to import them itself, about 1 s of a loaded machine's time
@@ -19,7 +22,7 @@ import importlib
 import os
 import sys
 from importlib.machinery import PathFinder
-from typing import List
+from typing import List, Set
 
 # what pomset's tasks import when a worker unpickles them
 TASK_MODULES = ("pyspark.worker", "pomset.runners.spark.streaming", "pomset.runners.spark.batch")
@@ -27,20 +30,34 @@ NO_PREIMPORT = "POMSET_DAEMON_NO_PREIMPORT"
 
 
 def installed_first(path: List[str]) -> List[str]:
-    """`path` without pyspark's `python/lib` zips (pyspark.zip, py4j's) where the rest of it
-    finds the installed pyspark they came with, and that package's py4j: unchanged else."""
+    """`path` without pyspark's `python/lib` zips (pyspark.zip, py4j's) and the jars of its
+    `jars` folder where the rest of it finds the installed pyspark they came with, and that
+    package's py4j: unchanged else."""
     rest = [p for p in path if not p.endswith(".zip")]
     spec = PathFinder.find_spec("pyspark", rest)
     if spec is None or not spec.submodule_search_locations:
         return path
-    lib = os.path.realpath(os.path.join(list(spec.submodule_search_locations)[0], "python", "lib"))
+    installed = list(spec.submodule_search_locations)[0]
+    lib = os.path.realpath(os.path.join(installed, "python", "lib"))
+    jars = os.path.realpath(os.path.join(installed, "jars"))
     has_py4j = PathFinder.find_spec("py4j", rest) is not None
 
     def drop(p: str) -> bool:
-        name = os.path.basename(p)
-        return (p.endswith(".zip") and os.path.realpath(os.path.dirname(p)) == lib
+        name, where = os.path.basename(p), os.path.realpath(os.path.dirname(p))
+        if p.endswith(".jar"):
+            return where == jars
+        return (p.endswith(".zip") and where == lib
                 and (name == "pyspark.zip" or (name.startswith("py4j-") and has_py4j)))
     return [p for p in path if not drop(p)]
+
+
+def forget_importers(dropped: Set[str]) -> None:
+    """Drop the cached importers of paths no longer on `sys.path` (and of the folders within
+    them): importing this module made them, and invalidating the import caches would still
+    re-read their archives."""
+    for key in list(sys.path_importer_cache):
+        if isinstance(key, str) and any(key == d or key.startswith(d + os.sep) for d in dropped):
+            del sys.path_importer_cache[key]
 
 
 def preimport() -> bool:
@@ -57,7 +74,9 @@ def preimport() -> bool:
 
 def main() -> None:
     """Start PySpark's daemon (its workers' module is the first argument, as Spark passes it)."""
-    sys.path[:] = installed_first(sys.path)
+    kept = installed_first(sys.path)
+    forget_importers(set(sys.path) - set(kept))
+    sys.path[:] = kept
     if not preimport():
         os.environ[NO_PREIMPORT] = "1"
         os.execv(sys.executable, [sys.executable, "-m", "pomset.runners.spark.daemon",
