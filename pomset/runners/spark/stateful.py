@@ -104,22 +104,24 @@ class _Host(StatefulProcessor):
         self.meta = handle.getValueState("meta", "b binary")
 
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
-        """`rows`: pandas frames of the bucket's bus rows; yields frames of bus rows: what the
-        step emits, or with `after` (the element-wise stage after this step, fused into it),
-        what that stage makes of it."""
-        if self.after is None:
-            for item in self._produce(key, rows):
-                if isinstance(item, dict):
-                    for address, bus in item.items():
-                        yield _frame(packs.bus_rows(bus, address))
-                else:
-                    yield item if isinstance(item, pd.DataFrame) else _frame(item)
-            return
+        """`rows`: pandas frames of the bucket's bus rows; yields one frame of bus rows: what
+        the step emits, or with `after` (the element-wise stage after this step, fused into
+        it), what that stage makes of it. One frame, not one per batch made: PySpark converts
+        each frame to Arrow column by column, a millisecond or more a frame however few its
+        rows, and a step makes about ten batches, several of them empty."""
         schema = codec.KEYED_STREAM_ARROW
-        for batch in self.after(
-                pa.RecordBatch.from_pandas(x, schema=schema, preserve_index=False)
-                if isinstance(x, pd.DataFrame) else x for x in self._produce(key, rows)):
-            yield _frame(batch)
+        made = (pa.RecordBatch.from_pandas(x, schema=schema, preserve_index=False)
+                if isinstance(x, pd.DataFrame) else x for x in self._produce(key, rows))
+        if self.after is None:
+            batches = [b for item in made for b in (
+                [packs.bus_rows(bus, address) for address, bus in item.items()]
+                if isinstance(item, dict) else [item])]
+        else:
+            batches = list(self.after(made))
+        batches = [b for b in batches if b.num_rows]
+        if batches:
+            yield pa.Table.from_batches(batches, schema=schema).to_pandas(
+                types_mapper=_NULLABLE.get)
 
     def _produce(self, key: Any, rows: Iterator[Any]) -> Iterator[Any]:
         """The step over the bucket's rows: the rows it passes on (pandas frames, as they
@@ -355,11 +357,6 @@ class SideInputProcessor(_Host):
 
     def close(self) -> None:
         self.runner.teardown()
-
-
-def _frame(batch: pa.RecordBatch) -> Any:
-    """A bus row batch as the pandas frame `transformWithState` takes."""
-    return batch.to_pandas(types_mapper=_NULLABLE.get)
 
 
 def _loaded(state: Any) -> Any:
