@@ -223,6 +223,24 @@ def test_rows_passed_through_a_stateful_step_get_their_nulls_back():
     assert out["ts"].tolist() == [5, pd.NA] and out["d"].tolist() == [1, pd.NA]
 
 
+def test_a_stateful_steps_batches_leave_it_a_few_to_a_frame_in_order():
+    from pomset.runners.spark import codec, packs
+    from pomset.runners.spark.stateful import frames
+    from pomset.runtime.markers import ChannelMarker
+    made = [packs.element_rows([pm.WindowedValue(i, float(i), pm.GlobalWindow())],
+                               [ChannelMarker("c", i)], str(i)) for i in range(6)]
+    empty = packs.rows([], [], "x")
+    batches = [made[0], empty, made[1], made[2], empty, made[3], made[4], made[5]]
+    (one,) = frames(batches)   # all in one frame, the empty batches left out
+    assert one["t"].tolist() == [t for b in made for t in b.column("t").to_pylist()]
+    assert [codec.loads(m) for m in one["m"].dropna()] == [ChannelMarker("c", i) for i in range(6)]
+    limit = made[0].nbytes + made[1].nbytes   # a frame closes once it holds `limit` bytes
+    split = list(frames(batches, limit))
+    assert [len(f) for f in split] == [4, 4, 4]   # two batches of two rows (a pack, a marker)
+    assert [t for f in split for t in f["t"]] == one["t"].tolist()
+    assert list(frames([empty])) == []
+
+
 def test_buckets_are_the_cores_or_the_users_and_a_checkpoint_placed_otherwise_is_refused(spark_session, tmp_path):
     from pomset.runners.spark.query import _run_state
     from pomset.sdk.run_state import run_state

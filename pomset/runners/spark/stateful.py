@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import pickle
 import zlib
-from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 import pandas as pd
 import pyarrow as pa
@@ -104,24 +104,18 @@ class _Host(StatefulProcessor):
         self.meta = handle.getValueState("meta", "b binary")
 
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
-        """`rows`: pandas frames of the bucket's bus rows; yields one frame of bus rows: what
-        the step emits, or with `after` (the element-wise stage after this step, fused into
-        it), what that stage makes of it. One frame, not one per batch made: PySpark converts
-        each frame to Arrow column by column, a millisecond or more a frame however few its
-        rows, and a step makes about ten batches, several of them empty."""
+        """`rows`: pandas frames of the bucket's bus rows; yields frames of bus rows: what the
+        step emits, or with `after` (the element-wise stage after this step, fused into it),
+        what that stage makes of it, a few batches to a frame (`frames`)."""
         schema = codec.KEYED_STREAM_ARROW
         made = (pa.RecordBatch.from_pandas(x, schema=schema, preserve_index=False)
                 if isinstance(x, pd.DataFrame) else x for x in self._produce(key, rows))
         if self.after is None:
-            batches = [b for item in made for b in (
+            yield from frames(b for item in made for b in (
                 [packs.bus_rows(bus, address) for address, bus in item.items()]
-                if isinstance(item, dict) else [item])]
+                if isinstance(item, dict) else [item]))
         else:
-            batches = list(self.after(made))
-        batches = [b for b in batches if b.num_rows]
-        if batches:
-            yield pa.Table.from_batches(batches, schema=schema).to_pandas(
-                types_mapper=_NULLABLE.get)
+            yield from frames(self.after(made))
 
     def _produce(self, key: Any, rows: Iterator[Any]) -> Iterator[Any]:
         """The step over the bucket's rows: the rows it passes on (pandas frames, as they
@@ -357,6 +351,32 @@ class SideInputProcessor(_Host):
 
     def close(self) -> None:
         self.runner.teardown()
+
+
+FRAME_BYTES = 64 << 20   # well within the 2 GiB a frame's binary column holds as Arrow
+
+
+def frames(batches: Iterable[pa.RecordBatch], limit: int = FRAME_BYTES) -> Iterator[Any]:
+    """Bus row batches as the pandas frames `transformWithState` takes, in order: together, a
+    frame per `limit` bytes of them, the empty ones left out. PySpark converts each frame to
+    Arrow column by column, a millisecond or more a frame however few its rows, and a step
+    makes about ten batches, several of them empty."""
+    held: List[pa.RecordBatch] = []
+    size = 0
+    for b in batches:
+        if not b.num_rows:
+            continue
+        held.append(b)
+        size += b.nbytes
+        if size >= limit:
+            yield _frame(held)
+            held, size = [], 0
+    if held:
+        yield _frame(held)
+
+
+def _frame(batches: List[pa.RecordBatch]) -> Any:
+    return pa.Table.from_batches(batches).to_pandas(types_mapper=_NULLABLE.get)
 
 
 def _loaded(state: Any) -> Any:
