@@ -74,7 +74,7 @@ def _number_micros(number: Any, original: Any, unit: str) -> int:
         raise ValueError(f"is not a finite number ({original!r})")
     if abs(x * num / den) >= MAX_MICROS:
         raise ValueError(f"{original!r} is out of the range of event time")
-    return round(x * num / den) if unit != "s" else round(x * 1_000_000)
+    return round(x * num / den)
 
 
 def _parse_time_string(text: str, unit: str) -> int:
