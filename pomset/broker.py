@@ -1,8 +1,10 @@
 """An embedded Kafka-protocol broker for tests, demos and trying pomset without a cluster.
 
-It runs `noida-db` (from PyPI) with only its Kafka service, on a free loopback port and a fresh
-data directory, as a child process of its own session. Everything else in pomset talks plain
-Kafka to whatever `bootstrap_servers` it is given; a real cluster works the same way."""
+It runs `noida-db` (from PyPI) with only its Kafka service and a fresh data directory, behind
+`broker_front` (which holds empty fetches back as a Kafka broker does, so that idle consumers
+wait instead of spinning) on a free loopback port, both in a process group of their own.
+Everything else in pomset talks plain Kafka to whatever `bootstrap_servers` it is given; a real
+cluster works the same way."""
 from __future__ import annotations
 
 import json
@@ -17,6 +19,7 @@ import time
 from typing import Optional
 
 STATE_FILE = os.path.join(os.path.expanduser("~"), ".cache", "pomset", "kafka.json")
+FRONT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "broker_front.py")
 
 
 class BrokerError(RuntimeError):
@@ -65,8 +68,8 @@ class EmbeddedKafka:
     def start(self, timeout: float = 30.0) -> str:
         log = open(os.path.join(self.data_dir, "broker.log"), "wb")
         self.process = subprocess.Popen(
-            [_executable(), "start", "--data-dir", os.path.join(self.data_dir, "data"),
-             "--only", "kafka", "--kafka-port", str(self.port)],
+            [sys.executable, FRONT, "--port", str(self.port), "--noida", _executable(),
+             "--data-dir", os.path.join(self.data_dir, "data")],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True)
         log.close()

@@ -1,0 +1,284 @@
+"""The embedded broker's front: noida-db answers a Fetch at once even when it has no records,
+where a Kafka broker holds it until records come or the request's MaxWaitMs passes. Its
+clients then fetch in a loop: an idle consumer made some 38,000 requests a second here, most
+of a core between it and the broker. This front listens on the broker's port, passes every
+request and response through (the broker's address in its answers changed to the front's),
+and keeps an empty Fetch response back as Kafka does: it asks again every `RETRY_S` until records come, or returns the last empty answer
+once the request's MaxWaitMs has passed. Responses reach a client in the order it asked, as
+from a Kafka broker.
+
+    python broker_front.py --port P --noida EXECUTABLE --data-dir DIR
+
+runs noida-db with only its Kafka service on a free loopback port, in this process's group,
+and serves until it exits (with its exit code) or this process is stopped. Only the standard
+library, so that starting it does not import pomset."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import socket
+import struct
+import subprocess
+import sys
+import time
+from typing import Deque, Dict, List, Optional, Tuple
+
+PRODUCE, FETCH = 0, 1
+NAMING_BROKERS = {3, 10, 60}   # Metadata, FindCoordinator, DescribeCluster: say where brokers are
+RETRY_S = 0.005   # how often a held Fetch is asked again: the most it adds to a record's wait
+
+
+def _uvarint(b: bytes, pos: int) -> Tuple[int, int]:
+    value = shift = 0
+    while True:
+        x = b[pos]
+        pos += 1
+        value |= (x & 0x7F) << shift
+        if not x & 0x80:
+            return value, pos
+        shift += 7
+
+
+def _skip_tags(b: bytes, pos: int) -> int:
+    """Past a flexible version's tagged fields."""
+    count, pos = _uvarint(b, pos)
+    for _ in range(count):
+        _, pos = _uvarint(b, pos)
+        size, pos = _uvarint(b, pos)
+        pos += size
+    return pos
+
+
+def _count(b: bytes, pos: int, flexible: bool) -> Tuple[int, int]:
+    """An array's length (0 for null)."""
+    if flexible:
+        n, pos = _uvarint(b, pos)
+        return max(n - 1, 0), pos
+    return max(struct.unpack_from(">i", b, pos)[0], 0), pos + 4
+
+
+def _request_body(frame: bytes) -> Tuple[int, int, int, int]:
+    """(api key, version, correlation id, where the body starts) of a request frame. Request
+    header v2 (flexible versions) adds tagged fields after the client id; the versions that
+    use it are those of the requests parsed further here (Fetch v12+, Produce v9+)."""
+    api_key, version, correlation = struct.unpack_from(">hhi", frame, 0)
+    client_id = struct.unpack_from(">h", frame, 8)[0]
+    pos = 10 + max(client_id, 0)
+    if (api_key == FETCH and version >= 12) or (api_key == PRODUCE and version >= 9):
+        pos = _skip_tags(frame, pos)
+    return api_key, version, correlation, pos
+
+
+def fetch_wait_ms(frame: bytes) -> Optional[int]:
+    """The MaxWaitMs of a Fetch request frame (without its size); None for other requests."""
+    api_key, version, _, pos = _request_body(frame)
+    if api_key != FETCH:
+        return None
+    if version < 15:   # v15 moved ReplicaId into a tagged field
+        pos += 4
+    return struct.unpack_from(">i", frame, pos)[0]
+
+
+def expects_response(frame: bytes) -> bool:
+    """Whether a request frame gets a response: all but a Produce with acks=0."""
+    api_key, version, _, pos = _request_body(frame)
+    if api_key != PRODUCE:
+        return True
+    if version >= 3:   # transactional id, a nullable string
+        if version >= 9:
+            n, pos = _uvarint(frame, pos)
+            pos += max(n - 1, 0)
+        else:
+            pos += 2 + max(struct.unpack_from(">h", frame, pos)[0], 0)
+    return struct.unpack_from(">h", frame, pos)[0] != 0
+
+
+def empty_fetch(frame: bytes, version: int) -> bool:
+    """Whether a Fetch response frame (without its size) holds no records and no error: the
+    answer a Kafka broker keeps back. False for anything it cannot read."""
+    flexible = version >= 12
+    try:
+        pos = 4   # correlation id
+        if flexible:
+            pos = _skip_tags(frame, pos)
+        pos += 4   # throttle time
+        if version >= 7:
+            if struct.unpack_from(">h", frame, pos)[0]:
+                return False
+            pos += 6   # error code, session id
+        topics, pos = _count(frame, pos, flexible)
+        for _ in range(topics):
+            if version >= 13:
+                pos += 16   # topic id
+            elif flexible:
+                n, pos = _uvarint(frame, pos)
+                pos += max(n - 1, 0)
+            else:
+                pos += 2 + struct.unpack_from(">h", frame, pos)[0]
+            partitions, pos = _count(frame, pos, flexible)
+            for _ in range(partitions):
+                if struct.unpack_from(">h", frame, pos + 4)[0]:
+                    return False
+                pos += 6 + 8   # partition, error code, high watermark
+                pos += 8 if version >= 4 else 0   # last stable offset
+                pos += 8 if version >= 5 else 0   # log start offset
+                if version >= 4:
+                    aborted, pos = _count(frame, pos, flexible)
+                    for _ in range(aborted):
+                        pos += 16
+                        if flexible:
+                            pos = _skip_tags(frame, pos)
+                pos += 4 if version >= 11 else 0   # preferred read replica
+                if flexible:
+                    size, pos = _uvarint(frame, pos)
+                    size -= 1
+                else:
+                    size = struct.unpack_from(">i", frame, pos)[0]
+                    pos += 4
+                if size > 0:
+                    return False
+                if flexible:
+                    pos = _skip_tags(frame, pos)
+            if flexible:
+                pos = _skip_tags(frame, pos)
+        return True
+    except (struct.error, IndexError):
+        return False
+
+
+class _Asked:
+    """A request sent upstream: its frame, API key and version, and for a Fetch that may be
+    held, until when (monotonic seconds)."""
+
+    __slots__ = ("correlation", "frame", "api_key", "version", "until")
+
+    def __init__(self, correlation: int, frame: bytes, api_key: int, version: int,
+                 until: Optional[float]) -> None:
+        self.correlation, self.frame, self.api_key = correlation, frame, api_key
+        self.version, self.until = version, until
+
+
+class _Connection:
+    """One client's connection and its own to the broker. `sent`: the requests upstream, in
+    the order sent (the broker answers in that order); `order`: the correlation ids the
+    client waits for, in the order it asked; `answered`: responses not yet its turn. The
+    broker's address in its answers (`where`: its host and port as they are encoded there)
+    becomes the front's, so that clients keep coming here."""
+
+    def __init__(self, client: asyncio.StreamWriter, upstream: asyncio.StreamWriter,
+                 where: Tuple[bytes, bytes]) -> None:
+        self.client, self.upstream, self.where = client, upstream, where
+        self.sent: Deque[_Asked] = collections.deque()
+        self.order: Deque[int] = collections.deque()
+        self.answered: Dict[int, bytes] = {}
+
+    async def requests(self, reader: asyncio.StreamReader) -> None:
+        while True:
+            frame = await _frame(reader)
+            if frame is None:
+                return
+            api_key, version, correlation, _ = _request_body(frame)
+            if expects_response(frame):
+                wait = fetch_wait_ms(frame) if api_key == FETCH else None
+                until = time.monotonic() + wait / 1000 if wait else None
+                self.order.append(correlation)
+                self.sent.append(_Asked(correlation, frame, api_key, version, until))
+            _write(self.upstream, frame)
+
+    async def responses(self, reader: asyncio.StreamReader) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            frame = await _frame(reader)
+            if frame is None:
+                return
+            asked = self.sent.popleft()
+            if (asked.until is not None and time.monotonic() + RETRY_S < asked.until
+                    and empty_fetch(frame, asked.version)):
+                loop.call_later(RETRY_S, self._ask_again, asked)
+                continue
+            if asked.api_key in NAMING_BROKERS:
+                frame = frame.replace(*self.where)
+            self.answered[asked.correlation] = frame
+            while self.order and self.order[0] in self.answered:
+                _write(self.client, self.answered.pop(self.order.popleft()))
+
+    def _ask_again(self, asked: _Asked) -> None:
+        if not self.upstream.is_closing():
+            self.sent.append(asked)
+            _write(self.upstream, asked.frame)
+
+
+async def _frame(reader: asyncio.StreamReader) -> Optional[bytes]:
+    """The next size-prefixed frame, without its size; None at the end of the stream."""
+    try:
+        size = struct.unpack(">i", await reader.readexactly(4))[0]
+        return await reader.readexactly(size)
+    except (asyncio.IncompleteReadError, ConnectionError):
+        return None
+
+
+def _write(writer: asyncio.StreamWriter, frame: bytes) -> None:
+    if not writer.is_closing():
+        writer.write(struct.pack(">i", len(frame)) + frame)
+
+
+def _address(port: int) -> bytes:
+    """How a response names a broker at 127.0.0.1:`port`: the host's last bytes (the string's
+    length before them is encoded per version), then the port."""
+    return b"127.0.0.1" + struct.pack(">i", port)
+
+
+async def _serve(port: int, upstream_port: int, client_r: asyncio.StreamReader,
+                 client_w: asyncio.StreamWriter) -> None:
+    try:
+        up_r, up_w = await asyncio.open_connection("127.0.0.1", upstream_port)
+    except OSError:
+        client_w.close()
+        return
+    for w in (client_w, up_w):
+        w.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    conn = _Connection(client_w, up_w, (_address(upstream_port), _address(port)))
+    tasks = [asyncio.ensure_future(conn.requests(client_r)),
+             asyncio.ensure_future(conn.responses(up_r))]
+    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    for t in tasks:
+        t.cancel()
+    for w in (client_w, up_w):
+        w.close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def serve(port: int, upstream_port: int, broker: subprocess.Popen) -> int:
+    """Serve on `port` until the broker exits; its exit code."""
+    server = await asyncio.start_server(
+        lambda r, w: _serve(port, upstream_port, r, w), "127.0.0.1", port, reuse_address=True)
+    async with server:
+        while broker.poll() is None:
+            await asyncio.sleep(0.2)
+    return broker.returncode
+
+
+def main(argv: List[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--noida", required=True)
+    parser.add_argument("--data-dir", required=True)
+    args = parser.parse_args(argv)
+    upstream = free_port()
+    broker = subprocess.Popen([args.noida, "start", "--data-dir", args.data_dir, "--only",
+                               "kafka", "--kafka-port", str(upstream)], stdin=subprocess.DEVNULL)
+    try:
+        return asyncio.run(serve(args.port, upstream, broker))
+    finally:
+        if broker.poll() is None:
+            broker.terminate()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
