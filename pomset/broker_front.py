@@ -255,7 +255,15 @@ def free_port() -> int:
 
 
 async def serve(port: int, upstream_port: int, broker: subprocess.Popen) -> int:
-    """Serve on `port` until the broker exits; its exit code."""
+    """Serve on `port` from when the broker takes connections until it exits; its exit
+    code. (Listening before would accept clients only to close them.)"""
+    while broker.poll() is None:
+        try:
+            _, w = await asyncio.open_connection("127.0.0.1", upstream_port)
+            w.close()
+            break
+        except OSError:
+            await asyncio.sleep(0.05)
     server = await asyncio.start_server(
         lambda r, w: _serve(port, upstream_port, r, w), "127.0.0.1", port, reuse_address=True)
     async with server:
