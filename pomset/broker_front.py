@@ -3,9 +3,9 @@ where a Kafka broker holds it until records come or the request's MaxWaitMs pass
 clients then fetch in a loop: an idle consumer made some 38,000 requests a second here, most
 of a core between it and the broker. This front listens on the broker's port, passes every
 request and response through (the broker's address in its answers changed to the front's),
-and keeps an empty Fetch response back as Kafka does: it asks again every `RETRY_S` until records come, or returns the last empty answer
-once the request's MaxWaitMs has passed. Responses reach a client in the order it asked, as
-from a Kafka broker.
+and keeps an empty Fetch response back as Kafka does: it asks again every `RETRY_S` until
+records come, or returns the last empty answer once the request's MaxWaitMs has passed.
+Responses reach a client in the order it asked, as from a Kafka broker.
 
     python broker_front.py --port P --noida EXECUTABLE --data-dir DIR
 
@@ -185,6 +185,7 @@ class _Connection:
                 self.order.append(correlation)
                 self.sent.append(_Asked(correlation, frame, api_key, version, until))
             _write(self.upstream, frame)
+            await self.upstream.drain()
 
     async def responses(self, reader: asyncio.StreamReader) -> None:
         loop = asyncio.get_running_loop()
@@ -202,6 +203,7 @@ class _Connection:
             self.answered[asked.correlation] = frame
             while self.order and self.order[0] in self.answered:
                 _write(self.client, self.answered.pop(self.order.popleft()))
+            await self.client.drain()
 
     def _ask_again(self, asked: _Asked) -> None:
         if not self.upstream.is_closing():
@@ -241,9 +243,12 @@ async def _serve(port: int, upstream_port: int, client_r: asyncio.StreamReader,
     conn = _Connection(client_w, up_w, (_address(upstream_port), _address(port)))
     tasks = [asyncio.ensure_future(conn.requests(client_r)),
              asyncio.ensure_future(conn.responses(up_r))]
-    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
     for t in tasks:
         t.cancel()
+    for t in done:   # a side that went away ends the connection: its error says no more
+        if not t.cancelled():
+            t.exception()
     for w in (client_w, up_w):
         w.close()
 
