@@ -68,8 +68,8 @@ class EmbeddedKafka:
     def start(self, timeout: float = 30.0) -> str:
         log = open(os.path.join(self.data_dir, "broker.log"), "wb")
         self.process = subprocess.Popen(
-            [sys.executable, FRONT, "--port", str(self.port), "--noida", _executable(),
-             "--data-dir", os.path.join(self.data_dir, "data")],
+            [sys.executable, FRONT, "--port", str(self.port), "--broker-port", str(free_port()),
+             "--noida", _executable(), "--data-dir", os.path.join(self.data_dir, "data")],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True)
         log.close()

@@ -7,9 +7,9 @@ and keeps an empty Fetch response back as Kafka does: it asks again every `RETRY
 records come, or returns the last empty answer once the request's MaxWaitMs has passed.
 Responses reach a client in the order it asked, as from a Kafka broker.
 
-    python broker_front.py --port P --noida EXECUTABLE --data-dir DIR
+    python broker_front.py --port P --broker-port B --noida EXECUTABLE --data-dir DIR
 
-runs noida-db with only its Kafka service on a free loopback port, in this process's group,
+runs noida-db with only its Kafka service on loopback port B, in this process's group,
 and serves until it exits (with its exit code) or this process is stopped. Only the standard
 library, so that starting it does not import pomset."""
 from __future__ import annotations
@@ -22,7 +22,7 @@ import struct
 import subprocess
 import sys
 import time
-from typing import Deque, Dict, List, Optional, Tuple
+from typing import Deque, Dict, List, NamedTuple, Optional, Tuple
 
 PRODUCE, FETCH = 0, 1
 NAMING_BROKERS = {3, 10, 60}   # Metadata, FindCoordinator, DescribeCluster: say where brokers are
@@ -58,40 +58,40 @@ def _count(b: bytes, pos: int, flexible: bool) -> Tuple[int, int]:
     return max(struct.unpack_from(">i", b, pos)[0], 0), pos + 4
 
 
-def _request_body(frame: bytes) -> Tuple[int, int, int, int]:
-    """(api key, version, correlation id, where the body starts) of a request frame. Request
-    header v2 (flexible versions) adds tagged fields after the client id; the versions that
-    use it are those of the requests parsed further here (Fetch v12+, Produce v9+)."""
+class Request(NamedTuple):
+    """What the front needs of a request: its API key, version and correlation id, whether
+    it gets a response (all but a Produce with acks=0), and a Fetch's MaxWaitMs (else None)."""
+
+    api_key: int
+    version: int
+    correlation: int
+    answered: bool
+    wait_ms: Optional[int]
+
+
+def request(frame: bytes) -> Request:
+    """A request frame (without its size) read once. Request header v2 (flexible versions)
+    adds tagged fields after the client id; the versions that use it are those of the two
+    requests read further here (Fetch v12+, Produce v9+)."""
     api_key, version, correlation = struct.unpack_from(">hhi", frame, 0)
-    client_id = struct.unpack_from(">h", frame, 8)[0]
-    pos = 10 + max(client_id, 0)
-    if (api_key == FETCH and version >= 12) or (api_key == PRODUCE and version >= 9):
-        pos = _skip_tags(frame, pos)
-    return api_key, version, correlation, pos
-
-
-def fetch_wait_ms(frame: bytes) -> Optional[int]:
-    """The MaxWaitMs of a Fetch request frame (without its size); None for other requests."""
-    api_key, version, _, pos = _request_body(frame)
-    if api_key != FETCH:
-        return None
-    if version < 15:   # v15 moved ReplicaId into a tagged field
-        pos += 4
-    return struct.unpack_from(">i", frame, pos)[0]
-
-
-def expects_response(frame: bytes) -> bool:
-    """Whether a request frame gets a response: all but a Produce with acks=0."""
-    api_key, version, _, pos = _request_body(frame)
+    pos = 10 + max(struct.unpack_from(">h", frame, 8)[0], 0)   # past the client id
+    if api_key == FETCH:
+        if version >= 12:
+            pos = _skip_tags(frame, pos)
+        if version < 15:   # v15 moved ReplicaId into a tagged field
+            pos += 4
+        return Request(api_key, version, correlation, True,
+                       struct.unpack_from(">i", frame, pos)[0])
     if api_key != PRODUCE:
-        return True
-    if version >= 3:   # transactional id, a nullable string
-        if version >= 9:
-            n, pos = _uvarint(frame, pos)
-            pos += max(n - 1, 0)
-        else:
-            pos += 2 + max(struct.unpack_from(">h", frame, pos)[0], 0)
-    return struct.unpack_from(">h", frame, pos)[0] != 0
+        return Request(api_key, version, correlation, True, None)
+    if version >= 9:
+        pos = _skip_tags(frame, pos)
+        n, pos = _uvarint(frame, pos)   # transactional id, a compact nullable string
+        pos += max(n - 1, 0)
+    elif version >= 3:   # transactional id, a nullable string
+        pos += 2 + max(struct.unpack_from(">h", frame, pos)[0], 0)
+    acks = struct.unpack_from(">h", frame, pos)[0]
+    return Request(api_key, version, correlation, acks != 0, None)
 
 
 def empty_fetch(frame: bytes, version: int) -> bool:
@@ -178,12 +178,11 @@ class _Connection:
             frame = await _frame(reader)
             if frame is None:
                 return
-            api_key, version, correlation, _ = _request_body(frame)
-            if expects_response(frame):
-                wait = fetch_wait_ms(frame) if api_key == FETCH else None
-                until = time.monotonic() + wait / 1000 if wait else None
-                self.order.append(correlation)
-                self.sent.append(_Asked(correlation, frame, api_key, version, until))
+            r = request(frame)
+            if r.answered:
+                until = time.monotonic() + r.wait_ms / 1000 if r.wait_ms else None
+                self.order.append(r.correlation)
+                self.sent.append(_Asked(r.correlation, frame, r.api_key, r.version, until))
             _write(self.upstream, frame)
             await self.upstream.drain()
 
@@ -253,12 +252,6 @@ async def _serve(port: int, upstream_port: int, client_r: asyncio.StreamReader,
         w.close()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 async def serve(port: int, upstream_port: int, broker: subprocess.Popen) -> int:
     """Serve on `port` from when the broker takes connections until it exits; its exit
     code. (Listening before would accept clients only to close them.)"""
@@ -280,14 +273,14 @@ async def serve(port: int, upstream_port: int, broker: subprocess.Popen) -> int:
 def main(argv: List[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--broker-port", type=int, required=True)
     parser.add_argument("--noida", required=True)
     parser.add_argument("--data-dir", required=True)
     args = parser.parse_args(argv)
-    upstream = free_port()
-    broker = subprocess.Popen([args.noida, "start", "--data-dir", args.data_dir, "--only",
-                               "kafka", "--kafka-port", str(upstream)], stdin=subprocess.DEVNULL)
+    broker = subprocess.Popen([args.noida, "start", "--data-dir", args.data_dir, "--only", "kafka",
+                               "--kafka-port", str(args.broker_port)], stdin=subprocess.DEVNULL)
     try:
-        return asyncio.run(serve(args.port, upstream, broker))
+        return asyncio.run(serve(args.port, args.broker_port, broker))
     finally:
         if broker.poll() is None:
             broker.terminate()

@@ -15,7 +15,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from pomset.broker_front import _address, empty_fetch, expects_response, fetch_wait_ms
+from pomset.broker_front import _address, empty_fetch, request
 
 
 def _uvarint(n: int) -> bytes:
@@ -70,8 +70,8 @@ def fetch_response(version: int, records: list, error: int = 0, partition_error:
 
 @pytest.mark.parametrize("version", [11, 12, 13, 15])
 def test_a_fetch_requests_max_wait_is_read_in_every_encoding(version):
-    assert fetch_wait_ms(fetch_request(version, 500)) == 500
-    assert fetch_wait_ms(fetch_request(version, 0)) == 0
+    assert request(fetch_request(version, 500)).wait_ms == 500
+    assert request(fetch_request(version, 0)).wait_ms == 0
 
 
 @pytest.mark.parametrize("version", [11, 12, 13])
@@ -92,9 +92,9 @@ def test_only_a_produce_with_acks_0_goes_unanswered():
             return header + TAGS + _uvarint(0) + struct.pack(">hi", acks, 1000)
         return header + struct.pack(">h", -1) + struct.pack(">hi", acks, 1000)
     for version in (7, 9):
-        assert not expects_response(produce(version, 0))
-        assert expects_response(produce(version, 1)) and expects_response(produce(version, -1))
-    assert expects_response(fetch_request(12, 500))
+        assert not request(produce(version, 0)).answered
+        assert request(produce(version, 1)).answered and request(produce(version, -1)).answered
+    assert request(fetch_request(12, 500)).answered
 
 
 def test_the_broker_address_is_encoded_host_then_port():
