@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import pomset as pm
 from pomset.runners.spark import codec
-from pomset.runners.spark.session import SparkSetupError, check_java
+from pomset.runners.spark.session import LOCAL_JIT, SparkSetupError, check_java, driver_java_options
 from pomset.windowing import GLOBAL_WINDOW, NO_FIRING, IntervalWindow, PaneInfo, PaneTiming, WindowedValue
 
 values = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
@@ -90,6 +90,25 @@ def test_spark_conf_flag_takes_key_value():
     assert o.spark_conf == [("spark.a", "1"), ("b", "x=y")]
     with pytest.raises(pm.OptionsError, match="KEY=VALUE"):
         pm.PipelineOptions(["--spark_conf", "nokey"])
+
+
+def test_a_local_masters_jvm_runs_c1_alone_unless_the_user_says_otherwise():
+    local = driver_java_options(pm.PipelineOptions(["--spark_master=local[2]"]))
+    assert local.split()[0] == LOCAL_JIT == "-XX:TieredStopAtLevel=1"
+    # the user's flags come after pomset's JIT setting, so theirs wins (the JVM takes the last)
+    user = driver_java_options(pm.PipelineOptions([
+        "--spark_master=local[2]", "--spark_conf=spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=4"]))
+    assert user.index(LOCAL_JIT) < user.index("-XX:TieredStopAtLevel=4")
+    assert "-Dlog4j2.configurationFile=" in user
+    # a cluster's driver only plans: its JVM keeps Java's own JIT
+    cluster = driver_java_options(pm.PipelineOptions(["--spark_master=spark://host:7077"]))
+    assert LOCAL_JIT not in cluster and "-Dlog4j2.configurationFile=" in cluster
+
+
+def test_the_local_sessions_jvm_was_started_with_c1_alone(spark_session):
+    jvm = spark_session.sparkContext._jvm
+    arguments = list(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+    assert LOCAL_JIT in arguments, arguments
 
 
 def test_combines_that_fire_once_in_batch_are_lifted_and_others_are_not(spark_session):

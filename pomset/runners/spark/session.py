@@ -17,6 +17,12 @@ from .console import java_options, set_level, start_jvm
 
 MIN_JAVA = 17
 
+#: The JIT a local master's JVM runs with: C1 alone. With the full tiered JIT, C2 compiles
+#: Spark's planning code for minutes after start-up, on the cores the pipeline runs on
+#: (BENCHMARKS.md, "the JVM's compiler"). A user's own flag in spark.driver.extraJavaOptions
+#: comes after it and wins.
+LOCAL_JIT = "-XX:TieredStopAtLevel=1"
+
 
 class SparkSetupError(PipelineConstructionError):
     """Spark cannot start here: what to install or set."""
@@ -141,8 +147,7 @@ def new_session(options: Any) -> Any:
     if ours:
         settings.append(("spark.python.daemon.module", "pomset.runners.spark.daemon"))
     settings += list(options.spark_conf)
-    settings.append(("spark.driver.extraJavaOptions",
-                     java_options(options.spark_log_level, options.spark_conf)))
+    settings.append(("spark.driver.extraJavaOptions", driver_java_options(options)))
     start_jvm(SparkConf().setAll(settings), options.spark_log_level,
               spark_home.launch_env() if ours else {})
     builder = SparkSession.builder
@@ -153,6 +158,15 @@ def new_session(options: Any) -> Any:
     if not shipping.is_local(options.spark_master):
         shipping.ship(spark, options.spark_ship)
     return spark
+
+
+def driver_java_options(options: Any) -> str:
+    """The driver JVM's options: on a local master, where the driver's JVM is the executor
+    too, `LOCAL_JIT` first; then the user's and pomset's log settings (`java_options`)."""
+    user_and_logs = java_options(options.spark_log_level, options.spark_conf)
+    if not shipping.is_local(options.spark_master):
+        return user_and_logs
+    return f"{LOCAL_JIT} {user_and_logs}"
 
 
 def _stop_ours() -> None:
