@@ -92,23 +92,45 @@ def test_spark_conf_flag_takes_key_value():
         pm.PipelineOptions(["--spark_conf", "nokey"])
 
 
-def test_a_local_masters_jvm_runs_c1_alone_unless_the_user_says_otherwise():
-    local = driver_java_options(pm.PipelineOptions(["--spark_master=local[2]"]))
-    assert local.split()[0] == LOCAL_JIT == "-XX:TieredStopAtLevel=1"
+def test_a_local_streaming_sessions_jvm_runs_c1_alone_unless_the_user_says_otherwise():
+    local = pm.PipelineOptions(["--spark_master=local[2]"])
+    assert driver_java_options(local, streaming=True).split()[0] == LOCAL_JIT == "-XX:TieredStopAtLevel=1"
     # the user's flags come after pomset's JIT setting, so theirs wins (the JVM takes the last)
     user = driver_java_options(pm.PipelineOptions([
-        "--spark_master=local[2]", "--spark_conf=spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=4"]))
+        "--spark_master=local[2]", "--spark_conf=spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=4"]),
+        streaming=True)
     assert user.index(LOCAL_JIT) < user.index("-XX:TieredStopAtLevel=4")
     assert "-Dlog4j2.configurationFile=" in user
-    # a cluster's driver only plans: its JVM keeps Java's own JIT
-    cluster = driver_java_options(pm.PipelineOptions(["--spark_master=spark://host:7077"]))
+    # a batch session keeps Java's JIT (Spark's own plans run in the JVM); so does a cluster's
+    # driver, which only plans
+    assert LOCAL_JIT not in driver_java_options(local, streaming=False)
+    cluster = driver_java_options(pm.PipelineOptions(["--spark_master=spark://host:7077"]), True)
     assert LOCAL_JIT not in cluster and "-Dlog4j2.configurationFile=" in cluster
 
 
-def test_the_local_sessions_jvm_was_started_with_c1_alone(spark_session):
+def test_the_sessions_jvm_runs_with_the_driver_options_pomset_chose(spark_session):
     jvm = spark_session.sparkContext._jvm
     arguments = list(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
-    assert LOCAL_JIT in arguments, arguments
+    chosen = driver_java_options(pm.PipelineOptions(["--spark_master=local[2]"]), streaming=False)
+    assert [a for a in chosen.split() if a in arguments] == chosen.split(), arguments
+    assert LOCAL_JIT not in arguments   # the suite's session is started as a batch run's
+
+
+def test_the_runner_tells_the_session_whether_its_run_streams(monkeypatch):
+    from pomset.runners.spark.runner import SparkRunner
+    asked = []
+
+    def no_spark(options, streaming=False):
+        asked.append(streaming)
+        raise RuntimeError("stop here")
+    monkeypatch.setattr("pomset.runners.spark.runner.spark_session", no_spark)
+    for options, source in ((["--runner=spark"], pm.Create([1])),
+                            (["--runner=spark", "--streaming"], pm.Create([1]))):
+        p = pm.Pipeline(options=pm.PipelineOptions(options))
+        p | source | pm.Map(str)
+        with pytest.raises(RuntimeError, match="stop here"):
+            SparkRunner().run(p)
+    assert asked == [False, True]
 
 
 def test_combines_that_fire_once_in_batch_are_lifted_and_others_are_not(spark_session):

@@ -53,7 +53,7 @@ def test_a_session_is_kept_for_the_same_options_and_restarted_for_others(monkeyp
             self.stopped = True
             active[0] = None
 
-    def new(options):
+    def new(options, streaming=False):
         started.append(Fake(stopped=False))
         active[0] = started[-1]
         return started[-1]

@@ -41,7 +41,7 @@ class SparkRunner:
             for n in pipeline.nodes for pc in n.outputs.values())
         self._check(pipeline, streaming)
         started = time.monotonic()
-        spark = spark_session(options)
+        spark = spark_session(options, streaming)
         url = spark.sparkContext.uiWebUrl
         if url and not options.quiet:
             print(f"pomset: Spark UI at {url}", file=sys.stderr, flush=True)

@@ -17,10 +17,10 @@ from .console import java_options, set_level, start_jvm
 
 MIN_JAVA = 17
 
-#: The JIT a local master's JVM runs with: C1 alone. With the full tiered JIT, C2 compiles
-#: Spark's planning code for minutes after start-up, on the cores the pipeline runs on
-#: (BENCHMARKS.md, "the JVM's compiler"). A user's own flag in spark.driver.extraJavaOptions
-#: comes after it and wins.
+#: The JIT of a local master's JVM started for a streaming run: C1 alone. With the full tiered
+#: JIT, C2 compiles the code Spark plans each micro-batch with for minutes after start-up, on
+#: the cores the pipeline runs on (BENCHMARKS.md, "the JVM's compiler"). A user's own flag in
+#: spark.driver.extraJavaOptions comes after it and wins.
 LOCAL_JIT = "-XX:TieredStopAtLevel=1"
 
 
@@ -102,10 +102,11 @@ def _process_session(session_class: Any) -> Any:
     return session
 
 
-def spark_session(options: Any) -> Any:
+def spark_session(options: Any, streaming: bool = False) -> Any:
     """The session a run uses: an active one someone else started, as it is; else the one
     pomset started in this process, when it started with the same master and settings (a
-    notebook's runs pay the start-up once), else a new one (pomset's previous one stopped).
+    notebook's runs pay the start-up once), else a new one (pomset's previous one stopped;
+    `streaming`: whether the run that starts it is a streaming query, see `driver_java_options`).
     Pomset's session lives until the interpreter exits."""
     try:
         from pyspark.sql import SparkSession
@@ -121,11 +122,11 @@ def spark_session(options: Any) -> Any:
         active.stop()
     elif not _started:
         atexit.register(_stop_ours)
-    _started.update(session=new_session(options), key=key)
+    _started.update(session=new_session(options, streaming), key=key)
     return _started["session"]
 
 
-def new_session(options: Any) -> Any:
+def new_session(options: Any, streaming: bool = False) -> Any:
     """A new session with pomset's settings and the options' master and settings, its Python
     workers running `worker_python`; on a master that is not local, pomset and the
     pipeline's local modules are shipped to its executors (`shipping`); on a local one whose
@@ -147,7 +148,7 @@ def new_session(options: Any) -> Any:
     if ours:
         settings.append(("spark.python.daemon.module", "pomset.runners.spark.daemon"))
     settings += list(options.spark_conf)
-    settings.append(("spark.driver.extraJavaOptions", driver_java_options(options)))
+    settings.append(("spark.driver.extraJavaOptions", driver_java_options(options, streaming)))
     start_jvm(SparkConf().setAll(settings), options.spark_log_level,
               spark_home.launch_env() if ours else {})
     builder = SparkSession.builder
@@ -160,11 +161,13 @@ def new_session(options: Any) -> Any:
     return spark
 
 
-def driver_java_options(options: Any) -> str:
-    """The driver JVM's options: on a local master, where the driver's JVM is the executor
-    too, `LOCAL_JIT` first; then the user's and pomset's log settings (`java_options`)."""
+def driver_java_options(options: Any, streaming: bool) -> str:
+    """The driver JVM's options: for a streaming run on a local master, where the driver's JVM
+    is the executor too, `LOCAL_JIT` first; then the user's and pomset's log settings
+    (`java_options`). A batch session keeps Java's JIT: Spark's own plans (native
+    aggregations) run in the JVM there, and C2's code is what runs them fastest."""
     user_and_logs = java_options(options.spark_log_level, options.spark_conf)
-    if not shipping.is_local(options.spark_master):
+    if not (streaming and shipping.is_local(options.spark_master)):
         return user_and_logs
     return f"{LOCAL_JIT} {user_and_logs}"
 
