@@ -1,7 +1,10 @@
 """pomset on Kafka, the video-sessions example (`examples/video_sessions.py`) on the local and
 the Spark runner: sustained throughput over a pre-filled topic, and end-to-end latency at a
-fixed input rate. Everything talks to one embedded broker (`pomset.broker.EmbeddedKafka`,
-noida-db) on this machine; the pipeline always runs as a user starts it, in a subprocess of its
+fixed input rate. Each run (a throughput run, a latency run) talks to an embedded broker of its
+own (`pomset.broker.EmbeddedKafka`, noida-db) on this machine: noida-db saves all it holds as
+one JSON file every couple of seconds, so a broker kept across runs would spend more and more
+of the cores the pipeline runs on saving the earlier runs' topics. The pipeline always runs as
+a user starts it, in a subprocess of its
 own (`python examples/video_sessions.py --role=pipeline ...`), exactly once (`--checkpoint_dir`,
 so both runners write their output in Kafka transactions), early panes every
 `--early-seconds`.
@@ -603,26 +606,24 @@ def main() -> None:
     args = ap.parse_args()
     compile_bytecode()
     from pomset.broker import EmbeddedKafka
-    broker = EmbeddedKafka()
-    servers = broker.start()
     tps, lats, errors = [], [], []
-    try:
-        for runner in args.runners.split(","):
-            try:
-                t = throughput(runner, servers, getattr(args, f"{runner}_events"), args)
-                tps.append(t)
-                if not t["billing_ok"]:
-                    continue
-                rates = ([getattr(args, f"{runner}_rate")] if getattr(args, f"{runner}_rate")
-                         else [min(args.max_rate, round(t["rate"] * float(f), -1))
-                               for f in args.rate_fractions.split(",")])
-                for rate in rates:
-                    lats.append(latency(runner, servers, rate, args))
-            except Exception as e:
-                traceback.print_exc()
-                errors.append(f"{runner}: {type(e).__name__}: {str(e)[:300]}")
-    finally:
-        broker.stop()
+    for runner in args.runners.split(","):
+        try:
+            with EmbeddedKafka() as broker:
+                t = throughput(runner, broker.bootstrap_servers,
+                               getattr(args, f"{runner}_events"), args)
+            tps.append(t)
+            if not t["billing_ok"]:
+                continue
+            rates = ([getattr(args, f"{runner}_rate")] if getattr(args, f"{runner}_rate")
+                     else [min(args.max_rate, round(t["rate"] * float(f), -1))
+                           for f in args.rate_fractions.split(",")])
+            for rate in rates:
+                with EmbeddedKafka() as broker:
+                    lats.append(latency(runner, broker.bootstrap_servers, rate, args))
+        except Exception as e:
+            traceback.print_exc()
+            errors.append(f"{runner}: {type(e).__name__}: {str(e)[:300]}")
     text = report(args, tps, lats)
     print()
     print(text)

@@ -78,7 +78,7 @@ class EmbeddedKafka:
 
     def stop(self) -> None:
         if self.process is not None:
-            stop_process(self.process.pid)
+            stop_process(self.process.pid, graceful=not self.own_dir)
             self.process.wait()
             self.process = None
         if self.own_dir:
@@ -120,28 +120,38 @@ def _log_tail(data_dir: str) -> str:
         return f.read()[-2000:]
 
 
-def stop_process(pid: int) -> None:
-    """Stop a broker's process group (SIGTERM, then SIGKILL if it lingers)."""
+def stop_process(pid: int, graceful: bool = True) -> None:
+    """Stop a broker's process group and return once all of it is gone: SIGTERM (the broker
+    saves its data), then SIGKILL if it lingers; SIGKILL at once when not `graceful` (its data
+    is about to be removed). The broker runs under the front, the group's leader, and may
+    still be saving after the leader exits: a data directory removed then would be made again."""
     try:
-        os.killpg(pid, signal.SIGTERM)
+        os.killpg(pid, signal.SIGTERM if graceful else signal.SIGKILL)
     except ProcessLookupError:
         return
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
+    if not _group_gone(pid, 10.0):
         try:
-            os.kill(pid, 0)
+            os.killpg(pid, signal.SIGKILL)
         except ProcessLookupError:
             return
+        _group_gone(pid, 10.0)
+
+
+def _group_gone(pid: int, timeout: float) -> bool:
+    """Wait until no process of group `pid` is left (reaping its leader when it is ours)."""
+    deadline = time.monotonic() + timeout
+    while True:
         try:
-            if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                return
+            os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:
             pass
-        time.sleep(0.1)
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+        try:
+            os.killpg(pid, 0)
+        except ProcessLookupError:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
 
 
 def up(port: Optional[int] = None, state_file: str = STATE_FILE) -> str:

@@ -146,3 +146,22 @@ def test_an_idle_consumer_waits_at_the_broker_and_a_record_still_comes_at_once(k
 def test_clients_are_told_the_fronts_address(kafka_broker):
     brokers = AdminClient({"bootstrap.servers": kafka_broker}).list_topics(timeout=10).brokers
     assert [f"{b.host}:{b.port}" for b in brokers.values()] == [kafka_broker]
+
+
+def test_stopping_an_embedded_broker_ends_its_whole_process_group_and_removes_its_data():
+    """The broker runs under the front and saves its data on SIGTERM; a data directory removed
+    while it still saved was made again (gigabytes left in /tmp by a benchmark's broker)."""
+    import os
+    from pomset.broker import EmbeddedKafka
+    broker = EmbeddedKafka()
+    servers = broker.start()
+    producer = Producer({"bootstrap.servers": servers})
+    for i in range(2000):
+        producer.produce("stop-test", value=json.dumps({"i": i, "pad": "x" * 200}).encode())
+    assert producer.flush(30) == 0
+    group, data_dir = broker.process.pid, broker.data_dir
+    broker.stop()
+    with pytest.raises(ProcessLookupError):
+        os.killpg(group, 0)   # nothing of the group is left to write there
+    time.sleep(1.0)
+    assert not os.path.exists(data_dir)
