@@ -7,6 +7,7 @@ topic names, v13 flexible with topic ids)."""
 from __future__ import annotations
 
 import json
+import os
 import struct
 import time
 import uuid
@@ -15,6 +16,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from pomset.broker import EmbeddedKafka
 from pomset.broker_front import _address, empty_fetch, request
 
 
@@ -151,8 +153,6 @@ def test_clients_are_told_the_fronts_address(kafka_broker):
 def test_stopping_an_embedded_broker_ends_its_whole_process_group_and_removes_its_data():
     """The broker runs under the front and saves its data on SIGTERM; a data directory removed
     while it still saved was made again (gigabytes left in /tmp by a benchmark's broker)."""
-    import os
-    from pomset.broker import EmbeddedKafka
     broker = EmbeddedKafka()
     servers = broker.start()
     producer = Producer({"bootstrap.servers": servers})
