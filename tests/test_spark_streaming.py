@@ -400,3 +400,43 @@ def test_a_schema_d_aggregation_gives_early_on_time_and_late_panes_from_partials
     first = [json.loads(line) for line in first_batch.read_text().splitlines()]
     assert sorted((r["key"], r["total"]) for r in first) == [("a", 4), ("b", 2)]
 
+
+
+def _sums_once(directory, checkpoint) -> dict:
+    """A streaming run over `directory`'s Parquet files: per key, the last sum."""
+    p = pm.Pipeline(options=pm.PipelineOptions([
+        "--runner=spark", "--quiet", "--streaming", "--streaming_until=latest",
+        f"--checkpoint_dir={checkpoint}"]))
+    sums = (p | pm.ReadFromParquet(str(directory), timestamp_field="ts")
+            | pm.Map(lambda r: (r["key"], r["v"]))
+            | pm.WindowInto(pm.GlobalWindows()) | pm.CombinePerKey(pm.Sum())).keep()
+    return dict(wv.value for wv in p.run().collect(sums))
+
+
+def test_a_query_checkpoints_by_file_system_renames_unless_the_user_chose(spark_session, tmp_path):
+    """Hadoop's FileContext renames run a `readlink` process per file on a local disk (about 30
+    a micro-batch): pomset's queries checkpoint through the file system's own renames, their
+    state stores' changelogs included, and a run resumes from them; a user's choice stands."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pomset.runners.spark.query import FILE_MANAGER, FILE_SYSTEM_MANAGER
+    data = tmp_path / "in"
+    data.mkdir()
+    pq.write_table(pa.table({"key": ["a", "b", "a"], "v": [1, 2, 3],
+                             "ts": pa.array([0, 1, 2], pa.timestamp("s", tz="UTC"))}),
+                   data / "0.parquet")
+    spark_session.conf.unset(FILE_MANAGER)
+    try:
+        assert _sums_once(data, tmp_path / "ck") == {"a": 4, "b": 2}
+        assert spark_session.conf.get(FILE_MANAGER) == FILE_SYSTEM_MANAGER
+        assert "0" in os.listdir(tmp_path / "ck" / "commits")
+        changelogs = [f for _, _, files in os.walk(tmp_path / "ck" / "state") for f in files
+                      if f.endswith(".changelog")]
+        assert changelogs, "the stateful step's state store wrote no changelog"
+        assert _sums_once(data, tmp_path / "ck") == {}   # resumed: nothing new to read
+        theirs = FILE_SYSTEM_MANAGER.replace("FileSystemBased", "FileContextBased")
+        spark_session.conf.set(FILE_MANAGER, theirs)
+        assert _sums_once(data, tmp_path / "ck2") == {"a": 4, "b": 2}
+        assert spark_session.conf.get(FILE_MANAGER) == theirs
+    finally:
+        spark_session.conf.unset(FILE_MANAGER)

@@ -36,6 +36,12 @@ from . import codec, packs, stream_sources
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
 SHUFFLE = "spark.sql.shuffle.partitions"
+# Spark's default checkpoint file manager renames through Hadoop's FileContext, which on a
+# local file system runs a `readlink` process for each file and its checksum: about 30
+# processes a micro-batch, on the query's thread and in every stateful task's commit
+FILE_MANAGER = "spark.sql.streaming.checkpointFileManagerClass"
+FILE_SYSTEM_MANAGER = ("org.apache.spark.sql.execution.streaming.checkpointing."
+                       "FileSystemBasedCheckpointFileManager")
 
 
 def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
@@ -62,6 +68,8 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
     try:
         spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
         spark.conf.set(CHANGELOG, "true")
+        if spark.conf.get(FILE_MANAGER, None) is None:   # the checkpoint is a local path
+            spark.conf.set(FILE_MANAGER, FILE_SYSTEM_MANAGER)
         stream_sources.register(spark)
         buckets, run_id = _run_state(spark, checkpoint, pipeline.nodes, options)
         spark.conf.set(SHUFFLE, str(buckets))   # a stateful step's tasks: one per bucket
