@@ -294,21 +294,54 @@ def test_spark_markers_skip_idle_channels_and_the_reader_marks_idle_partitions(k
     channels = {f"{topic}:0": "c0", f"{topic}:1": "c1"}
     reader = StreamReader(channels, source, "idle", "idle-spark", False, 0.1, True)
     start = reader.initialOffset()
-    # a first micro-batch Spark plans before anything arrived
-    assert [p.value for p in reader.partitions(start, start)] == [("clock", None, [], [])]
+    # a first micro-batch Spark plans before anything arrived: one task, the clock's
+    assert [p.value for p in reader.partitions(start, start)] == [([], False, (None, [], []))]
     end = reader.latestOffset(start, None)
     assert end["o"] == {f"{topic}:0": 1, f"{topic}:1": 0}
-    *reads, clock = reader.partitions(start, end)
-    # (an unbounded read: its tasks mark their event times, not a held watermark)
-    assert [p.value for p in reads] == [("kafka", f"{topic}:0", 0, 1, False)]
-    assert clock.value[2:] == ([], [])             # neither idle nor finished
+    [read] = reader.partitions(start, end)
+    ranges, hold, (_, idle, finished) = read.value
+    # (an unbounded read: it marks its event times, not a held watermark)
+    assert (ranges, hold) == ([(f"{topic}:0", 0, 1)], False)
+    assert (idle, finished) == ([], [])             # neither idle nor finished
     time.sleep(IDLE_S + 0.1)
     later = reader.latestOffset(end, None)       # nothing new: a clock tick
     assert later["tick"] == end["tick"] + 1
-    assert reader.partitions(end, later)[-1].value[2] == [f"{topic}:0", f"{topic}:1"]
+    assert reader.partitions(end, later)[-1].value[2][1] == [f"{topic}:0", f"{topic}:1"]
     # a micro-batch run again (after a restart) says what it said the first time
     assert [p.value for p in reader.partitions(end, later)] == [
         p.value for p in reader.partitions(end, later)]
+    reader.stop()
+
+
+def test_a_spark_micro_batch_reads_its_partitions_in_a_task_per_core(kafka_broker):
+    """More partitions than tasks: the largest ranges spread first, the clock with the least
+    loaded task; every record is read once, and every partition marks its own channel."""
+    from pomset.runners.spark import packs
+    from pomset.runners.spark.stream_sources import KafkaReader as StreamReader
+    from pomset.runtime.markers import ChannelMarker
+    topic = new_topic(kafka_broker, "tasks-spark", 3)
+    sizes = {0: 5, 1: 1, 2: 3}
+    produce(kafka_broker, topic, [{"value": {"t": 10 * p + i}, "partition": p}
+                                  for p, n in sizes.items() for i in range(n)])
+    source = pm.ReadFromKafka(kafka_broker, topic, timestamp="t")
+    channels = {f"{topic}:{p}": f"c{p}" for p in sizes}
+    reader = StreamReader(channels, source, "tasks", "tasks-spark", False, 60, True, tasks=2)
+    start = reader.initialOffset()
+    end = reader.latestOffset(start, None)
+    parts = reader.partitions(start, end)
+    assert [[(name, stop - first) for name, first, stop in p.value[0]] for p in parts] == [
+        [(f"{topic}:0", 5)], [(f"{topic}:2", 3), (f"{topic}:1", 1)]]
+    assert [p.value[2] is not None for p in parts] == [False, True]   # 5 records against 4
+    values, marked = [], Counter()
+    for p in parts:
+        for batch in reader.read(p):
+            if batch.column("t")[0].as_py() is not None:
+                continue   # a count for the driver
+            elements, markers = packs.split_stream(batch)
+            values += [wv.value["t"] for wv in elements]
+            marked.update(m.channel for m in markers if isinstance(m, ChannelMarker))
+    assert sorted(values) == sorted(10 * p + i for p, n in sizes.items() for i in range(n))
+    assert marked == {"c0": 2, "c1": 1, "c2": 1}   # each partition's, and the clock's on c0
     reader.stop()
 
 

@@ -218,9 +218,12 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     releases the offsets latest at the start, when the read ends there (that one says every
     partition finished).
 
-    Each partition is a channel of its own: a task reads its offset range and ends with a
-    marker of its largest event time less the allowed out-of-orderness; the micro-batch's
-    clock task marks partitions idle for longer than the source's `idle_timeout` (an idle
+    Each partition is a channel of its own: its offset range ends with a marker of its largest
+    event time less the allowed out-of-orderness. A micro-batch reads its ranges in at most
+    `tasks` tasks (the stateful steps' buckets: by default the cores), the largest ranges
+    spread first, so that they run in one wave: a task's fixed cost, tenths of a second with
+    its Python workers, is paid once per core, not once per partition. The micro-batch's
+    clock, read by the least loaded task, marks partitions idle for longer than the source's `idle_timeout` (an idle
     `ChannelMarker`) and partitions read to their end (the end of time); a bounded read
     that holds its watermark (`ReadFromKafka.holds_watermark`) marks the minimum instead of
     its event times until then. What the tasks say (the clock, the idle and the finished
@@ -236,8 +239,9 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def __init__(self, channels: Dict[str, str], source: Any, label: str, group_id: str,
                  until_latest: bool, interval_s: float, real_clock: bool,
-                 on_data_loss: str = "warn") -> None:
+                 on_data_loss: str = "warn", tasks: int = 1) -> None:
         self.channels, self.source, self.label = channels, source, label
+        self.tasks = max(1, tasks)
         self.group_id = group_id
         self.on_data_loss = on_data_loss
         self.interval_s, self.real_clock = interval_s, real_clock
@@ -303,24 +307,34 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return start["o"], start["tick"]
 
     def partitions(self, start: dict, end: dict) -> List[InputPartition]:
-        hold = end.get("hold", False)
-        parts = [InputPartition(("kafka", name, start["o"].get(name, stop), stop, hold))
-                 for name, stop in end["o"].items() if stop > start["o"].get(name, stop)]
-        # Spark may plan a first micro-batch ending at the initial offset, which says nothing
-        return parts + [InputPartition(("clock", end.get("clock"), end.get("idle", []),
-                                        end.get("finished", [])))]
+        ranges = [(name, start["o"].get(name, stop), stop) for name, stop in end["o"].items()
+                  if stop > start["o"].get(name, stop)]
+        groups: List[list] = [[] for _ in range(max(1, min(self.tasks, len(ranges))))]
+        loads = [0] * len(groups)
+        for r in sorted(ranges, key=lambda r: r[1] - r[2]):   # the largest first
+            least = loads.index(min(loads))
+            groups[least].append(r)
+            loads[least] += r[2] - r[1]
+        # Spark may plan a first micro-batch ending at the initial offset: only the clock
+        clock = (end.get("clock"), end.get("idle", []), end.get("finished", []))
+        with_clock = loads.index(min(loads))
+        return [InputPartition((group, end.get("hold", False), clock if i == with_clock else None))
+                for i, group in enumerate(groups)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        kind = partition.value[0]
-        if kind == "clock":
-            _, clock, idle, finished = partition.value
-            first = next(iter(self.channels.values()))
-            markers = ([ChannelMarker(first, processing_time=clock)]
+        ranges, hold, clock = partition.value
+        for name, first, stop in ranges:
+            yield from self._read_range(name, first, stop, hold)
+        if clock is not None:
+            at, idle, finished = clock
+            first_channel = next(iter(self.channels.values()))
+            markers = ([ChannelMarker(first_channel, processing_time=at)]
                        + [ChannelMarker(self.channels[p], idle=True) for p in idle]
                        + [ChannelMarker(self.channels[p], MAX_MICROS) for p in finished])
             yield packs.rows([], markers, None, keyed=False)
-            return
-        _, name, first, stop, hold = partition.value
+
+    def _read_range(self, name: str, first: int, stop: int, hold: bool) -> Iterator[pa.RecordBatch]:
+        """One partition's offsets [first, stop): its elements, dead letters, marker, counts."""
         source, dead = self.source, []
         consumer = source.consumer(self.group_id)
         try:

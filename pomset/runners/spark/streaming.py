@@ -226,7 +226,7 @@ class StreamingPlan:
                     channels=self._partition_channels(node), source=t, label=node.label,
                     group_id=self.group_id(node), until_latest=t.until == "latest",
                     interval_s=self.interval_s, real_clock=not self.virtual_clock,
-                    on_data_loss=self.on_data_loss)))
+                    on_data_loss=self.on_data_loss, tasks=self.buckets)))
                 .load())
 
     # --- stages -----------------------------------------------------------------------------
