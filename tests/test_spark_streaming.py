@@ -440,3 +440,37 @@ def test_a_query_checkpoints_by_file_system_renames_unless_the_user_chose(spark_
         assert spark_session.conf.get(FILE_MANAGER) == theirs
     finally:
         spark_session.conf.unset(FILE_MANAGER)
+
+
+@pytest.mark.parametrize("early_s, fires_now", [(0.3, True), (3.0, False)])
+def test_a_grouping_waits_for_a_wake_up_due_soon_rather_than_leave_it_a_micro_batch(
+        early_s, fires_now):
+    """On a real clock a grouping's micro-batch ends by firing the processing-time wake-ups
+    due within half a trigger interval (here 1 s), waiting for them; later ones wait for a
+    later micro-batch. Both the kernel's hosts: per key, and a window at a time."""
+    import time as clock
+    from pomset.runners.spark.stateful import KernelProcessor
+    from pomset.runtime.kernel_host import KernelHost
+    from pomset.runtime.timed_combine import TimedCombineHost
+    from pomset.triggers.reducers import CombineReducer
+    from pomset.triggers.strategy import WindowingStrategy
+    from pomset.windowing import NO_FIRING, WindowedValue, now_micros
+    strategy = WindowingStrategy(pm.FixedWindows(60), pm.AfterWatermark(
+        early=pm.AfterProcessingTime(early_s)), pm.AccumulationMode.ACCUMULATING, 0)
+    processor = KernelProcessor("sums", strategy, lambda: CombineReducer(pm.Sum()), ["a"],
+                                [["c"]], {None: "o"}, [], "g0", real_clock=True, settle_s=0.5)
+    for make in (KernelHost, TimedCombineHost):
+        host, out = make(strategy, CombineReducer(pm.Sum()), "sums"), []
+        started = now_micros()
+        host.processing_time(started, out)
+        host.elements([WindowedValue.raw(("k", 5), 1_000_000, pm.IntervalWindow(0, 60),
+                                         NO_FIRING, 1)], out)
+        assert out == []
+        before = clock.monotonic()
+        processor._settle(host, out)
+        waited = clock.monotonic() - before
+        if fires_now:
+            assert [(wv.value, wv.pane.timing.name) for wv in out] == [(("k", 5), "EARLY")]
+            assert now_micros() - started >= early_s * 1e6   # not before it was due
+        else:
+            assert out == [] and waited < 0.1, make

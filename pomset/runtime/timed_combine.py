@@ -98,6 +98,10 @@ class TimedCombineHost:
     def input_watermark(self) -> int:
         return self.wm
 
+    def next_processing_timer(self) -> Optional[int]:
+        """The earliest processing-time wake-up of the windows' records, if any."""
+        return min((s[0] for s in self.summary.values() if s[0] is not None), default=None)
+
     # --- a step ------------------------------------------------------------------------------
     def processing_time(self, pt: int, out: list) -> None:
         """The processing clock moved to `pt` (it never goes back): fire what is due."""

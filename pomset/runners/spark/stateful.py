@@ -23,13 +23,18 @@ Each micro-batch a bucket moves its processing clock to the latest its markers s
 elements at that time, fires the processing-time wake-ups now due, then moves the watermark
 (firing event-time wake-ups in time order), as the local runner does; on a real clock it then
 moves its processing clock to the wall clock's time, so that what fell due while the
-micro-batch ran fires in it and not a micro-batch later; and it emits its panes and
+micro-batch ran fires in it and not a micro-batch later, and a grouping waits for the
+processing-time wake-ups due within half a trigger interval (`KernelProcessor._settle`: an
+early pane a second after the micro-batch's elements arrived, when the step ended a little
+sooner), which the next micro-batch would fire a whole micro-batch later, loading and saving
+their keys' state again; and it emits its panes and
 one marker with its output watermark (the minimum of its input watermark and its holds, never
 going back).
 """
 from __future__ import annotations
 
 import pickle
+import time
 import zlib
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
@@ -191,10 +196,11 @@ class KernelProcessor(_Host):
 
     def __init__(self, label: str, strategy: Any, reducer: Any, ins: List[str],
                  channels: List[List[str]], outs: Dict[Optional[str], str], retained: List[str],
-                 out_channel: str, real_clock: bool, late_tag: Optional[str] = None) -> None:
+                 out_channel: str, real_clock: bool, late_tag: Optional[str] = None,
+                 settle_s: float = 0.0) -> None:
         super().__init__(label, ins, channels, outs, retained, out_channel)
         self.strategy, self.reducer, self.late_tag = strategy, reducer, late_tag
-        self.real_clock = real_clock
+        self.real_clock, self.settle_us = real_clock, int(settle_s * 1e6)
         self.by_window = timed_combine.fits(strategy, reducer(), late_tag is not None)
 
     def init(self, handle: StatefulProcessorHandle) -> None:
@@ -243,12 +249,23 @@ class KernelProcessor(_Host):
         host.watermark(meta.input_watermark(0, self.channels[0]), out)
         if self.real_clock:   # what fell due while the micro-batch ran fires in it
             host.processing_time(now_micros(), out)
+            self._settle(host, out)
         meta.wm, meta.out_wm = host.input_watermark, host.output_watermark()
         host.end_step()
         meta.kernel = save()
         if self.late_tag is None:
             return {None: out}
         return {None: out, self.late_tag: host.take_late()}
+
+    def _settle(self, host: Any, out: list) -> None:
+        """Fire the processing-time wake-ups falling due within `settle_us` of now, waiting
+        for them, rather than leaving them to the next micro-batch, which would also load and
+        save their keys' state again."""
+        due = host.next_processing_timer()
+        if due is None or due - now_micros() > self.settle_us:
+            return
+        time.sleep(max(0, due - now_micros()) / 1e6)
+        host.processing_time(max(due, now_micros()), out)
 
     def counts(self) -> Dict[str, int]:
         c = self.host.counters

@@ -308,7 +308,8 @@ class StreamingPlan:
             processor: Any = KernelProcessor(node.label, node.inputs[0].windowing, t.reducer,
                                              ins, channels, outs, retained, f"g{i}",
                                              real_clock=not self.virtual_clock,
-                                             late_tag=t.late_tag)
+                                             late_tag=t.late_tag,
+                                             settle_s=self.interval_s / 2)
             key = F.col("k")
         elif isinstance(t, TemplateStep):
             check_order(node, self.fusion, chains=False)
