@@ -221,16 +221,16 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     Each partition is a channel of its own: its offset range ends with a marker of its largest
     event time less the allowed out-of-orderness. A micro-batch reads its ranges in at most
     `tasks` tasks (the stateful steps' buckets: by default the cores), the largest ranges
-    spread first, so that they run in one wave: a task's fixed cost, tenths of a second with
-    its Python workers, is paid once per core, not once per partition. The micro-batch's
-    clock, read by the least loaded task, marks partitions idle for longer than the source's `idle_timeout` (an idle
-    `ChannelMarker`) and partitions read to their end (the end of time); a bounded read
-    that holds its watermark (`ReadFromKafka.holds_watermark`) marks the minimum instead of
-    its event times until then. What the tasks say (the clock, the idle and the finished
-    partitions, the hold) is decided when the micro-batch is planned and kept in its end
-    offset, so a micro-batch Spark runs again after a restart
-    computes exactly what it computed before: the output it committed to Kafka then stays
-    consistent with the state.
+    spread first, so that they run in one wave: a task's fixed cost, a tenth of a second
+    with its Python workers, is paid once per core, not once per partition. The
+    micro-batch's clock, read by the least loaded task, marks partitions idle for longer than
+    the source's `idle_timeout` (an idle `ChannelMarker`) and partitions read to their end
+    (the end of time); a bounded read that holds its watermark
+    (`ReadFromKafka.holds_watermark`) marks the minimum instead of its event times until
+    then. What the tasks say (the clock, the idle and the finished partitions, the hold) is
+    decided when the micro-batch is planned and kept in its end offset, so a micro-batch
+    Spark runs again after a restart computes exactly what it computed before: the output it
+    committed to Kafka then stays consistent with the state.
 
     A task whose range starts below its partition's log start (retention deleted offsets
     before they were read) reads from the log start and sends the driver the count
