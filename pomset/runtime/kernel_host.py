@@ -18,15 +18,19 @@ queued by time and checked lazily: an entry that no longer stands is skipped whe
 saved form (`save_queues`) names keys and windows, not records, so a store can load states on
 demand and find a due record without looking through its key's windows. The saved wake-ups
 are cut into slots of `SLOT_US` by their time, each pickled on its own: a restored host
-unpickles a slot only once its time may be due or a new wake-up falls in it, so a step's work
-on them follows what it fires and asks for, not every live window (a long allowed lateness
-keeps a wake-up for each)."""
+unpickles a slot only once its time may be due, and a step's new wake-ups are appended to
+their slots as one more pickle each, so a step's work on them follows what it fires and asks
+for, not every live window (a long allowed lateness keeps a wake-up for each). An appended
+slot may so keep a wake-up that no longer stands (its window merged away or its time moved
+after it was saved) until its time, when it is skipped."""
 from __future__ import annotations
 
 import heapq
+import io
 import pickle
 from operator import attrgetter
-from typing import Any, Callable, Dict, Iterable, List, Optional, Protocol, Sequence, Tuple
+from typing import (Any, Callable, Dict, Iterable, Iterator, List, Optional, Protocol,
+                    Sequence, Tuple)
 
 from ..triggers.definitions import EVENT_TIME, PROCESSING_TIME
 from ..triggers.kernel import ElementError, GroupAlsoByWindow, KeyState
@@ -46,7 +50,8 @@ def _same(key: Any) -> Any:
 
 def slotted(wakeups: Iterable[Tuple[int, list]]) -> Dict[int, bytes]:
     """Saved wake-ups, [(time, [(window, [key, ...]), ...]), ...], in their saved form: by slot
-    (time // `SLOT_US`), each slot's pickled."""
+    (time // `SLOT_US`), each slot's pickled. A slot's bytes may be several such pickles one
+    after another (`appended`)."""
     by_slot: Dict[int, list] = {}
     for time, by_window in wakeups:
         by_slot.setdefault(time // SLOT_US, []).append((time, by_window))
@@ -54,9 +59,23 @@ def slotted(wakeups: Iterable[Tuple[int, list]]) -> Dict[int, bytes]:
             for slot, times in by_slot.items()}
 
 
+def appended(slots: Dict[int, bytes], more: Dict[int, bytes]) -> Dict[int, bytes]:
+    """`slots` with the slots of `more` after them, each slot's pickles one after another:
+    what a slot held is kept as its bytes, neither read nor pickled again."""
+    return {**slots, **{slot: slots[slot] + data if slot in slots else data
+                        for slot, data in more.items()}}
+
+
+def slot_entries(data: bytes) -> Iterator[Tuple[int, list]]:
+    """A saved slot's wake-ups, (time, [(window, [key, ...]), ...]), from each of its pickles."""
+    f = io.BytesIO(data)
+    while f.tell() < len(data):
+        yield from pickle.load(f)
+
+
 def unslotted(slots: Dict[int, bytes]) -> List[Tuple[int, list]]:
     """The wake-ups of `slotted`'s form, as one list."""
-    return [entry for slot in sorted(slots) for entry in pickle.loads(slots[slot])]
+    return [entry for slot in sorted(slots) for entry in slot_entries(slots[slot])]
 
 
 class KeyStates(Protocol):
@@ -291,18 +310,16 @@ class KernelHost:
         state is at hand: a session's every merged-away window left one, and a host that
         saves its queues every step (Spark's micro-batches) would carry them all until their
         time. Restored wake-ups at a time no record left since (the kernel's `moved`) still
-        stand, and are saved as they came, unread; so are the restored slots this step never
-        read. Wake-ups are saved by slot (time // `SLOT_US`), each slot pickled."""
+        stand, and are saved as they came. Wake-ups are saved by slot (time // `SLOT_US`),
+        each slot pickled; a restored slot this step never read is saved as its bytes, with
+        the step's new wake-ups in it appended (`appended`): its entries that a step moved or
+        merged away stay until their time, as an in-memory queue keeps them."""
         k, kernel = self.kernel.k, self.kernel
         states, loaded, key_of = self.store.states, self.store.loaded, self._key_of
         timers = {}
         for domain, queue in self.timers.items():
             due = attrgetter("et" if domain == EVENT_TIME else "pt")
             restored, moved, unread = self.restored[domain], kernel.moved[domain], self.slots[domain]
-            # read the slots a new wake-up joins, and those where some record's wake-up no
-            # longer stands (so no saved entry is one that does not)
-            for slot in {time // SLOT_US for time in (*queue.at, *moved)} & unread.keys():
-                self._read_slot(domain, slot)
             saved = []
             for time, entries in queue.at.items():
                 groups = restored.get(time, ())
@@ -328,7 +345,7 @@ class KernelHost:
                 kept += [(w, list(keys)) for w, keys in by_window.items()]
                 if kept:
                     saved.append((time, kept))
-            timers[domain] = {**unread, **slotted(saved)}
+            timers[domain] = appended(unread, slotted(saved))
         holds = []
         for time, entries in self.holds.at.items():
             kept = []
@@ -357,7 +374,7 @@ class KernelHost:
     def _read_slot(self, domain: str, slot: int) -> None:
         """Queue a restored slot's wake-ups (their records found when due, by `_resolve`)."""
         queue, restored = self.timers[domain], self.restored[domain]
-        for time, by_window in pickle.loads(self.slots[domain].pop(slot)):
+        for time, by_window in slot_entries(self.slots[domain].pop(slot)):
             queue.extend(time, ())
             restored.setdefault(time, []).extend(by_window)
 
