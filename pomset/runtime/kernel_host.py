@@ -399,6 +399,7 @@ class KernelHost:
         still takes late additions in order."""
         kernel, queue = self.kernel, self.timers[domain]
         restored, moved, key_of = self.restored[domain], kernel.moved[domain], self._key_of
+        due = attrgetter("et" if domain == EVENT_TIME else "pt")
         unread = self.slots[domain]
         if unread:
             for slot in [slot for slot in unread if slot * SLOT_US <= now]:
@@ -415,7 +416,7 @@ class KernelHost:
                                     for x in (key_of(key), window)]
                 prefix = len(restored_entries)
                 entries = restored_entries + entries
-            entries = self._resolve(entries, prefix)
+            entries = self._resolve(entries, prefix, due, time)
             self.firing = time
             try:
                 kernel.on_timers(self.store.states, domain, time, entries, out)
@@ -423,29 +424,29 @@ class KernelHost:
                 raise self._error(e) from e.cause
             self._drain()
 
-    def _resolve(self, entries: list, restored: int) -> list:
-        """Entries with their records: the first `restored` items are restored entries (key,
-        window), each made (key, the window's record), or left out if the window is gone (the
-        kernel ignores a record whose wake-up has moved since). Every key due is loaded and
-        touched."""
+    def _resolve(self, entries: list, restored: int, due: Callable[[Any], Any],
+                 time: int) -> list:
+        """The entries due at `time` that still stand, with their records: the first
+        `restored` items are restored entries (key, window), each made (key, the window's
+        record); an entry whose window is gone or whose wake-up (`due` of its record) moved
+        is left out, as the kernel would ignore it. Every key due is loaded; only the keys
+        with an entry that stands are touched (a slot keeps stale entries until their time)."""
         if self._direct:
             return entries
         store = self.store
-        keys = list(dict.fromkeys(entries[0::2]))
-        store.ensure(keys)
-        for key in keys:
-            store.touch(key)
-        if not restored:
-            return entries
+        store.ensure(list(dict.fromkeys(entries[0::2])))
         states = store.states
         resolved: list = []
-        for i in range(0, restored, 2):
-            key, window = entries[i], entries[i + 1]
-            ks = states.get(key)
-            rec = ks.get(window) if ks else None
-            if rec is not None:
+        for i in range(0, len(entries), 2):
+            key, rec = entries[i], entries[i + 1]
+            if i < restored:
+                ks = states.get(key)
+                rec = ks.get(rec) if ks else None
+            if rec is not None and due(rec) == time:
                 resolved += (key, rec)
-        return resolved + entries[restored:]
+        for key in dict.fromkeys(resolved[0::2]):
+            store.touch(key)
+        return resolved
 
     def _error(self, e: ElementError) -> UserCodeError:
         if e.cause is None:
