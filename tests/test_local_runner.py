@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import pomset as pm
-from pomset.runtime.kernel_host import KernelHost
+from pomset.runtime.kernel_host import InMemoryStates, KernelHost, unslotted
 from pomset.triggers.kernel import GroupAlsoByWindow
 from pomset.triggers.reducers import CombineReducer
 from pomset.triggers.strategy import WindowingStrategy
@@ -230,6 +230,48 @@ def test_a_restored_host_reads_only_the_wake_up_slots_a_step_needs():
     later.watermark(MAX_MICROS, out)
     assert sorted((wv.value, wv.window.start_us // minute) for wv in out) == [
         (("j", 1), 20), (("k", 1), 5), (("k", 1), 10), (("k", 1), 15), (("k", 1), 20)]
+
+
+class _Touches(InMemoryStates):
+    """Keys' states in memory, noting the keys a step touched (would save again)."""
+
+    def __init__(self, states: dict) -> None:
+        super().__init__()
+        self.states, self.touched = states, set()
+
+    def touch(self, key):
+        self.touched.add(key)
+
+
+def test_a_saved_wake_up_that_no_longer_stands_is_skipped_without_touching_its_key():
+    """A session that grew keeps its old end's wake-up in a slot no step read; when that
+    time comes the entry is skipped, and its key is not touched (its state not saved again)
+    until the session's own end, which fires."""
+    strategy = WindowingStrategy(window_fn=pm.Sessions(60), allowed_lateness_us=0)
+    minute = 60_000_000
+
+    def step(saved, states, elements=(), wm=None):
+        host = KernelHost(strategy, CombineReducer(pm.Sum()), "test", _Touches(states))
+        if saved is not None:
+            host.restore_queues(pickle.loads(pickle.dumps(saved)))
+        out: list = []
+        host.elements([WindowedValue.raw(("a", 1), t, w, NO_FIRING, 1)
+                       for t in elements for w in strategy.window_fn._assign(t, 1)], out)
+        if wm is not None:
+            host.watermark(wm, out)
+        host.end_step()
+        states = {k: GroupAlsoByWindow.state_from_bytes(GroupAlsoByWindow.state_to_bytes(v))
+                  for k, v in host.store.states.items()}
+        return host.save_queues(), states, host.store.touched, out
+
+    saved, states, _, _ = step(None, {}, elements=[0])           # session [0 s, 60 s)
+    saved, states, _, _ = step(saved, states, elements=[30_000_000])   # now [0 s, 90 s)
+    assert [time for time, _ in unslotted(saved["timers"]["event"])] == [60_000_000, 90_000_000]
+    saved, states, touched, out = step(saved, states, wm=70_000_000)
+    assert out == [] and touched == set()   # the 60 s entry stood no longer
+    _, _, touched, out = step(saved, states, wm=2 * minute)
+    assert touched == {"a"}
+    assert [(wv.value, wv.window.max_ts + 1) for wv in out] == [(("a", 2), 90_000_000)]
 
 
 def _split(steps_of_parts: list) -> list:
