@@ -18,9 +18,10 @@ queued by time and checked lazily: an entry that no longer stands is skipped whe
 saved form (`save_queues`) names keys and windows, not records, so a store can load states on
 demand and find a due record without looking through its key's windows. The saved wake-ups
 are cut into slots of `SLOT_US` by their time, each pickled on its own: a restored host
-unpickles a slot only once its time may be due, and a step's new wake-ups are appended to
-their slots as one more pickle each, so a step's work on them follows what it fires and asks
-for, not every live window (a long allowed lateness keeps a wake-up for each). An appended
+unpickles a slot only once its time may be due, and a step's new wake-ups in a slot it did
+not read are appended to it as one more pickle, so a step's work on them follows what it
+fires and asks for, not every live window (a long allowed lateness keeps a wake-up for
+each). An appended
 slot may so keep a wake-up that no longer stands (its window merged away or its time moved
 after it was saved) until its time, when it is skipped."""
 from __future__ import annotations
