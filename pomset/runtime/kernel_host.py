@@ -43,6 +43,8 @@ from .watermarks import output_watermark
 
 
 SLOT_US = 60_000_000   # the span of time one saved slot of wake-ups covers
+# a record's wake-up time in each domain
+_DUE = {EVENT_TIME: attrgetter("et"), PROCESSING_TIME: attrgetter("pt")}
 
 
 def _same(key: Any) -> Any:
@@ -319,7 +321,7 @@ class KernelHost:
         states, loaded, key_of = self.store.states, self.store.loaded, self._key_of
         timers = {}
         for domain, queue in self.timers.items():
-            due = attrgetter("et" if domain == EVENT_TIME else "pt")
+            due = _DUE[domain]
             restored, moved, unread = self.restored[domain], kernel.moved[domain], self.slots[domain]
             saved = []
             for time, entries in queue.at.items():
@@ -400,7 +402,7 @@ class KernelHost:
         still takes late additions in order."""
         kernel, queue = self.kernel, self.timers[domain]
         restored, moved, key_of = self.restored[domain], kernel.moved[domain], self._key_of
-        due = attrgetter("et" if domain == EVENT_TIME else "pt")
+        due = _DUE[domain]
         unread = self.slots[domain]
         if unread:
             for slot in [slot for slot in unread if slot * SLOT_US <= now]:
