@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import pomset as pm
 from pomset.runtime.kernel_host import InMemoryStates, KernelHost, unslotted
-from pomset.triggers.kernel import GroupAlsoByWindow
+from pomset.triggers.saved_state import state_from_bytes, state_to_bytes
 from pomset.triggers.reducers import CombineReducer
 from pomset.triggers.strategy import WindowingStrategy
 from pomset.windowing import MAX_MICROS, NO_FIRING, WindowedValue, to_micros
@@ -107,7 +107,7 @@ def _host(ops, strategy, roundtrip: bool, only=None) -> list:
         host.end_step()
         steps.append(sorted(repr((wv.value, wv.ts, wv.window, wv.pane, wv.diff)) for wv in out))
         if roundtrip:
-            states = {k: GroupAlsoByWindow.state_from_bytes(GroupAlsoByWindow.state_to_bytes(v))
+            states = {k: state_from_bytes(state_to_bytes(v))
                       for k, v in host.store.states.items()}
             queues = pickle.loads(pickle.dumps(host.save_queues()))
             _assert_every_wake_up_is_saved(queues, states)
@@ -203,7 +203,7 @@ def test_a_restored_host_reads_only_the_wake_up_slots_a_step_needs():
     host.end_step()
     saved = pickle.loads(pickle.dumps(host.save_queues()))
     assert sorted(saved["timers"]["event"]) == [1, 6, 11, 21]   # a window's end, in its slot
-    states = {k: GroupAlsoByWindow.state_from_bytes(GroupAlsoByWindow.state_to_bytes(v))
+    states = {k: state_from_bytes(state_to_bytes(v))
               for k, v in host.store.states.items()}
 
     restored = KernelHost(strategy, CombineReducer(pm.Sum()), "test")
@@ -260,7 +260,7 @@ def test_a_saved_wake_up_that_no_longer_stands_is_skipped_without_touching_its_k
         if wm is not None:
             host.watermark(wm, out)
         host.end_step()
-        states = {k: GroupAlsoByWindow.state_from_bytes(GroupAlsoByWindow.state_to_bytes(v))
+        states = {k: state_from_bytes(state_to_bytes(v))
                   for k, v in host.store.states.items()}
         return host.save_queues(), states, host.store.touched, out
 

@@ -41,7 +41,6 @@ non-speculative index; a new window starts at index 0 (is_first), even if its so
 from __future__ import annotations
 
 import bisect
-import pickle
 from operator import attrgetter
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -133,6 +132,13 @@ class KeyState(dict):
         self.out_wm = MIN_MICROS
         self.step = -1
 
+    def min_hold(self, bound: int) -> int:
+        """The earliest of `bound` and the windows' watermark holds."""
+        for rec in self.values():
+            if rec.hold is not None and rec.hold < bound:
+                bound = rec.hold
+        return bound
+
     def __reduce__(self):
         return (_key_state, (list(self.items()), self.order, self.out_wm, self.step))
 
@@ -152,11 +158,8 @@ def settle(ks: KeyState, k: TimeView) -> int:
     not changed since it was last touched (so no step in between could have raised it more)."""
     if ks.step != k.step:
         ks.step = k.step
-        hold = k.settled_wm
-        if hold > ks.out_wm:   # else no hold can raise it (a batch's input, a still watermark)
-            for rec in ks.values():
-                if rec.hold is not None and rec.hold < hold:
-                    hold = rec.hold
+        if k.settled_wm > ks.out_wm:   # else no hold can raise it (a batch's input, a still watermark)
+            hold = ks.min_hold(k.settled_wm)
             if hold > ks.out_wm:
                 ks.out_wm = hold
     return ks.out_wm
@@ -441,14 +444,6 @@ class GroupAlsoByWindow:
     def is_current_hold(self, ks: Optional[KeyState], hold: int, window: Any) -> bool:
         rec = ks.get(window) if ks else None
         return rec is not None and rec.hold == hold
-
-    @staticmethod
-    def state_to_bytes(ks: KeyState) -> bytes:
-        return pickle.dumps(ks, protocol=pickle.HIGHEST_PROTOCOL)
-
-    @staticmethod
-    def state_from_bytes(data: bytes) -> KeyState:
-        return pickle.loads(data)
 
     # --- internals ------------------------------------------------------------------------
     def _on_element(self, key: Any, rec: WindowRec, value: Any, ts: int, out: list,

@@ -53,6 +53,7 @@ from ...sdk.user_metrics import USER
 from ...runtime.markers import ChannelMarker, Channels, Marker, MarkerRange
 from ...runtime.side_inputs import SideInputBuffer
 from ...runtime.watermarks import output_watermark
+from ...triggers.saved_state import state_from_bytes, state_to_bytes
 from ...windowing import MAX_MICROS, MIN_MICROS, now_micros
 from . import codec, packs
 
@@ -472,7 +473,7 @@ class _ShardedStates:
                 held = shards[shard] = {} if row is None else pickle.loads(row[0])
             data = held.get(kb_of[key])
             if data is not None:
-                states[key] = pickle.loads(data)
+                states[key] = state_from_bytes(data)
             present.add(key)
 
     def touch(self, key: Any) -> None:
@@ -487,7 +488,7 @@ class _ShardedStates:
             shard = self.shard_of[key]
             state = states.get(key)
             if state is not None:
-                shards[shard][self.kb_of[key]] = pickle.dumps(state, protocol=5)
+                shards[shard][self.kb_of[key]] = state_to_bytes(state)
             else:
                 shards[shard].pop(self.kb_of[key], None)
             changed.add(shard)
