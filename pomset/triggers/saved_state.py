@@ -64,10 +64,26 @@ class SavedKeyState(KeyState):
                 self._load(window, rec)
 
 
+def _record_bytes(rec: WindowRec) -> bytes:
+    """A window's record pickled without its window, which the key's state saves once, in
+    its own record and in what its last pane emitted (retracting mode) alike."""
+    state = rec.__getstate__()
+    window, last_out = state[0], state[9]
+    if last_out:
+        state = (*state[:9], [(kv, ts, None if w == window else w, diff)
+                              for kv, ts, w, diff in last_out], *state[10:])
+    return _DUMPS(state[1:], protocol=5)
+
+
 def _record(window: Any, data: bytes) -> WindowRec:
-    """A window's record from its saved bytes (which leave out the window, saved once)."""
+    """A window's record from `_record_bytes`."""
+    state = _LOADS(data)
+    last_out = state[8]
+    if last_out:
+        state = (*state[:8], [(kv, ts, window if w is None else w, diff)
+                              for kv, ts, w, diff in last_out], *state[9:])
     rec = WindowRec.__new__(WindowRec)
-    rec.__setstate__((window, *_LOADS(data)))
+    rec.__setstate__((window, *state))
     return rec
 
 
@@ -85,7 +101,7 @@ def state_to_bytes(ks: KeyState) -> bytes:
             recs.append(rec)
             hold = saved.get(window)
         else:
-            recs.append(_DUMPS(rec.__getstate__()[1:], protocol=5))
+            recs.append(_record_bytes(rec))
             hold = rec.hold
         if hold is not None:
             holds[i] = hold
