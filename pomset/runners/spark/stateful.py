@@ -9,9 +9,10 @@ the kernel: it needs both an event-time and a processing-time clock, and a `Test
 processing clock besides. Markers carry both in band, as the data-trace model's
 synchronization markers do, and the bucket keeps the kernel's wake-ups itself.
 
-State, in Spark state variables: the keys' window states (`keys`: shard -> the pickled
+State, in Spark state variables: the keys' window states (`keys`: shard -> the saved
 `KeyState` of each of the bucket's keys that hash to it, so a micro-batch reads and writes a
-shard per round trip to the state store, not a key, and unpickles only the keys it touches;
+shard per round trip to the state store, not a key, and unpickles only the keys it touches,
+and of those only the windows it reads, `triggers.saved_state`;
 for a windowed combine under the timed watermark trigger, `windows`: window -> the pickled
 table of its keys' records, see `runtime.timed_combine`), and the bucket's `meta`: what its
 markers said (`pomset.runtime.markers.Channels`: the watermark per upstream channel, the
@@ -430,11 +431,13 @@ class _WindowTables:
 
 class _ShardedStates:
     """A bucket's keys' states in its `keys` map state, a shard per round trip: shard -> {the
-    key pickled: its `KeyState` pickled}, a key in shard `_shard(its pickled bytes)`. Keys are
+    key pickled: its `KeyState` saved}, a key in shard `_shard(its pickled bytes)`. Keys are
     known by the pickled bytes their rows and the saved queues carry (`key`), so a key always
-    finds its shard. A step unpickles the states of the keys it asks for and pickles back
-    those it touched: the rest of a shard it reads stays bytes, so its object work follows the
-    keys a step touches, not the bucket's whole state (which a long allowed lateness grows)."""
+    finds its shard. A step restores the states of the keys it asks for and saves back those
+    it touched: the rest of a shard it reads stays bytes, and so does every window of a
+    restored key that the kernel does not read (`triggers.saved_state`), so its object work
+    follows the keys and windows a step touches, not the bucket's whole state (which a long
+    allowed lateness grows)."""
 
     def __init__(self, keys: Any) -> None:
         self.map = keys
