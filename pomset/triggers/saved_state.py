@@ -13,6 +13,7 @@ from .kernel import KeyState, WindowRec
 _DUMPS = pickle.dumps
 _LOADS = pickle.loads
 _interval = IntervalWindow.from_micros
+_LAST_OUT = WindowRec.__slots__.index("last_out")   # where `__getstate__` puts it
 
 
 class SavedKeyState(KeyState):
@@ -68,22 +69,22 @@ def _record_bytes(rec: WindowRec) -> bytes:
     """A window's record pickled without its window, which the key's state saves once, in
     its own record and in what its last pane emitted (retracting mode) alike."""
     state = rec.__getstate__()
-    window, last_out = state[0], state[9]
+    window, last_out = state[0], state[_LAST_OUT]
     if last_out:
-        state = (*state[:9], [(kv, ts, None if w == window else w, diff)
-                              for kv, ts, w, diff in last_out], *state[10:])
+        state = (*state[:_LAST_OUT], [(kv, ts, None if w == window else w, diff)
+                                      for kv, ts, w, diff in last_out], *state[_LAST_OUT + 1:])
     return _DUMPS(state[1:], protocol=5)
 
 
 def _record(window: Any, data: bytes) -> WindowRec:
     """A window's record from `_record_bytes`."""
-    state = _LOADS(data)
-    last_out = state[8]
+    state = (window, *_LOADS(data))
+    last_out = state[_LAST_OUT]
     if last_out:
-        state = (*state[:8], [(kv, ts, window if w is None else w, diff)
-                              for kv, ts, w, diff in last_out], *state[9:])
+        state = (*state[:_LAST_OUT], [(kv, ts, window if w is None else w, diff)
+                                      for kv, ts, w, diff in last_out], *state[_LAST_OUT + 1:])
     rec = WindowRec.__new__(WindowRec)
-    rec.__setstate__((window, *state))
+    rec.__setstate__(state)
     return rec
 
 
