@@ -132,6 +132,11 @@ class KeyState(dict):
         self.out_wm = MIN_MICROS
         self.step = -1
 
+    def hold_of(self, window: Any) -> Optional[int]:
+        """The window's watermark hold; None if it has none or is not active."""
+        rec = self.get(window)
+        return None if rec is None else rec.hold
+
     def min_hold(self, bound: int) -> int:
         """The earliest of `bound` and the windows' watermark holds."""
         for rec in self.values():
@@ -442,8 +447,7 @@ class GroupAlsoByWindow:
         k.step += 1
 
     def is_current_hold(self, ks: Optional[KeyState], hold: int, window: Any) -> bool:
-        rec = ks.get(window) if ks else None
-        return rec is not None and rec.hold == hold
+        return ks is not None and ks.hold_of(window) == hold
 
     # --- internals ------------------------------------------------------------------------
     def _on_element(self, key: Any, rec: WindowRec, value: Any, ts: int, out: list,

@@ -5,7 +5,7 @@ windows it touches, not every window the key keeps (a long allowed lateness keep
 from __future__ import annotations
 
 import pickle
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from ..windowing import IntervalWindow
 from .kernel import KeyState, WindowRec
@@ -18,7 +18,8 @@ _LAST_OUT = WindowRec.__slots__.index("last_out")   # where `__getstate__` puts 
 
 class SavedKeyState(KeyState):
     """A `KeyState` restored by `state_from_bytes`: a window not read since holds its record's
-    bytes (and its watermark hold, if any, in `saved_holds`), unpickled on first access."""
+    bytes (and its watermark hold, if any, in `saved_holds`), unpickled on first access; its
+    holds are answered from `saved_holds` without unpickling."""
 
     __slots__ = ("saved_holds",)
 
@@ -50,6 +51,12 @@ class SavedKeyState(KeyState):
     def items(self) -> Any:
         self._load_all()
         return dict.items(self)
+
+    def hold_of(self, window: Any) -> Optional[int]:
+        rec = dict.get(self, window)
+        if type(rec) is bytes:
+            return self.saved_holds.get(window)
+        return None if rec is None else rec.hold
 
     def min_hold(self, bound: int) -> int:
         saved = self.saved_holds
