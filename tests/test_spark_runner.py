@@ -188,7 +188,7 @@ def test_consecutive_python_steps_run_in_one_arrow_task(spark_session):
     assert [wv.value for wv in plan.elements(out)] == ["a=30"]   # one session [1, 12)
 
 
-def test_local_python_workers_run_the_installed_pyspark_not_its_zip(spark_session):
+def test_local_python_workers_run_the_installed_pyspark_not_its_zip_with_its_imports_frozen(spark_session):
     def worker_imports(_: object) -> tuple:   # nested: pickled by value, for the workers
         import os
         import sys
@@ -196,14 +196,19 @@ def test_local_python_workers_run_the_installed_pyspark_not_its_zip(spark_sessio
         archives = [p for p in sys.path if p.endswith((".zip", ".jar")) and os.path.exists(p)]
         importers = [k for k, v in sys.path_importer_cache.items()
                      if isinstance(v, zipimport.zipimporter)]
-        return (os.getpid(), sys.modules["pyspark"].__file__, tuple(archives), tuple(importers))
+        import gc
+        return (os.getpid(), sys.modules["pyspark"].__file__, tuple(archives), tuple(importers),
+                gc.get_freeze_count())
     p = pm.Pipeline(options=pm.PipelineOptions(["--runner=spark", "--quiet"]))
     out = p | pm.Create([1, 2, 3]) | pm.Map(worker_imports)
     seen = {wv.value for wv in p.run().collect(out)}
     assert spark_session.conf.get("spark.python.daemon.module") == "pomset.runners.spark.daemon"
-    assert all(pid != os.getpid() for pid, _, _, _ in seen)   # ran in Spark's Python workers
+    assert all(pid != os.getpid() for pid, *_ in seen)   # ran in Spark's Python workers
     # no archive on the path, so PySpark's per-task invalidation of the import caches reads none
-    assert not any(".zip" in f or archives or importers for _, f, archives, importers in seen), seen
+    assert not any(".zip" in f or archives or importers for _, f, archives, importers, _ in seen), seen
+    # what the daemon imported is out of the workers' garbage collections (PySpark runs a full
+    # one after every task): pyspark's worker, pandas, pyarrow and pomset's tasks are frozen
+    assert all(frozen > 50_000 for *_, frozen in seen), seen
 
 
 def _tree(root, py4j: bool) -> tuple:
