@@ -161,6 +161,53 @@ def test_an_undecodable_record_without_a_dead_letter_output_fails_the_run_naming
             p | pm.ReadFromKafka(kafka_broker, topic, timestamp="t", until="latest")
 
 
+@pytest.mark.parametrize("runner", ["local", "spark-streaming"])
+def test_kafka_sinks_write_records_made_anywhere_and_name_a_value_they_cannot_write(
+        kafka_broker, runner, request):
+    """Records straight from a source (Spark's driver encodes them), from an element-wise step
+    and from a grouping, and from a step after a grouping (Spark's tasks encode those where
+    they are made): values, keys, diffs and counts as the sink says. A value the sink cannot
+    write fails the run naming the sink, wherever it is encoded."""
+    if runner.startswith("spark"):
+        request.getfixturevalue("spark_session")
+    source = new_topic(kafka_broker, "sink-in", 2)
+    events = [{"k": "ab"[i % 2], "n": i, "t": i} for i in range(8)]
+    produce(kafka_broker, source, [{"value": e, "partition": i % 2} for i, e in enumerate(events)])
+    out = {name: new_topic(kafka_broker, f"sink-{name}", 1) for name in ("read", "keys", "sums",
+                                                                           "labelled")}
+    flags = runner_flags(runner) + ["--quiet"]
+    with pm.Pipeline(options=pm.PipelineOptions(flags)) as p:
+        rows = p | pm.ReadFromKafka(kafka_broker, source, timestamp="t", until="latest")
+        rows | "as read" >> pm.WriteToKafka(kafka_broker, out["read"])
+        (rows | pm.Map(lambda r: r["k"] * r["n"])
+         | "keys" >> pm.WriteToKafka(kafka_broker, out["keys"], key=lambda v: v[:1],
+                                     value_format="str"))
+        sums = (rows | pm.Map(lambda r: (r["k"], r["n"])) | pm.WindowInto(pm.FixedWindows(100))
+                | pm.CombinePerKey(pm.Sum()))
+        sums | "sums" >> pm.WriteToKafka(kafka_broker, out["sums"], key=lambda kv: kv[0])
+        (sums | pm.Map(lambda kv: {"k": kv[0], "sum": kv[1]})
+         | "labelled" >> pm.WriteToKafka(kafka_broker, out["labelled"]))
+    got = {name: read_topic(kafka_broker, topic) for name, topic in out.items()}
+    assert sorted((json.loads(m.value()) for m in got["read"]), key=lambda e: e["n"]) == events
+    assert sorted((m.key(), m.value()) for m in got["keys"]) == sorted(
+        ((e["k"] * e["n"])[:1].encode(), (e["k"] * e["n"]).encode()) for e in events)
+    # windowed: each record names its window (its end, in netted's keys)
+    assert netted(got["sums"]) == Counter({(("a", 12), 100.0): 1, (("b", 16), 100.0): 1})
+    assert {m.key() for m in got["sums"]} == {b"a", b"b"}
+    assert netted(got["labelled"]) == Counter({((("k", "a"), ("sum", 12)), 100.0): 1,
+                                               ((("k", "b"), ("sum", 16)), 100.0): 1})
+    assert all(dict(m.headers())["pomset-diff"] == b"+1" for ms in got.values() for m in ms)
+    metrics = p.result.metrics()
+    assert [metrics[name]["written"] for name in ("as read", "keys", "sums", "labelled")] == \
+        [8, 8, 2, 2]
+    with pytest.raises(pm.UserCodeError, match=r"strings: value_format='str' needs str elements, "
+                                               r"got int \d"):
+        with pm.Pipeline(options=pm.PipelineOptions(flags)) as p:
+            (p | pm.ReadFromKafka(kafka_broker, source, timestamp="t", until="latest")
+             | pm.Map(lambda r: r["n"])
+             | "strings" >> pm.WriteToKafka(kafka_broker, out["keys"], value_format="str"))
+
+
 def test_a_run_that_never_ends_keeps_no_pcollections_unless_asked():
     def build(flags, keep=False):
         p = pm.Pipeline(options=pm.PipelineOptions(flags))

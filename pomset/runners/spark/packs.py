@@ -12,13 +12,16 @@ the same. Payloads, by their first byte:
   Python calls, several times slower), each distinct one rebuilt once;
 - `C`: a schema'd bundle (`runtime.columnar.Columns`) as Arrow IPC: no Python per row;
 - `P`: (key, partial accumulator) elements folded from a task's rows for a grouping
-  (`runtime.columnar.Aggregator`), which the kernel merges (`KernelHost.partials`)."""
+  (`runtime.columnar.Aggregator`), which the kernel merges (`KernelHost.partials`);
+- `R`: a Kafka sink's records, (key, value, headers) each, encoded in the task that made the
+  sink's input (`record_rows`), so that the driver, which writes every micro-batch's records
+  in one transaction, only hands them to the producer."""
 from __future__ import annotations
 
 import io
 import pickle
 import zlib
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import pyarrow as pa
 
@@ -26,7 +29,7 @@ from ...runtime.columnar import Columns
 from ...windowing import GLOBAL_WINDOW, NO_FIRING, IntervalWindow, WindowedValue
 from . import codec
 
-ELEMENTS, COLUMNS, PARTIALS = b"E", b"C", b"P"
+ELEMENTS, COLUMNS, PARTIALS, RECORDS = b"E", b"C", b"P", b"R"
 _IPC_AT = 8   # a columnar payload's Arrow IPC starts 8 bytes in, so its buffers stay aligned
 _META = b"pomset.columns"
 _raw = WindowedValue.raw
@@ -153,12 +156,16 @@ class Bus:
         self.columns: List[Columns] = []
         self.partials: List[WindowedValue] = []
         self.partial_keys: List[bytes] = []
+        self.records: List[Tuple[Optional[bytes], bytes, list]] = []
         self.markers: List[Any] = []
 
     def add_pack(self, payload: bytes) -> None:
         kind = payload[:1]
         if kind == COLUMNS:
             self.columns.append(unpack_columns(payload))
+            return
+        if kind == RECORDS:
+            self.records.extend(pickle.loads(memoryview(payload)[1:]))
             return
         elements, keys = unpack_elements(payload)
         if kind == PARTIALS:
@@ -234,6 +241,14 @@ def bus_rows(bus: "Bus", address: str) -> pa.RecordBatch:
     """What a `Bus` holds for `address` (columnar bundles, elements, markers), as bus rows."""
     return rows([pack_columns(c) for c in bus.columns]
                 + ([pack_elements(bus.elements)] if bus.elements else []), bus.markers, address)
+
+
+def record_rows(bus: "Bus", address: str, encode: Callable[[WindowedValue], tuple]) -> pa.RecordBatch:
+    """A Kafka sink's records, `encode`d from the elements of its input that `bus` holds, as
+    one `R` pack at `address` (with the bus's markers)."""
+    records = [encode(wv) for wv in bus.all_elements()]
+    return rows([RECORDS + pickle.dumps(records, protocol=5)] if records else [], bus.markers,
+                address)
 
 
 def partial_rows(columns: Tuple[list, list, list, list, list], address: str,

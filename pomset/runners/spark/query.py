@@ -1,11 +1,13 @@
 """A streaming plan run as one Structured Streaming query.
 
 The bus (`streaming`) carries the rows of every PCollection the run records, every file sink's
-input and every dead-letter output to `foreachBatch`, which brings each micro-batch's rows to
-the driver, with the counts of late and dropped elements the stateful steps send along: there
-they are collected (with the micro-batch's processing time), counted, and
-written to the sinks, one file per micro-batch named by its id (a micro-batch Spark replays
-after a restart rewrites the same file, so output is neither lost nor repeated). The query
+input, every dead-letter output and every Kafka sink's records (encoded in the tasks that made
+its input, `streaming.encodes_records`) to `foreachBatch`, which brings each micro-batch's rows
+to the driver, with the counts of late and dropped elements the stateful steps send along:
+there they are collected (with the micro-batch's processing time), counted, and
+written to the sinks: a micro-batch's Kafka records in one transaction, a file sink's rows
+in one file per micro-batch named by its id (a micro-batch Spark replays after a restart
+rewrites the same file, so output is neither lost nor repeated). The query
 checkpoints to `--checkpoint_dir` (resumed from there on restart) or to a temporary
 directory; it runs until its sources end (`availableNow`) or, when some never do, a
 micro-batch every `--trigger_interval` seconds until stopped (Ctrl-C)."""
@@ -30,7 +32,7 @@ from ...windowing import now_micros
 from .batch import BATCH_ROWS
 from .checkpoint_log import check_checkpoint
 from .failures import user_errors
-from .streaming import StreamingPlan, is_sink
+from .streaming import StreamingPlan, encodes_records, is_sink
 from . import codec, packs, stream_sources
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
@@ -54,8 +56,10 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
     # dead letters are counted here, where each reaches the driver once
     dead = {id(n.outputs[n.transform.dead_letter_tag]): n.label for n in pipeline.nodes
             if getattr(n.transform, "dead_letter_tag", None) is not None}
+    # Kafka sinks whose records the tasks encode: the driver only produces them
+    encoded = [n for n in sinks if encodes_records(pipeline, n)]
     targets: List[Any] = []
-    for x in recorded + [n.inputs[0] for n in sinks] + [
+    for x in recorded + [n.inputs[0] for n in sinks if n not in encoded] + [
             x for n in pipeline.nodes for x in n.outputs.values() if id(x) in dead]:
         if all(x is not t for t in targets):
             targets.append(x)
@@ -73,8 +77,8 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
         stream_sources.register(spark)
         buckets, run_id = _run_state(spark, checkpoint, pipeline.nodes, options)
         spark.conf.set(SHUFFLE, str(buckets))   # a stateful step's tasks: one per bucket
-        plan = StreamingPlan(spark, pipeline, targets, buckets, options, run_id)
-        writes = [[n for n in sinks if n.inputs[0] is x] for x in targets]
+        plan = StreamingPlan(spark, pipeline, targets, buckets, options, run_id, encoded)
+        writes = [[n for n in sinks if n.inputs[0] is x and n not in encoded] for x in targets]
         kafka = [(n.transform, n.inputs[0]) for n in sinks if isinstance(n.transform, WriteToKafka)]
         output = KafkaOutput(kafka, run_id, transactional=True, progress_topic=progress_topic(
             checkpoint, [t for t, _ in kafka], run_id)[0]) if kafka else None
@@ -131,6 +135,14 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
                     else:
                         path = node.transform.part_path(batch_id)
                         write_file(node.transform.writer(target, path), elements)
+            for node in encoded:
+                rows = table.filter(pc.equal(table.column("t"), plan.record_address[id(node)]))
+                records = packs.read_bus(rows).records
+                if records:
+                    counted = step_counts[node.label]
+                    counted["written"] = counted.get("written", 0) + len(records)
+                    if fresh:
+                        output.write_records(node.transform, records)
         with user_errors():
             bus = plan.build()
             writer = (bus.writeStream.foreachBatch(each_batch)

@@ -31,7 +31,7 @@ they could meet. It runs on the local runner (`--streaming` too) and on Spark in
 from __future__ import annotations
 
 from functools import reduce
-from typing import Any, Dict, Iterator, List, Optional, Set
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -44,7 +44,7 @@ from ...runtime.reads import DRIVER_READ
 from ...runtime.metrics import emitted_key
 from ...runtime.test_stream import stream_steps
 from ...sdk.io.base import FileSource, Sink
-from ...sdk.io.kafka import ReadFromKafka
+from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
 from ...sdk.test_stream import TestStream
 from ...sdk.user_metrics import USER
 from ...windowing import MAX_MICROS, now_micros
@@ -63,11 +63,20 @@ def is_sink(node: Any) -> bool:
     return isinstance(node.transform, Sink)
 
 
+def encodes_records(pipeline: Any, node: Any) -> bool:
+    """Whether a sink is a Kafka sink whose records the query's tasks encode, in parallel,
+    where its input is made (a step's output; a source's rows reach the driver as they
+    came, and it encodes them)."""
+    x = node.inputs[0]
+    return isinstance(node.transform, WriteToKafka) and any(
+        n.inputs and any(o is x for o in n.outputs.values()) for n in pipeline.nodes)
+
+
 class StreamingPlan:
     """Builds the bus of a pipeline whose driver reads the PCollections `targets`."""
 
     def __init__(self, spark: Any, pipeline: Any, targets: List[Any], buckets: int,
-                 options: Any, run_id: str) -> None:
+                 options: Any, run_id: str, encoded: Sequence[Any] = ()) -> None:
         self.spark, self.pipeline, self.buckets = spark, pipeline, buckets
         self.run_id = run_id
         self.until_latest = options.streaming_until == "latest"
@@ -79,7 +88,16 @@ class StreamingPlan:
         self.virtual_clock = any(isinstance(n.transform, TestStream) for n in pipeline.nodes)
         self.address = {id(pc_): str(i) for i, pc_ in enumerate(
             pc_ for n in pipeline.nodes for pc_ in n.outputs.values())}
-        self.targets = {self.address[id(t)] for t in targets}
+        # the Kafka sinks whose records the tasks encode (`encodes_records`): the address of
+        # each one's input -> [(the address its records come to the driver on, its encoder)]
+        self.records: Dict[str, List[Tuple[str, Callable[[Any], tuple]]]] = {}
+        self.record_address: Dict[int, str] = {}   # id(sink node) -> its records' address
+        for i, node in enumerate(encoded):
+            x = node.inputs[0]
+            self.record_address[id(node)] = f"r{i}"
+            self.records.setdefault(self.address[id(x)], []).append(
+                (f"r{i}", node.transform.encoder(x)))
+        self.targets = {self.address[id(t)] for t in targets} | set(self.record_address.values())
         self.index = {id(n): i for i, n in enumerate(pipeline.nodes)}
         self.channels: Dict[str, List[str]] = {}
         self.counts: Dict[str, Dict[str, int]] = {}
@@ -143,6 +161,8 @@ class StreamingPlan:
                                         or self._keyed(stages[s + 1][0])):
                 after = task(s + 1)
                 fused.add(s + 1)
+            elif any(self.address[id(x)] in self.records for x in stage[0].outputs.values()):
+                after = _task([], read_after(s), None, self.records)   # encodes a sink's records
             bus = self._stateful(bus, stage[0], read_after(s), after)
         return bus
 
@@ -247,7 +267,7 @@ class StreamingPlan:
                 combine = lambda: columnar.aggregator(fn, combiner)   # noqa: E731
             key = _Keying(self.address[id(main)], _key_of(follower), self._buckets_of(follower),
                           combine, spans=isinstance(t, TemplateStep))
-        return _task(ops, needed, key)
+        return _task(ops, needed, key, self.records)
 
     def _is_stateful(self, node: Any) -> bool:
         """Whether a node runs per bucket in `transformWithState` (else in an Arrow task)."""
@@ -419,13 +439,16 @@ class _TemplateMapFn:
         pass
 
 
-def _task(ops: List[_Op], needed: Set[str], key: Optional[_Keying]) -> Any:
+def _task(ops: List[_Op], needed: Set[str], key: Optional[_Keying],
+          records: Dict[str, List[Tuple[str, Callable[[Any], tuple]]]]) -> Any:
     """The Arrow task of a run of element-wise nodes: for each batch of bus rows, the rows of
     the nodes' inputs decoded and run through them in order (columnar bundles natively where
     the runtime can, `_Op.native`), their outputs (and inputs still needed later) packed back,
     every other row passed through as it is. The input of a keyed stateful step that follows
-    is keyed (`_Keying`). The task ends with a counts row per node: what it emitted on each
-    output (`runtime.metrics.with_flow`)."""
+    is keyed (`_Keying`). What it makes for a Kafka sink the tasks encode (`records`: the
+    sink's input address -> [(its records' address, its encoder)]) is also sent as the sink's
+    records (`packs.record_rows`). The task ends with a counts row per node: what it emitted
+    on each output (`runtime.metrics.with_flow`)."""
     consumed = {a for op in ops for a in op.ins} | ({key.address} if key else set())
     readers: Dict[str, int] = {}
     for op in ops:
@@ -440,7 +463,7 @@ def _task(ops: List[_Op], needed: Set[str], key: Optional[_Keying]) -> Any:
         flow: Dict[str, Dict[str, int]] = {}
         try:
             for b in batches:
-                yield from _run_ops(b, ops, fns, consumed, readers, needed, key, flow)
+                yield from _run_ops(b, ops, fns, consumed, readers, needed, key, flow, records)
             if key is not None:
                 yield from key.finish()
             for op, fn in zip(ops, fns):
@@ -457,15 +480,21 @@ def _task(ops: List[_Op], needed: Set[str], key: Optional[_Keying]) -> Any:
 
 def _run_ops(b: Any, ops: List[_Op], fns: list, consumed: Set[str],
              readers: Dict[str, int], needed: Set[str],
-             key: Optional["_Keying"], flow: Dict[str, Dict[str, int]]
+             key: Optional["_Keying"], flow: Dict[str, Dict[str, int]],
+             records: Dict[str, List[Tuple[str, Callable[[Any], tuple]]]]
              ) -> Iterator[pa.RecordBatch]:
     key_address = key.address if key is not None else None
     pending: Dict[str, packs.Bus] = {}
+    produced = {out for op in ops for out in op.outs.values()}   # addresses this task makes
     if isinstance(b, dict):   # a stateful step's outputs, as objects (address -> Bus)
+        produced |= b.keys()
         for a, bus in b.items():
             if a in consumed:
                 pending[a] = bus
-            else:
+                continue
+            for address, encode in records.get(a, ()):
+                yield packs.record_rows(bus, address, encode)
+            if a in needed or a not in records:
                 yield packs.bus_rows(bus, a)
     else:
         t = b.column("t")
@@ -486,9 +515,10 @@ def _run_ops(b: Any, ops: List[_Op], fns: list, consumed: Set[str],
         made = [op.native(c) if op.native else None for c in columns]
         # a bundle the step cannot take natively (None) goes through its own function
         elements += [wv for c, m in zip(columns, made) if m is None for wv in c.elements()]
-        # the node may update its input in place only if nothing else reads or emits it
+        # the node may update its input in place only if nothing else reads or emits it (a
+        # sink's records are encoded from it once the task's nodes ran)
         owned = all(fresh.get(a, True) and readers[a] == 1 and a not in needed
-                    and a != key_address for a in op.ins)
+                    and a != key_address and a not in records for a in op.ins)
         if fn is None:
             results = {None: elements}
         else:
@@ -507,6 +537,9 @@ def _run_ops(b: Any, ops: List[_Op], fns: list, consumed: Set[str],
                 entry.markers.extend(codec.range_markers(time_range(elements)))
             fresh[out] = op.fresh(tag, owned)
     for a, bus in pending.items():
+        if a in produced:
+            for address, encode in records.get(a, ()):
+                yield packs.record_rows(bus, address, encode)
         if a == key_address:
             yield key.rows(bus)
         elif a in needed:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 from ...windowing import MIN_MICROS, WindowedValue, now_micros
 from ..errors import DataLossError, DataLossWarning, PipelineConstructionError
@@ -299,15 +299,17 @@ class KafkaOutput:
             self.in_transaction = True
 
     def write(self, sink: WriteToKafka, bundle: List[WindowedValue]) -> None:
+        self.write_records(sink, map(self.encoders[id(sink)], bundle))
+
+    def write_records(self, sink: WriteToKafka, records: Iterable[Tuple]) -> None:
+        """Write records (key, value, headers) as `sink.encoder` makes them from elements."""
         self.begin()
-        self._call("write records", self._produce, self.encoders[id(sink)],
-                   self.topics[id(sink)], bundle)
+        self._call("write records", self._produce, self.topics[id(sink)], records)
         self._check()
 
-    def _produce(self, encode: Any, topic: str, bundle: List[WindowedValue]) -> None:
+    def _produce(self, topic: str, records: Iterable[Tuple]) -> None:
         produce, poll, on_delivery = self.producer.produce, self.producer.poll, self._on_delivery
-        for wv in bundle:
-            key, value, headers = encode(wv)
+        for key, value, headers in records:
             while True:
                 try:
                     produce(topic, value, key, headers=headers, on_delivery=on_delivery)
