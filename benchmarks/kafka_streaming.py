@@ -61,7 +61,9 @@ once its transaction commits: every `--checkpoint-interval` s on the local runne
 of every micro-batch on Spark, which starts one every `--trigger-interval` s at the soonest),
 the early-pane delay, and the
 benchmark's own producer and consumer (up to 50 ms of polling), which share the 2 cores with
-the broker and the pipeline.
+the broker and the pipeline. How many cores each of them used while the events were produced
+is reported too (`cpu_share`: the pipeline's JVM, its Python workers and its own process, the
+broker, the benchmark's producer and consumer).
 
     .venv/bin/python benchmarks/kafka_streaming.py                    # writes BENCHMARKS.md
     .venv/bin/python benchmarks/kafka_streaming.py --local-events 20000 --spark-events 10000 \
@@ -95,6 +97,7 @@ CAP = {"fetch.max.bytes": 1 << 20, "max.partition.fetch.bytes": 1 << 20}
 
 import video_sessions as vs  # noqa: E402
 from pomset.sdk.io.base import event_time_micros  # noqa: E402
+import cpu_share  # noqa: E402
 from results import compile_bytecode  # noqa: E402
 from spark_vs_native import write_results  # noqa: E402
 
@@ -378,7 +381,11 @@ def throughput(runner: str, servers: str, n: int, args: argparse.Namespace) -> D
 
 # --- 2. latency ---------------------------------------------------------------------------------
 
-def latency(runner: str, servers: str, rate: float, args: argparse.Namespace) -> Dict[str, Any]:
+def latency(runner: str, servers: str, rate: float, args: argparse.Namespace,
+            broker: Optional[int] = None) -> Dict[str, Any]:
+    """One latency run at `rate` (see the module docstring); `broker`, the broker's process
+    (a session of its own), for the cores each part used while the events were produced
+    (`cpu_share`)."""
     n, w = int(rate * args.latency_seconds), args.warmup_events
     prefix = fresh_topics(servers, f"lat-{runner}")
     views_topic, sessions_topic, billing_topic = vs.topics(prefix)
@@ -421,6 +428,8 @@ def latency(runner: str, servers: str, rate: float, args: argparse.Namespace) ->
             done.append(time.monotonic())
 
         thread = threading.Thread(target=produce_at_rate, daemon=True)
+        cpu_from, cpu_start = cpu_share.snapshot(), time.monotonic()
+        cpu: Dict[str, float] = {}
         thread.start()
         records: List[tuple] = []   # (arrival, user, start µs, end µs, seconds) of +1 session records
         totals: Dict[str, int] = defaultdict(int)
@@ -442,6 +451,9 @@ def latency(runner: str, servers: str, rate: float, args: argparse.Namespace) ->
                         records.append((now, s["user"], round(s["start"] * 1e6),
                                         round(s["end"] * 1e6), s["seconds"]))
                 if done:
+                    if not cpu:
+                        cpu = cpu_share.cores(cpu_from, cpu_share.snapshot(),
+                                              time.monotonic() - cpu_start, p.proc.pid, broker)
                     give_up = give_up or done[0] + args.drain_timeout
                     if converged_at is None and \
                             {ad: s for ad, s in totals.items() if s} == want_billing:
@@ -478,7 +490,7 @@ def latency(runner: str, servers: str, rate: float, args: argparse.Namespace) ->
                drain=(converged_at - last) if converged_at is not None else None,
                stop_rc=rc, stop_s=stop_s, killed=killed,
                batches=max(commits) + 1 if commits else None,
-               batch_period=periods[len(periods) // 2] if periods else None)
+               batch_period=periods[len(periods) // 2] if periods else None, cpu=cpu)
     print(f"{time.strftime('%H:%M:%S')} [{runner}] latency at {rate:,.0f} events/s (achieved {out['achieved']:,.0f}): "
           f"{len(lat):,}/{n:,} events seen, p50 {out['p50']:.2f}s p90 {out['p90']:.2f}s "
           f"p99 {out['p99']:.2f}s max {out['max']:.2f}s (p50 of the first third "
@@ -571,6 +583,17 @@ def report(args: argparse.Namespace, tps: List[dict], lats: List[dict]) -> str:
             + (f"{x['drain']:.1f} s" if x["drain"] is not None else "-")
             + f" | {x['seen']:,} ({x['unmatched']} unmatched records) | "
             f"{'yes' if x['converged'] else 'NO'} |")
+    lines += ["", f"CPU while the events were produced, in cores of {os.cpu_count()} "
+                  "(`benchmarks/cpu_share.py`: each one's CPU time over the time "
+                  "taken to produce them):", "",
+              "| runner | rate | pipeline: JVM | Python workers | its own process | broker (noida-db and its front) | benchmark's producer and consumer | in all |",
+              "|---|---|---|---|---|---|---|---|"]
+    for x in lats:
+        c = x["cpu"]
+        if c:
+            lines.append(f"| {x['runner']} | {x['rate']:,.0f}/s | {c['jvm']:.2f} | "
+                         f"{c['python workers']:.2f} | {c['pipeline process']:.2f} | "
+                         f"{c['broker']:.2f} | {c['benchmark']:.2f} | {sum(c.values()):.2f} |")
     stops = ", ".join(f"{x['runner']} at {x['rate']:,.0f}/s exited with {x['stop_rc']} {x['stop_s']:.1f} s after SIGINT"
                       + (" (killed)" if x["killed"] else "") for x in lats)
     lines += ["", f"- *p50 first → last third*: the median latency of the events produced in "
@@ -623,7 +646,8 @@ def main() -> None:
                            for f in args.rate_fractions.split(",")])
             for rate in rates:
                 with EmbeddedKafka() as broker:
-                    lats.append(latency(runner, broker.bootstrap_servers, rate, args))
+                    lats.append(latency(runner, broker.bootstrap_servers, rate, args,
+                                        broker.process.pid))
         except Exception as e:
             traceback.print_exc()
             errors.append(f"{runner}: {type(e).__name__}: {str(e)[:300]}")
