@@ -133,7 +133,8 @@ def _default_sigint() -> None:
 
 
 class Pipeline:
-    """The pipeline role in a process group of its own, its output in a log file."""
+    """The pipeline role in a session (and process group) of its own, its output in a log
+    file."""
 
     def __init__(self, cmd: List[str], workdir: str) -> None:
         self.log_path = os.path.join(workdir, "pipeline.log")
@@ -171,14 +172,24 @@ class Pipeline:
                   + where(self.proc.pid) + "\nits output:\n" + self.log_tail(), flush=True)
             self._signal(signal.SIGKILL)
             rc = self.wait(30)
-        self._signal(signal.SIGKILL)   # what is left of its group (Spark's Python workers)
+        self._signal(signal.SIGKILL)   # what is left of its session (Spark's Python workers)
         return rc, (self.exited or time.time()) - sent, killed
 
     def _signal(self, sig: int) -> None:
+        """`sig` to the pipeline's process group, and with SIGKILL to every other process of
+        its session too: PySpark's worker daemon puts its workers in a group of their own."""
         try:
             os.killpg(self.proc.pid, sig)
         except (ProcessLookupError, PermissionError):
             pass
+        if sig != signal.SIGKILL:
+            return
+        for pid, (session, _, _) in cpu_share.snapshot().items():
+            if session == self.proc.pid:
+                try:
+                    os.kill(pid, sig)
+                except (ProcessLookupError, PermissionError):
+                    pass
 
     def log_tail(self, chars: int = 3000) -> str:
         with open(self.log_path, errors="replace") as f:
