@@ -57,7 +57,7 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
     dead = {id(n.outputs[n.transform.dead_letter_tag]): n.label for n in pipeline.nodes
             if getattr(n.transform, "dead_letter_tag", None) is not None}
     # Kafka sinks whose records the tasks encode: the driver only produces them
-    encoded = [n for n in sinks if encodes_records(pipeline, n)]
+    encoded = [n for n in sinks if encodes_records(n)]
     targets: List[Any] = []
     for x in recorded + [n.inputs[0] for n in sinks if n not in encoded] + [
             x for n in pipeline.nodes for x in n.outputs.values() if id(x) in dead]:

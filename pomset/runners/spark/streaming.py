@@ -63,13 +63,12 @@ def is_sink(node: Any) -> bool:
     return isinstance(node.transform, Sink)
 
 
-def encodes_records(pipeline: Any, node: Any) -> bool:
+def encodes_records(node: Any) -> bool:
     """Whether a sink is a Kafka sink whose records the query's tasks encode, in parallel,
     where its input is made (a step's output; a source's rows reach the driver as they
     came, and it encodes them)."""
-    x = node.inputs[0]
-    return isinstance(node.transform, WriteToKafka) and any(
-        n.inputs and any(o is x for o in n.outputs.values()) for n in pipeline.nodes)
+    producer = node.inputs[0].producer
+    return isinstance(node.transform, WriteToKafka) and bool(producer and producer.inputs)
 
 
 class StreamingPlan:
@@ -93,10 +92,10 @@ class StreamingPlan:
         self.records: Dict[str, List[Tuple[str, Callable[[Any], tuple]]]] = {}
         self.record_address: Dict[int, str] = {}   # id(sink node) -> its records' address
         for i, node in enumerate(encoded):
-            x = node.inputs[0]
-            self.record_address[id(node)] = f"r{i}"
+            x, address = node.inputs[0], f"r{i}"
+            self.record_address[id(node)] = address
             self.records.setdefault(self.address[id(x)], []).append(
-                (f"r{i}", node.transform.encoder(x)))
+                (address, node.transform.encoder(x)))
         self.targets = {self.address[id(t)] for t in targets} | set(self.record_address.values())
         self.index = {id(n): i for i, n in enumerate(pipeline.nodes)}
         self.channels: Dict[str, List[str]] = {}
