@@ -180,6 +180,10 @@ ROUND_TRIP_TRIGGERS = [
 @given(ops=ops_strategy, sessions=st.booleans(), trigger=st.sampled_from(ROUND_TRIP_TRIGGERS))
 @example(ops=[("el", "a", 1, to_micros(100)), ("el", "a", 2, to_micros(110)),
               ("wm", MAX_MICROS, None, None)], sessions=False, trigger=QuietFor())
+# a restored wake-up that a step asks for again at the same time is saved once
+@example(ops=[("el", "c", 1, 0), ("el", "c", 1, to_micros(1)), ("el", "c", 1, 0),
+              ("pt", to_micros(1), None, None), ("wm", MAX_MICROS, None, None)],
+         sessions=True, trigger=ROUND_TRIP_TRIGGERS[0])
 def test_kernel_state_round_trips_through_bytes(ops, sessions, trigger):
     strategy = WindowingStrategy(
         window_fn=pm.Sessions(60) if sessions else pm.SlidingWindows(120, 60),

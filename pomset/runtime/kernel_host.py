@@ -327,25 +327,23 @@ class KernelHost:
             for time, entries in queue.at.items():
                 groups = restored.get(time, ())
                 by_window: Dict[Any, Dict[Any, None]] = {}   # window -> saved keys
-                if time not in moved:
-                    kept = list(groups)
-                else:
-                    kept = []
-                    for window, keys in groups:
-                        for saved_key in keys:
+                checked = time in moved
+                for window, keys in groups:
+                    for saved_key in keys:
+                        if checked:
                             key = key_of(saved_key)
                             if loaded(key):
                                 ks = states.get(key)
                                 rec = ks.get(window) if ks else None
                                 if rec is None or due(rec) != time:
                                     continue
-                            by_window.setdefault(window, {})[saved_key] = None
+                        by_window.setdefault(window, {})[saved_key] = None
                 for i in range(0, len(entries), 2):
                     key, rec = entries[i], entries[i + 1]
                     # a record the kernel dropped (expired, merged away) has no wake-ups
                     if due(rec) == time:
                         by_window.setdefault(rec.window, {})[key_form(key)] = None
-                kept += [(w, list(keys)) for w, keys in by_window.items()]
+                kept = [(w, list(keys)) for w, keys in by_window.items()]
                 if kept:
                     saved.append((time, kept))
             timers[domain] = appended(unread, slotted(saved))
