@@ -10,6 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import pomset as pm
+from pomset.runners.spark.stateful import _SlotChunks
 from pomset.runtime.kernel_host import InMemoryStates, KernelHost, unslotted
 from pomset.triggers.saved_state import state_from_bytes, state_to_bytes
 from pomset.triggers.reducers import CombineReducer
@@ -85,13 +86,30 @@ def test_collect_leaves_only_keeps_leaves():
 
 # --- the kernel's state is plain data ---------------------------------------------------------
 
-def _host(ops, strategy, roundtrip: bool, only=None) -> list:
+class _MapState(dict):
+    """A map state's calls over a dict (`_SlotChunks` takes Spark's)."""
+
+    def getValue(self, key):
+        return self.get(key)
+
+    def updateValue(self, key, value):
+        self[key] = value
+
+    def removeKey(self, key):
+        del self[key]
+
+
+def _host(ops, strategy, roundtrip: bool, only=None, chunked: bool = False) -> list:
     """The runtime's kernel host over a script of steps, optionally with every key's state,
-    wake-up and hold going through bytes after every step (as Spark's buckets keep them);
+    wake-up and hold going through bytes after every step (as Spark's buckets keep them;
+    `chunked`: the wake-up slots in a map state, as Spark's groupings keep them);
     the panes of each step, in a canonical order (a step's panes have no order among them).
     With `only`, the elements of other keys are left out (their steps stay, empty)."""
+    slots = _MapState()
+
     def new_host():
-        return KernelHost(strategy, CombineReducer(pm.Sum()), "test")
+        return KernelHost(strategy, CombineReducer(pm.Sum()), "test",
+                          slot_store=_SlotChunks(slots) if chunked else None)
 
     host, steps = new_host(), []
     for op, a, b, c in ops:
@@ -110,20 +128,28 @@ def _host(ops, strategy, roundtrip: bool, only=None) -> list:
             states = {k: state_from_bytes(state_to_bytes(v))
                       for k, v in host.store.states.items()}
             queues = pickle.loads(pickle.dumps(host.save_queues()))
-            _assert_every_wake_up_is_saved(queues, states)
+            _assert_every_wake_up_is_saved(queues, states, slots if chunked else None)
             host = new_host()
             host.store.states = states
             host.restore_queues(queues)
     return steps
 
 
-def _assert_every_wake_up_is_saved(queues, states):
+def _assert_every_wake_up_is_saved(queues, states, chunks):
     """Saved wake-ups name every live window's at its time (a pickle of them each once), and
     saved holds only what still holds. A slot saved before may still name a window since
-    merged away or moved: the kernel skips it when due (the round trip's panes show it)."""
+    merged away or moved: the kernel skips it when due (the round trip's panes show it).
+    Slots kept in chunks (`_SlotChunks`) have every chunk the saved queues count, and no
+    other."""
     for domain, attr in (("event", "et"), ("processing", "pt")):
         saved = set()
-        for data in queues["timers"][domain].values():
+        slots = queues["timers"][domain]
+        if chunks is not None:
+            assert {(slot, c) for slot, n in slots.items() for c in range(n)} == {
+                (slot, c) for d, slot, c in chunks if d == domain}
+            slots = {slot: b"".join(chunks[domain, slot, c][0] for c in range(n))
+                     for slot, n in slots.items()}
+        for data in slots.values():
             f = io.BytesIO(data)
             while f.tell() < len(data):
                 pairs = [(time, window, k) for time, by_window in pickle.load(f)
@@ -190,7 +216,9 @@ def test_kernel_state_round_trips_through_bytes(ops, sessions, trigger):
         trigger=trigger,
         accumulation_mode=pm.AccumulationMode.RETRACTING,
         allowed_lateness_us=to_micros(10_000))
-    assert _host(ops, strategy, roundtrip=True) == _host(ops, strategy, roundtrip=False)
+    kept = _host(ops, strategy, roundtrip=False)
+    assert _host(ops, strategy, roundtrip=True) == kept
+    assert _host(ops, strategy, roundtrip=True, chunked=True) == kept
 
 
 def test_a_restored_host_reads_only_the_wake_up_slots_a_step_needs():

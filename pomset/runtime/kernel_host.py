@@ -23,7 +23,9 @@ not read are appended to it as one more pickle, so a step's work on them follows
 fires and asks for, not every live window (a long allowed lateness keeps a wake-up for
 each). An appended
 slot may so keep a wake-up that no longer stands (its window merged away or its time moved
-after it was saved) until its time, when it is skipped."""
+after it was saved) until its time, when it is skipped. A runner whose state is read and
+written an entry at a time (Spark) keeps the slots in a `SlotStore` of its own: the saved
+queues then name each slot's entry there, so a step does not carry every slot's bytes."""
 from __future__ import annotations
 
 import heapq
@@ -79,6 +81,20 @@ def slot_entries(data: bytes) -> Iterator[Tuple[int, list]]:
 def unslotted(slots: Dict[int, bytes]) -> List[Tuple[int, list]]:
     """The wake-ups of `slotted`'s form, as one list."""
     return [entry for slot in sorted(slots) for entry in slot_entries(slots[slot])]
+
+
+class SlotStore(Protocol):
+    """Where a host's saved wake-up slots live outside its saved queues (Spark's state
+    variables), so that a step reads and writes only the slots it touches: the saved queues
+    then hold, per slot, the store's entry for it (whatever `save` returned), not its bytes."""
+
+    def read(self, domain: str, slot: int, entry: Any) -> bytes:
+        """The slot's wake-ups in `slotted`'s form (several pickles one after another), taken
+        out of the store: what stays queued is saved again with `save`."""
+
+    def save(self, domain: str, unread: Dict[int, Any], new: Dict[int, bytes]) -> Dict[int, Any]:
+        """Keep `new` (slot -> pickled wake-ups) after what the slots not read hold (`unread`:
+        slot -> entry); returns every slot's entry now."""
 
 
 class KeyStates(Protocol):
@@ -156,7 +172,8 @@ class KernelHost:
     docstring). `label` names the transform in errors."""
 
     def __init__(self, strategy: Any, reducer: Any, label: str,
-                 states: Optional[KeyStates] = None, keep_late: bool = False) -> None:
+                 states: Optional[KeyStates] = None, keep_late: bool = False,
+                 slot_store: Optional[SlotStore] = None) -> None:
         self.kernel = GroupAlsoByWindow(strategy, reducer)
         if keep_late:
             self.kernel.late_out = []
@@ -167,8 +184,10 @@ class KernelHost:
         # makes them); a restored time is in its queue too, with no entries of its own
         self.timers = {EVENT_TIME: TimeQueue(), PROCESSING_TIME: TimeQueue()}
         self.restored: Dict[str, Dict[int, list]] = {EVENT_TIME: {}, PROCESSING_TIME: {}}
-        # per domain, the restored slots not read yet: slot -> its wake-ups pickled
-        self.slots: Dict[str, Dict[int, bytes]] = {EVENT_TIME: {}, PROCESSING_TIME: {}}
+        # per domain, the restored slots not read yet: slot -> its wake-ups pickled, or with
+        # a `slot_store`, the store's entry for them
+        self.slots: Dict[str, Dict[int, Any]] = {EVENT_TIME: {}, PROCESSING_TIME: {}}
+        self.slot_store = slot_store
         self._key_of: Callable[[Any], Any] = _same
         self.holds = TimeQueue()   # flat (key, window) entries
         self.out_wm = MIN_MICROS
@@ -346,7 +365,9 @@ class KernelHost:
                 kept = [(w, list(keys)) for w, keys in by_window.items()]
                 if kept:
                     saved.append((time, kept))
-            timers[domain] = appended(unread, slotted(saved))
+            new = slotted(saved)
+            timers[domain] = (appended(unread, new) if self.slot_store is None
+                              else self.slot_store.save(domain, unread, new))
         holds = []
         for time, entries in self.holds.at.items():
             kept = []
@@ -375,7 +396,10 @@ class KernelHost:
     def _read_slot(self, domain: str, slot: int) -> None:
         """Queue a restored slot's wake-ups (their records found when due, by `_resolve`)."""
         queue, restored = self.timers[domain], self.restored[domain]
-        for time, by_window in slot_entries(self.slots[domain].pop(slot)):
+        data = self.slots[domain].pop(slot)
+        if self.slot_store is not None:
+            data = self.slot_store.read(domain, slot, data)
+        for time, by_window in slot_entries(data):
             queue.extend(time, ())
             restored.setdefault(time, []).extend(by_window)
 

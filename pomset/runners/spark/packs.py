@@ -100,8 +100,9 @@ def unpack_columns(payload: bytes) -> Columns:
 
 # the version of how a checkpoint's keyed state was placed: `bucket_of`, `bucket_labels`, and
 # the form a grouping keeps its state in (`stateful.KernelProcessor`: 4, a window at a time;
-# 5, a shard's keys' states pickled one by one)
-ROUTING = 5
+# 5, a shard's keys' states pickled one by one; 6, a grouping's wake-up slots in a map state
+# of their own)
+ROUTING = 6
 
 
 def bucket_of(kb: bytes, buckets: int) -> int:

@@ -18,8 +18,10 @@ table of its keys' records, see `runtime.timed_combine`), and the bucket's `meta
 markers said (`pomset.runtime.markers.Channels`: the watermark per upstream channel, the
 clock, the marker range upstream), the output watermark, and the wake-ups and holds the
 kernel asked for, naming pickled keys and windows, checked lazily against the key's state
-when due (`KernelHost.save_queues`: the wake-ups in slots of a minute, each pickled, read only
-when a micro-batch needs them).
+when due (`KernelHost.save_queues`: the wake-ups in slots of a minute, each pickled; a
+grouping kept a key at a time keeps its slots in a map state of their own, `slots`, read only
+when a micro-batch may fire them and added to a chunk at a time, `_SlotChunks`, so its meta
+stays small however many windows wait for their wake-ups).
 Each micro-batch a bucket moves its processing clock to the latest its markers show, takes its
 elements at that time, fires the processing-time wake-ups now due, then moves the watermark
 (firing event-time wake-ups in time order), as the local runner does; on a real clock it then
@@ -211,6 +213,7 @@ class KernelProcessor(_Host):
             self.windows = handle.getMapState("windows", "w binary", "recs binary")
         else:
             self.keys = handle.getMapState("keys", "shard int", "states binary")
+            self.slots = handle.getMapState("slots", "d string, slot long, c int", "b binary")
 
     def step(self, meta: _Meta, inputs: Dict[int, packs.Bus],
              markers: List[Tuple[int, Marker]]) -> Dict[Optional[str], list]:
@@ -237,7 +240,8 @@ class KernelProcessor(_Host):
         else:
             states = _ShardedStates(self.keys)
             host = KernelHost(self.strategy, self.reducer(), self.label, states,
-                              keep_late=self.late_tag is not None)
+                              keep_late=self.late_tag is not None,
+                              slot_store=_SlotChunks(self.slots))
             if saved is not None:
                 host.restore_queues(saved, key_of=states.key)
             host.processing_time(meta.clock, out)
@@ -501,6 +505,37 @@ class _ShardedStates:
             else:
                 self.map.removeKey((shard,))
         self.dirty.clear()
+
+
+class _SlotChunks:
+    """A grouping's saved wake-up slots (`KernelHost`'s `SlotStore`) in its `slots` map state:
+    (domain, slot, chunk) -> wake-ups pickled, the step's meta keeping how many chunks each
+    slot has. A step reads only the slots that may be due, taking them out (what stays queued
+    is saved again), and adds one chunk to each slot it has new wake-ups for, so the wake-ups
+    it carries follow what it touches, not every live window's (a long allowed lateness keeps
+    one for each)."""
+
+    def __init__(self, slots: Any) -> None:
+        self.map = slots
+
+    def read(self, domain: str, slot: int, chunks: int) -> bytes:
+        parts = []
+        for c in range(chunks):
+            row = self.map.getValue((domain, slot, c))
+            if row is None:
+                raise RuntimeError(f"the saved {domain}-time wake-ups of slot {slot} lack "
+                                   f"chunk {c} of {chunks}: the checkpoint's state is incomplete")
+            parts.append(row[0])
+            self.map.removeKey((domain, slot, c))
+        return b"".join(parts)
+
+    def save(self, domain: str, unread: Dict[int, int], new: Dict[int, bytes]) -> Dict[int, int]:
+        chunks = dict(unread)
+        for slot, data in new.items():
+            c = chunks.get(slot, 0)
+            self.map.updateValue((domain, slot, c), (data,))
+            chunks[slot] = c + 1
+        return chunks
 
 
 SHARDS = 64
