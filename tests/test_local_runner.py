@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import pomset as pm
-from pomset.runners.spark.stateful import _SlotChunks
+from pomset.runners.spark.stateful import _SlotChunks, _data
 from pomset.runtime.kernel_host import InMemoryStates, KernelHost, unslotted
 from pomset.triggers.saved_state import state_from_bytes, state_to_bytes
 from pomset.triggers.reducers import CombineReducer
@@ -147,7 +147,7 @@ def _assert_every_wake_up_is_saved(queues, states, chunks):
         if chunks is not None:
             assert {(slot, c) for slot, n in slots.items() for c in range(n)} == {
                 (slot, c) for d, slot, c in chunks if d == domain}
-            slots = {slot: b"".join(chunks[domain, slot, c][0] for c in range(n))
+            slots = {slot: b"".join(_data(chunks[domain, slot, c][0]) for c in range(n))
                      for slot, n in slots.items()}
         for data in slots.values():
             f = io.BytesIO(data)

@@ -262,23 +262,28 @@ def test_buckets_are_the_cores_or_the_users_and_a_checkpoint_placed_otherwise_is
     unlabelled = str(tmp_path / "unlabelled")
     os.makedirs(unlabelled)
     run_state(unlabelled, buckets=2, routing=2)   # buckets grouped by their plain numbers
-    with pytest.raises(pm.CheckpointError, match="routing 2, now 6"):
+    with pytest.raises(pm.CheckpointError, match="routing 2, now 7"):
         _run_state(spark_session, unlabelled, p.nodes, options)
     sharded = str(tmp_path / "sharded")
     os.makedirs(sharded)
     run_state(sharded, buckets=2, routing=3)   # every grouping's state kept a key at a time
-    with pytest.raises(pm.CheckpointError, match="routing 3, now 6"):
+    with pytest.raises(pm.CheckpointError, match="routing 3, now 7"):
         _run_state(spark_session, sharded, p.nodes, options)
     whole = str(tmp_path / "whole")
     os.makedirs(whole)
     run_state(whole, buckets=2, routing=4)   # a shard's states pickled together
-    with pytest.raises(pm.CheckpointError, match="routing 4, now 6"):
+    with pytest.raises(pm.CheckpointError, match="routing 4, now 7"):
         _run_state(spark_session, whole, p.nodes, options)
     queued = str(tmp_path / "queued")
     os.makedirs(queued)
     run_state(queued, buckets=2, routing=5)   # the wake-up slots kept in the meta
-    with pytest.raises(pm.CheckpointError, match="routing 5, now 6"):
+    with pytest.raises(pm.CheckpointError, match="routing 5, now 7"):
         _run_state(spark_session, queued, p.nodes, options)
+    binary = str(tmp_path / "binary")
+    os.makedirs(binary)
+    run_state(binary, buckets=2, routing=6)   # state values kept as binary
+    with pytest.raises(pm.CheckpointError, match="routing 6, now 7"):
+        _run_state(spark_session, binary, p.nodes, options)
 
 
 def test_a_keying_task_folds_columns_into_partials_per_key_and_window():
