@@ -484,3 +484,27 @@ def test_a_grouping_waits_for_a_wake_up_due_soon_rather_than_leave_it_a_micro_ba
             assert now_micros() - started >= early_s * 1e6   # not before it was due
         else:
             assert out == [] and waited < 0.1, make
+
+
+def test_the_planner_unpickles_a_grouping_without_importing_pandas(tmp_path):
+    """At each query's start Spark unpickles every stateful step's processor in a Python
+    process of its own that only calls `init` (transformWithState's driver worker): pandas,
+    most of a second to import, is left to the tasks that handle frames."""
+    from pyspark import cloudpickle
+    from pomset.runners.spark.stateful import KernelProcessor
+    from pomset.triggers.reducers import CombineReducer
+    from pomset.triggers.strategy import WindowingStrategy
+    strategy = WindowingStrategy(pm.Sessions(60), pm.AfterWatermark(
+        early=pm.AfterProcessingTime(1)), pm.AccumulationMode.RETRACTING, 0)
+    processor = KernelProcessor("sums", strategy, lambda: CombineReducer(pm.Sum()), ["a"],
+                                [["c"]], {None: "o"}, [], "g0", real_clock=True, settle_s=0.5)
+    path = tmp_path / "processor.pkl"
+    path.write_bytes(cloudpickle.dumps(processor))
+    code = ("import pickle, sys\n"
+            "import pyspark.sql.streaming.transform_with_state_driver_worker\n"
+            "processor = pickle.loads(open(sys.argv[1], 'rb').read())\n"
+            "print(type(processor).__name__, 'pandas' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["KernelProcessor", "False"]

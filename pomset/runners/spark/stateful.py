@@ -43,9 +43,11 @@ import time
 import zlib
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
-import pandas as pd
 import pyarrow as pa
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
+# pandas is imported where frames are handled: at each query's start Spark unpickles these
+# processors in a Python process of its own that only calls `init` (transformWithState's
+# driver worker, one per stateful step), where importing pandas took most of a second
 
 from ...runtime.collector import collect_rarely
 from ...runtime.elementwise import DoFnRunner
@@ -62,8 +64,6 @@ from ...triggers.saved_state import state_from_bytes, state_to_bytes
 from ...windowing import MAX_MICROS, MIN_MICROS, now_micros
 from . import codec, packs
 
-# int columns with nulls stay exact integers in pandas (not floats)
-_NULLABLE = {pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int32Dtype()}
 # Spark hands pandas frames over with nullable int columns as floats, which cannot hold every
 # µs time exactly: the plan fills those nulls with 0 before the stateful step (no element has a
 # null time or diff; a window start equal to its end stands for "no interval window").
@@ -72,6 +72,7 @@ FILLED = ("ts", "ws", "we", "d", "n")
 
 def _with_nulls(frame: Any) -> Any:
     """Bus rows passed through as they came: their nulls back in place of the filled zeros."""
+    import pandas as pd
     frame = frame.astype({c: "Int32" if c in ("d", "n") else "Int64" for c in FILLED})
     no_interval = frame["ws"] == frame["we"]
     frame.loc[no_interval, ["ws", "we"]] = pd.NA
@@ -118,6 +119,7 @@ class _Host(StatefulProcessor):
         """`rows`: pandas frames of the bucket's bus rows; yields frames of bus rows: what the
         step emits, or with `after` (the element-wise stage after this step, fused into it),
         what that stage makes of it, a few batches to a frame (`frames`)."""
+        import pandas as pd
         schema = codec.KEYED_STREAM_ARROW
         made = (pa.RecordBatch.from_pandas(x, schema=schema, preserve_index=False)
                 if isinstance(x, pd.DataFrame) else x for x in self._produce(key, rows))
@@ -401,7 +403,10 @@ def frames(batches: Iterable[pa.RecordBatch], limit: int = FRAME_BYTES) -> Itera
 
 
 def _frame(batches: List[pa.RecordBatch]) -> Any:
-    return pa.Table.from_batches(batches).to_pandas(types_mapper=_NULLABLE.get)
+    import pandas as pd
+    # int columns with nulls stay exact integers in pandas (not floats)
+    nullable = {pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int32Dtype()}
+    return pa.Table.from_batches(batches).to_pandas(types_mapper=nullable.get)
 
 
 # A state value's column: base64 text, not binary. Spark hands a binary value back to Python
