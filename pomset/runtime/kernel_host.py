@@ -335,7 +335,9 @@ class KernelHost:
         stand, and are saved as they came. Wake-ups are saved by slot (time // `SLOT_US`),
         each slot pickled; a restored slot this step never read is saved as its bytes, with
         the step's new wake-ups in it appended (`appended`): its entries that a step moved or
-        merged away stay until their time, as an in-memory queue keeps them."""
+        merged away stay until their time, as an in-memory queue keeps them. With a
+        `slot_store` the new wake-ups go to the store, which keeps them after what its slots
+        hold, and the saved queues hold its entries: call this once a step."""
         k, kernel = self.kernel.k, self.kernel
         states, loaded, key_of = self.store.states, self.store.loaded, self._key_of
         timers = {}

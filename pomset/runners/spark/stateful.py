@@ -56,6 +56,7 @@ from ...runtime import timed_combine
 from ...runtime.stateful_dofn import StatefulDoFnHost
 from ...runtime.timed_combine import TimedCombineHost
 from ...runtime.metrics import emitted_key
+from ...sdk.errors import CheckpointError
 from ...sdk.user_metrics import USER
 from ...runtime.markers import ChannelMarker, Channels, Marker, MarkerRange
 from ...runtime.side_inputs import SideInputBuffer
@@ -411,7 +412,7 @@ def _frame(batches: List[pa.RecordBatch]) -> Any:
 
 # A state value's column: base64 text, not binary. Spark hands a binary value back to Python
 # pickled through a Java string a byte at a time (razorvine's `bytearray` form, widened to UTF-16
-# by any byte over 127): in the Kafka benchmark a tenth of the JVM's samples. ASCII text it
+# by any byte over 127): in the Kafka benchmark an eighth of the JVM's samples. ASCII text it
 # copies.
 TEXT = "v string"
 
@@ -554,8 +555,9 @@ class _SlotChunks:
         for c in range(chunks):
             row = self.map.getValue((domain, slot, c))
             if row is None:
-                raise RuntimeError(f"the saved {domain}-time wake-ups of slot {slot} lack "
-                                   f"chunk {c} of {chunks}: the checkpoint's state is incomplete")
+                raise CheckpointError(f"the saved {domain}-time wake-ups of slot {slot} lack "
+                                      f"chunk {c} of {chunks}: the checkpoint's state is "
+                                      f"incomplete")
             parts.append(_data(row[0]))
             self.map.removeKey((domain, slot, c))
         return b"".join(parts)
