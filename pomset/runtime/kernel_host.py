@@ -97,6 +97,18 @@ class SlotStore(Protocol):
         slot -> entry); returns every slot's entry now."""
 
 
+class PickledSlots:
+    """Saved slots kept in the saved queues themselves, as their bytes (the local runner, a
+    checkpoint): a slot's entry is its wake-ups pickled, new ones appended (`appended`)."""
+
+    def read(self, domain: str, slot: int, entry: bytes) -> bytes:
+        return entry
+
+    def save(self, domain: str, unread: Dict[int, bytes],
+             new: Dict[int, bytes]) -> Dict[int, bytes]:
+        return appended(unread, new)
+
+
 class KeyStates(Protocol):
     """Where a host keeps its keys' states between steps. `states` is the working dict
     (key -> KeyState) the kernel reads and changes."""
@@ -184,10 +196,10 @@ class KernelHost:
         # makes them); a restored time is in its queue too, with no entries of its own
         self.timers = {EVENT_TIME: TimeQueue(), PROCESSING_TIME: TimeQueue()}
         self.restored: Dict[str, Dict[int, list]] = {EVENT_TIME: {}, PROCESSING_TIME: {}}
-        # per domain, the restored slots not read yet: slot -> its wake-ups pickled, or with
-        # a `slot_store`, the store's entry for them
+        # per domain, the restored slots not read yet: slot -> the slot store's entry for them
+        # (by default, `PickledSlots`: the wake-ups pickled)
         self.slots: Dict[str, Dict[int, Any]] = {EVENT_TIME: {}, PROCESSING_TIME: {}}
-        self.slot_store = slot_store
+        self.slot_store: SlotStore = slot_store if slot_store is not None else PickledSlots()
         self._key_of: Callable[[Any], Any] = _same
         self.holds = TimeQueue()   # flat (key, window) entries
         self.out_wm = MIN_MICROS
@@ -367,9 +379,7 @@ class KernelHost:
                 kept = [(w, list(keys)) for w, keys in by_window.items()]
                 if kept:
                     saved.append((time, kept))
-            new = slotted(saved)
-            timers[domain] = (appended(unread, new) if self.slot_store is None
-                              else self.slot_store.save(domain, unread, new))
+            timers[domain] = self.slot_store.save(domain, unread, slotted(saved))
         holds = []
         for time, entries in self.holds.at.items():
             kept = []
@@ -398,9 +408,7 @@ class KernelHost:
     def _read_slot(self, domain: str, slot: int) -> None:
         """Queue a restored slot's wake-ups (their records found when due, by `_resolve`)."""
         queue, restored = self.timers[domain], self.restored[domain]
-        data = self.slots[domain].pop(slot)
-        if self.slot_store is not None:
-            data = self.slot_store.read(domain, slot, data)
+        data = self.slot_store.read(domain, slot, self.slots[domain].pop(slot))
         for time, by_window in slot_entries(data):
             queue.extend(time, ())
             restored.setdefault(time, []).extend(by_window)
