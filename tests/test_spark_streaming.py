@@ -295,7 +295,7 @@ def test_a_keying_task_folds_columns_into_partials_per_key_and_window():
     fn = FieldsCombineFn([Aggregation("v", pm.Sum(), "total")])
     keying = _Keying("3", lambda value: value[0], 2,
                      lambda: columnar.aggregator(fn, pm.TimestampCombiner.OUTPUT_AT_EOW),
-                     spans=False)
+                     None, spans=False)
     keying.start()
     c = columnar.Columns(pa.table({"key": ["a", "b", "a", "a"], "v": [1, 2, 3, 4],
                                    "__ts": [1, 2, 3, 70_000_000],
@@ -310,6 +310,78 @@ def test_a_keying_task_folds_columns_into_partials_per_key_and_window():
     got = {(wv.value[0], wv.window.start.micros): wv.value[1] for wv in partials.partials}
     assert got == {("a", 0): [8], ("b", 0): [4], ("a", 60_000_000): [8]}   # Sum's accumulators
     assert partials.partial_keys == [codec.dumps(wv.value[0]) for wv in partials.partials]
+
+
+def test_a_keying_task_folds_a_lifted_combines_elements_into_tallied_partials():
+    import pyarrow as pa
+    from pomset.runners.spark import codec, packs
+    from pomset.runners.spark.streaming import _Keying
+    from pomset.runtime.lifting import PartialFold, Tallied
+    from pomset.windowing import IntervalWindow, NO_FIRING, WindowedValue
+    w0, w1 = IntervalWindow.from_micros(0, 60), IntervalWindow.from_micros(60, 120)
+    keying = _Keying("3", lambda value: value[0], 2, None,
+                     lambda: PartialFold(pm.Sum(), pm.TimestampCombiner.OUTPUT_AT_LATEST, "S",
+                                         tally=True), spans=False)
+    keying.start()
+    for part in ([("a", 5, 10, w0, 1), ("b", 2, 11, w0, 1), ("a", 3, 30, w0, -1)],
+                 [("a", 7, 20, w0, 1), ("a", 1, 70, w1, 1)]):
+        bus = packs.Bus()
+        bus.elements = [WindowedValue.raw((k, v), ts, w, NO_FIRING, d) for k, v, ts, w, d in part]
+        bus.markers = ["marker"]
+        rows = keying.rows(bus)   # folded: only the marker goes on
+        assert rows.num_rows == 1 and rows.column("b").null_count == 1
+    partials = packs.read_bus(pa.concat_batches(list(keying.finish())))
+    assert not partials.elements
+    got = {(wv.value[0], wv.window): (wv.value[1].acc, sorted(wv.value[1].times), wv.ts)
+           for wv in partials.partials}
+    assert all(type(wv.value[1]) is Tallied for wv in partials.partials)
+    assert got == {("a", w0): (9, [10, 20, 30], 30), ("b", w0): (2, [11], 11),
+                   ("a", w1): (1, [70], 70)}
+    assert partials.partial_keys == [codec.dumps(wv.value[0]) for wv in partials.partials]
+
+
+def test_combines_a_streaming_query_lifts_and_those_it_does_not(spark_session):
+    """A combine is folded before its shuffle where partials give the same panes: one that
+    merges, over non-merging windows, whose trigger counts no elements, with no late output,
+    no allowed lateness (or the global window), and, on input with retractions, only a
+    built-in one whose retraction inverts any addition."""
+    from pomset.runners.spark import stream_sources
+    from pomset.runners.spark.streaming import StreamingPlan
+
+    class Latest(pm.CombineFn):   # no merge_accumulators
+        def create_accumulator(self):
+            return None
+
+        def add_input(self, acc, value):
+            return value
+
+    p = pm.Pipeline(options=pm.PipelineOptions(["--runner=spark", "--quiet"]))
+    kv = p | pm.TestStream().add_elements([("a", 1), ("b", 2)]).advance_watermark_to_infinity()
+    early = pm.AfterWatermark(early=pm.AfterProcessingTime(1))
+
+    def fixed(name, trigger=early):   # a grouping's input read by nothing else
+        return kv | name >> pm.WindowInto(pm.FixedWindows(5), trigger=trigger)
+    outs = [fixed("W1") | "Lifted" >> pm.CombinePerKey(sum),
+            fixed("W2", pm.AfterWatermark(early=pm.AfterCount(2)))
+            | "Counting" >> pm.CombinePerKey(sum),
+            kv | "WS" >> pm.WindowInto(pm.Sessions(3)) | "Sessions" >> pm.CombinePerKey(sum),
+            fixed("W3") | "NoMerge" >> pm.CombinePerKey(Latest()),
+            fixed("W4") | "Grouped" >> pm.GroupByKey()]
+    outs.append(kv | "WL" >> pm.WindowInto(pm.FixedWindows(5), trigger=early, allowed_lateness=10)
+                | "Lateness" >> pm.CombinePerKey(sum))
+    shared = fixed("W5")   # also read by a later step
+    outs += [shared | "Shared" >> pm.CombinePerKey(sum), shared | pm.Map(str)]
+    retracting = (kv | "R" >> pm.WindowInto(pm.Sessions(3), trigger=early,
+                                             accumulation_mode=pm.AccumulationMode.RETRACTING)
+                  | "Sessions again" >> pm.CombinePerKey(sum))
+    outs += [retracting | "G1" >> pm.WindowInto(pm.GlobalWindows())
+             | "RetractedSum" >> pm.CombinePerKey(pm.Sum()),
+             retracting | "G2" >> pm.WindowInto(pm.GlobalWindows())
+             | "RetractedList" >> pm.CombinePerKey(pm.ToList())]
+    stream_sources.register(spark_session)
+    plan = StreamingPlan(spark_session, p, outs, 2, p.options, "test-run")
+    plan.build()
+    assert sorted(plan.lifted) == ["Lifted", "RetractedSum"]
 
 
 class _ToList(pm.CombineFn):

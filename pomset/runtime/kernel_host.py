@@ -31,6 +31,7 @@ from __future__ import annotations
 import heapq
 import io
 import pickle
+from functools import reduce
 from operator import attrgetter
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Optional, Protocol,
                     Sequence, Tuple)
@@ -41,6 +42,7 @@ from ..triggers.reducers import AccumulatorReducer
 from ..windowing import MAX_MICROS, MIN_MICROS, WindowedValue
 from ..sdk.errors import UserCodeError
 from .elementwise import user_code_error
+from .lifting import Tallied
 from .watermarks import output_watermark
 
 
@@ -222,31 +224,72 @@ class KernelHost:
                  keys: Optional[Iterable[Any]] = None) -> None:
         """A bundle of (key, value) elements; panes go to `out`. `keys`, the bundle's keys,
         lets a store that loads states on demand load them first."""
-        if keys is not None:
-            store = self.store
-            keys = list(keys)
-            store.ensure(keys)
-            for key in keys:
-                store.touch(key)
+        self._load(keys)
         try:
             self.kernel.process_bundle(self.store.states, bundle, out)
         except ElementError as e:
             raise self._error(e) from e.cause
         self._drain()
 
+    def _load(self, keys: Optional[Iterable[Any]]) -> None:
+        if keys is not None:
+            store = self.store
+            keys = list(keys)
+            store.ensure(keys)
+            for key in keys:
+                store.touch(key)
+
     def partials(self, bundle: Sequence[WindowedValue], out: list,
                  keys: Optional[Iterable[Any]] = None) -> None:
         """A bundle of (key, partial accumulator) elements, each folded by the grouping's
         CombineFn from some of a window's inputs elsewhere (combiner lifting, columnar
-        aggregation): merged into the windows' accumulators, as `elements` adds values."""
+        aggregation): merged into the windows' accumulators, as `elements` adds values. A
+        `Tallied` partial's late and dropped elements are counted by its elements' times."""
         k = self.kernel
         reducer, add_one = k.reducer, k._add_one
         lifted = AccumulatorReducer(reducer.fn)
         k.reducer, k._add_one = lifted, lifted.add_one
+        tallied = [wv for wv in bundle if type(wv.value[1]) is Tallied]
         try:
-            self.elements(bundle, out, keys)
+            if len(tallied) < len(bundle):
+                self.elements([wv for wv in bundle if type(wv.value[1]) is not Tallied], out,
+                              keys)
+                keys = None
+            if tallied:
+                self._tallied(tallied, out, keys)
         finally:
             k.reducer, k._add_one = reducer, add_one
+
+    def _tallied(self, bundle: Sequence[WindowedValue], out: list,
+                 keys: Optional[Iterable[Any]]) -> None:
+        """`Tallied` partials, one at a time: the kernel counts each as one element, late if
+        its time is behind the input watermark, dropped if its window expired or closed; the
+        counts then become those of the elements it folded (a trigger that counts elements,
+        the only kind that closes a window on one, is never lifted, so one partial's elements
+        share its window's fate)."""
+        self._load(keys)
+        k, states = self.kernel, self.store.states
+        c, wm, combine = k.counters, k.k.wm, k.combiner.combine
+        try:
+            for wv in bundle:
+                key, t = wv.value
+                late, expired, closed = c.late, c.dropped_expired, c.dropped_closed
+                # where the elements would have put the pane: each at its time, or at the
+                # window's end if the watermark had passed it (`GroupAlsoByWindow._hold`)
+                end = wv.window.max_ts
+                ts = reduce(combine, [x if x >= wm else end for x in t.times])
+                k.process_bundle(states, (WindowedValue.raw((key, t.acc), ts, wv.window,
+                                                            wv.pane, 1),), out)
+                n = len(t.times)
+                if c.dropped_expired > expired:
+                    c.dropped_expired += n - 1
+                    continue
+                c.late = late + sum(1 for ts in t.times if ts < wm)
+                if c.dropped_closed > closed:
+                    c.dropped_closed += n - 1
+        except ElementError as e:
+            raise self._error(e) from e.cause
+        self._drain()
 
     def processing_time(self, pt: int, out: list) -> None:
         """The processing clock moved to `pt` (it never goes back): fire what is due."""

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ...sdk.core import Filter, Flatten, GroupByKey, ParDo, Source, WindowInto
-from ...runtime.elementwise import DoFnRunner, assign_windows, side_input_args, user_code_error
+from ...runtime.elementwise import DoFnRunner, assign_windows, side_input_args
 from ...sdk.errors import UserCodeError
 from ...sdk.user_metrics import USER, merge_snapshots
 from ...sdk.io.base import FileSink, FileSource
@@ -34,12 +34,13 @@ from ...traces import DGSStep, OPlus, TemplateStep, Typed
 from ...runtime.collector import collect_rarely
 from ...runtime.fusion import Fusion
 from ...runtime.kernel_host import KernelHost
+from ...runtime.lifting import PartialFold, liftable
 from ...runtime.stateful_dofn import StatefulDoFnHost
 from ...runtime.columnar import window_geometry
 from ...runtime.metrics import emitted_key, with_flow
 from ...runtime.reads import DRIVER_READ, read_bundles
-from ...triggers.reducers import AccumulatorReducer, Bag, CombineReducer
-from ...windowing import NO_FIRING, WindowedValue, now_micros
+from ...triggers.reducers import AccumulatorReducer, Bag
+from ...windowing import WindowedValue, now_micros
 from ...windowing.windowfns import FixedWindows, GlobalWindows, SlidingWindows
 from . import codec
 from . import columns as cols
@@ -366,7 +367,7 @@ class BatchPlan:
         strategy = node.inputs[0].windowing
         fn = t.combine_fn
         late_tag = t.late_tag
-        lifted = (fn is not None and not strategy.window_fn.is_merging() and late_tag is None
+        lifted = (liftable(fn, strategy, bool(node.inputs[0].may_retract), late_tag)
                   and not strategy.trigger.fires_before_end_of_window())
         if lifted:
             self.lifted.append(label)
@@ -605,29 +606,13 @@ def _key_elements(label: str) -> Callable[[Iterator[List[WindowedValue]]], Itera
 
 def _partial_combine(fn: Any, combiner: Any, label: str
                      ) -> Callable[[Iterator[List[WindowedValue]]], Iterator[pa.RecordBatch]]:
-    """A task's elements folded into one partial accumulator per key and window, each a keyed
-    row ((key, accumulator), at the earliest or latest of its elements' times as the
-    timestamp combiner takes, in the window): what the kernel then merges."""
+    """A task's elements folded into one partial accumulator per key and window
+    (`runtime.lifting`), as keyed rows: what the kernel then merges."""
     def partial(bundles: Iterator[List[WindowedValue]]) -> Iterator[pa.RecordBatch]:
-        reducer = CombineReducer(fn)
-        parts: Dict[tuple, list] = {}
+        fold = PartialFold(fn, combiner, label)
         for bundle in bundles:
-            for wv in bundle:
-                key, value = _key_pair(wv.value, label)
-                try:
-                    kb = codec.dumps(key)
-                    part = parts.get((kb, wv.window))
-                    if part is None:
-                        part = parts[(kb, wv.window)] = [key, reducer.create(), wv.ts]
-                    else:
-                        part[2] = combiner.combine(part[2], wv.ts)
-                    part[1] = reducer.add(part[1], value, wv.diff)
-                except Exception as e:
-                    raise user_code_error(label, wv.value, e) from e
-        items = list(parts.items())
-        for i in range(0, len(items), BATCH_ROWS):
-            chunk = items[i:i + BATCH_ROWS]
-            yield codec.encode([WindowedValue.raw((key, acc), ts, window, NO_FIRING, 1)
-                                for (_, window), (key, acc, ts) in chunk],
-                               keys=[kb for (kb, _), _ in chunk])
+            fold.add(bundle, [codec.dumps(_key_pair(wv.value, label)[0]) for wv in bundle])
+        elements, keys = fold.take()
+        for i in range(0, len(elements), BATCH_ROWS):
+            yield codec.encode(elements[i:i + BATCH_ROWS], keys=keys[i:i + BATCH_ROWS])
     return partial

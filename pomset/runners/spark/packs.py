@@ -12,7 +12,8 @@ the same. Payloads, by their first byte:
   Python calls, several times slower), each distinct one rebuilt once;
 - `C`: a schema'd bundle (`runtime.columnar.Columns`) as Arrow IPC: no Python per row;
 - `P`: (key, partial accumulator) elements folded from a task's rows for a grouping
-  (`runtime.columnar.Aggregator`), which the kernel merges (`KernelHost.partials`);
+  (`runtime.columnar.Aggregator`, or a lifted combine's `runtime.lifting.PartialFold`),
+  which the kernel merges (`KernelHost.partials`);
 - `R`: a Kafka sink's records, (key, value, headers) each, encoded in the task that made the
   sink's input (`record_rows`), so that the driver, which writes every micro-batch's records
   in one transaction, only hands them to the producer."""

@@ -40,6 +40,7 @@ from ...sdk.core import Flatten, GroupByKey, ParDo, WindowInto
 from ...runtime import columnar
 from ...runtime.collector import collect_rarely
 from ...runtime.elementwise import DoFnRunner, assign_windows
+from ...runtime.lifting import PartialFold, liftable_in_streams
 from ...runtime.reads import DRIVER_READ
 from ...runtime.metrics import emitted_key
 from ...runtime.test_stream import stream_steps
@@ -107,6 +108,7 @@ class StreamingPlan:
                                          for n in pipeline.nodes))
         self.partition_channels: Dict[int, Dict[str, str]] = {}
         self.fusion = Fusion(pipeline.nodes)
+        self.lifted: List[str] = []   # labels of the combines lifted before the shuffle
 
     def metrics(self) -> Dict[str, Dict[str, int]]:
         return {label: dict(counts) for label, counts in self.counts.items()}
@@ -258,14 +260,17 @@ class StreamingPlan:
         key = None
         if groups:
             t, main = follower.transform, follower.inputs[0]
-            combine = None
+            combine = fold = None
             # partials stand for the rows they fold only where nothing else reads those rows
-            if (isinstance(t, GroupByKey) and self.address[id(main)] not in beyond
-                    and columnar.native_combine(t, main.windowing, main.may_retract)):
+            if isinstance(t, GroupByKey) and self.address[id(main)] not in beyond:
                 fn, combiner = t.combine_fn, main.windowing.timestamp_combiner
-                combine = lambda: columnar.aggregator(fn, combiner)   # noqa: E731
+                if columnar.native_combine(t, main.windowing, main.may_retract):
+                    combine = lambda: columnar.aggregator(fn, combiner)   # noqa: E731
+                if liftable_in_streams(fn, main.windowing, bool(main.may_retract), t.late_tag):
+                    self.lifted.append(follower.label)
+                    fold = lambda: PartialFold(fn, combiner, follower.label, tally=True)   # noqa: E731
             key = _Keying(self.address[id(main)], _key_of(follower), self._buckets_of(follower),
-                          combine, spans=isinstance(t, TemplateStep))
+                          combine, fold, spans=isinstance(t, TemplateStep))
         return _task(ops, needed, key, self.records)
 
     def _is_stateful(self, node: Any) -> bool:
@@ -547,20 +552,23 @@ def _run_ops(b: Any, ops: List[_Op], fns: list, consumed: Set[str],
 
 class _Keying:
     """The input of a keyed stateful step, as its keying task sends it: elements packed per
-    bucket of their keys, with the markers; and with `combine` (a grouping the runtime folds
-    natively, `columnar.native_combine`), its columnar bundles folded into partial
-    accumulators per key and window over the task's whole input, sent at its end. With
-    `spans` (a template step) it also gets the marker rows of its range
-    (`codec.range_markers`)."""
+    bucket of their keys, with the markers. A grouping's partial accumulators per key and
+    window, folded over the task's whole input, are sent at its end: with `combine` (a
+    grouping the runtime folds natively, `columnar.native_combine`), of its columnar
+    bundles; with `fold` (a combine lifted, `lifting.liftable`), of its elements, those of
+    bundles not folded natively included. With `spans` (a template step) it also gets the
+    marker rows of its range (`codec.range_markers`)."""
 
-    def __init__(self, address: str, key_of: Any, buckets: int, combine: Any,
+    def __init__(self, address: str, key_of: Any, buckets: int, combine: Any, fold: Any,
                  spans: bool) -> None:
         self.address, self.key_of, self.buckets = address, key_of, buckets
-        self.combine, self.spans = combine, spans
+        self.combine, self.fold, self.spans = combine, fold, spans
         self.aggregator: Any = None
+        self.folded: Any = None
 
     def start(self) -> None:
         self.aggregator = self.combine() if self.combine is not None else None
+        self.folded = self.fold() if self.fold is not None else None
 
     def rows(self, bus: packs.Bus) -> pa.RecordBatch:
         elements = list(bus.elements)
@@ -571,6 +579,9 @@ class _Keying:
         if self.spans:
             markers = markers + codec.range_markers(time_range(elements))
         keys = [codec.dumps(self.key_of(wv.value)) for wv in elements]
+        if self.folded is not None:
+            self.folded.add(elements, keys)
+            elements, keys = [], []
         return packs.element_rows(elements, markers, self.address, keys, self.buckets)
 
     def finish(self) -> Iterator[pa.RecordBatch]:
@@ -578,3 +589,7 @@ class _Keying:
         if self.aggregator:
             yield packs.partial_rows(self.aggregator.partial_columns(), self.address,
                                      self.buckets)
+        if self.folded:
+            partials, keys = self.folded.take()
+            yield packs.element_rows(partials, [], self.address, keys, self.buckets,
+                                     kind=packs.PARTIALS)

@@ -1,0 +1,99 @@
+"""Combiner lifting: a task's (key, value) elements folded into one partial accumulator per key
+and window before the shuffle, which the grouping's kernel then merges (`KernelHost.partials`),
+as Beam lifts a `CombinePerKey`. A shuffle then carries a row per key and window a task saw,
+not one per element."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Sequence, Tuple
+
+from ..sdk.combinefn import Count, Mean, Sum
+from ..triggers.reducers import CombineReducer
+from ..windowing import NO_FIRING, GlobalWindows, TimestampCombiner, WindowedValue
+from .elementwise import user_code_error
+
+# combines whose retract_input undoes an add_input from any accumulator, a fresh one included:
+# a partial may hold the retraction of a value another task added
+INVERTIBLE = (Sum, Count, Mean)
+
+
+def liftable(fn: Any, strategy: Any, may_retract: bool, late_tag: Any) -> bool:
+    """Whether a grouping's elements may be folded before its shuffle, as far as its combine
+    and windows go: a combine that merges accumulators, over non-merging windows, with no late
+    output (late elements go there as they came), and on input with retractions only if the
+    combine's retraction inverts any addition (`INVERTIBLE`). Its trigger must not tell the
+    partials from the elements they fold either, which the runner's plan decides (a partial
+    counts as one element)."""
+    return (fn is not None and fn.can_merge() and not strategy.window_fn.is_merging()
+            and late_tag is None and (not may_retract or type(fn) in INVERTIBLE))
+
+
+def liftable_in_streams(fn: Any, strategy: Any, may_retract: bool, late_tag: Any) -> bool:
+    """Whether a streaming grouping's elements may be folded before its shuffle: `liftable`,
+    and a micro-batch's partials fire as its elements would have, one by one: the trigger
+    counts no elements, and every element the grouping keeps arrives before the watermark
+    passes its window (no allowed lateness, or the global window), so that none can fire a
+    pane on arrival (a late element fires its window at once under the default trigger, and
+    a new window behind the watermark under any `AfterWatermark`)."""
+    return (liftable(fn, strategy, may_retract, late_tag)
+            and not strategy.trigger.counts_elements()
+            and (strategy.allowed_lateness_us == 0 or isinstance(strategy.window_fn, GlobalWindows)))
+
+
+class Tallied:
+    """A partial accumulator with the times of the elements it folded, retractions included:
+    a grouping whose input watermark has passed some of them counts its late and dropped
+    elements by these, as it would have counted the elements one by one
+    (`KernelHost.partials`)."""
+
+    __slots__ = ("acc", "times")
+
+    def __init__(self, acc: Any, times: List[int]) -> None:
+        self.acc, self.times = acc, times
+
+    def __reduce__(self) -> Any:
+        return (Tallied, (self.acc, self.times))
+
+
+class PartialFold:
+    """(key, value) elements folded into a partial accumulator per key (known by its pickled
+    bytes) and window, at the earliest or latest of its elements' times as the timestamp
+    combiner takes; retractions retract from it. With `tally`, each partial is `Tallied`
+    with its elements' times (a streaming grouping counts late data by them; a batch one
+    sees none)."""
+
+    def __init__(self, fn: Any, combiner: TimestampCombiner, label: str,
+                 tally: bool = False) -> None:
+        self.reducer, self.combiner, self.label = CombineReducer(fn), combiner, label
+        self.tally = tally
+        self.parts: Dict[Tuple[bytes, Any], list] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.parts)
+
+    def add(self, elements: Sequence[WindowedValue], keys: Sequence[bytes]) -> None:
+        """Fold `elements`, whose values are (key, value) pairs, `keys` their keys pickled."""
+        parts, create, add, combine = (self.parts, self.reducer.create, self.reducer.add,
+                                       self.combiner.combine)
+        tally = self.tally
+        for wv, kb in zip(elements, keys):
+            key, value = wv.value
+            try:
+                part = parts.get((kb, wv.window))
+                if part is None:
+                    part = parts[(kb, wv.window)] = [key, create(), wv.ts, []]
+                else:
+                    part[2] = combine(part[2], wv.ts)
+                part[1] = add(part[1], value, wv.diff)
+            except Exception as e:
+                raise user_code_error(self.label, wv.value, e) from e
+            if tally:
+                part[3].append(wv.ts)
+
+    def take(self) -> Tuple[List[WindowedValue], List[bytes]]:
+        """The partials folded so far, as (key, accumulator) elements, with their pickled keys;
+        the fold starts empty again."""
+        parts, self.parts = self.parts, {}
+        return ([WindowedValue.raw((key, Tallied(acc, times) if self.tally else acc), ts, window,
+                                   NO_FIRING, 1)
+                 for (_, window), (key, acc, ts, times) in parts.items()],
+                [kb for kb, _ in parts])
