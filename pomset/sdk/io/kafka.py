@@ -350,12 +350,17 @@ class PartitionWatermarks:
 
 # --- writing ------------------------------------------------------------------------------------
 
+# `json.dumps` with these arguments, without building an encoder per call (a fifth of a
+# record's JSON time)
+_json = json.JSONEncoder(default=json_default, ensure_ascii=False).encode
+
+
 def _key_bytes(key: Any) -> Optional[bytes]:
     if key is None or isinstance(key, bytes):
         return key
     if isinstance(key, str):
         return key.encode("utf-8")
-    return json.dumps(key, default=json_default, ensure_ascii=False).encode("utf-8")
+    return _json(key).encode("utf-8")
 
 
 class WriteToKafka(Sink):
@@ -396,7 +401,7 @@ class WriteToKafka(Sink):
         def encode(wv: WindowedValue) -> Tuple:
             v = wv.value
             if fmt == "json":
-                value = json.dumps(v, default=json_default, ensure_ascii=False).encode("utf-8")
+                value = _json(v).encode("utf-8")
             elif fmt == "str":
                 if not isinstance(v, str):
                     raise UserCodeError(f"{name}: value_format='str' needs str elements, "
