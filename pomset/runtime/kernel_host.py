@@ -264,9 +264,9 @@ class KernelHost:
                  keys: Optional[Iterable[Any]]) -> None:
         """`Tallied` partials, one at a time: the kernel counts each as one element, late if
         its time is behind the input watermark, dropped if its window expired or closed; the
-        counts then become those of the elements it folded (a trigger that counts elements,
-        the only kind that closes a window on one, is never lifted, so one partial's elements
-        share its window's fate)."""
+        counts then become those of the elements it folded (a combine is lifted only where no
+        element can fire or close its window on arrival, `lifting.liftable_in_streams`, so
+        one partial's elements share its window's fate)."""
         self._load(keys)
         k, states = self.kernel, self.store.states
         c, wm, combine = k.counters, k.k.wm, k.combiner.combine
@@ -284,7 +284,7 @@ class KernelHost:
                 if c.dropped_expired > expired:
                     c.dropped_expired += n - 1
                     continue
-                c.late = late + sum(1 for ts in t.times if ts < wm)
+                c.late = late + sum(1 for x in t.times if x < wm)
                 if c.dropped_closed > closed:
                     c.dropped_closed += n - 1
         except ElementError as e:

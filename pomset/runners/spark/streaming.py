@@ -555,9 +555,9 @@ class _Keying:
     bucket of their keys, with the markers. A grouping's partial accumulators per key and
     window, folded over the task's whole input, are sent at its end: with `combine` (a
     grouping the runtime folds natively, `columnar.native_combine`), of its columnar
-    bundles; with `fold` (a combine lifted, `lifting.liftable`), of its elements, those of
-    bundles not folded natively included. With `spans` (a template step) it also gets the
-    marker rows of its range (`codec.range_markers`)."""
+    bundles; with `fold` (a combine lifted, `lifting.liftable_in_streams`), of its
+    elements, those of bundles not folded natively included. With `spans` (a template step)
+    it also gets the marker rows of its range (`codec.range_markers`)."""
 
     def __init__(self, address: str, key_of: Any, buckets: int, combine: Any, fold: Any,
                  spans: bool) -> None:
