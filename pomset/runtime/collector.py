@@ -10,7 +10,8 @@ makes."""
 from __future__ import annotations
 
 import gc
-from typing import Tuple
+from contextlib import contextmanager
+from typing import Iterator, Tuple
 
 YOUNG_EVERY = 1_000_000
 RARE: Tuple[int, int, int] = (YOUNG_EVERY, 20, 20)
@@ -22,3 +23,15 @@ def collect_rarely() -> None:
     process (the local runner restores them)."""
     gc.set_threshold(*(max(now, rare) for now, rare in zip(gc.get_threshold(), RARE)))
 
+
+
+@contextmanager
+def rarely_collecting() -> Iterator[None]:
+    """The rarer thresholds while a run lasts in the user's own process (the driver, which
+    also holds what a run collects), the user's restored after it."""
+    saved = gc.get_threshold()
+    collect_rarely()
+    try:
+        yield
+    finally:
+        gc.set_threshold(*saved)

@@ -7,7 +7,6 @@ are then read by the `StreamingDriver`, which commits the run's output in epochs
 """
 from __future__ import annotations
 
-import gc
 import time
 from functools import partial
 from typing import Any, Callable, Dict
@@ -15,7 +14,7 @@ from typing import Any, Callable, Dict
 from ...sdk.errors import PipelineConstructionError
 from ...sdk.result import PipelineResult
 from ...sdk.test_stream import TestStream
-from ...runtime.collector import collect_rarely
+from ...runtime.collector import rarely_collecting
 from ...runtime.fusion import Fusion
 from ...runtime.test_stream import stream_steps
 from ...windowing import MAX_MICROS, now_micros
@@ -66,35 +65,33 @@ class LocalRunner:
         driver = StreamingDriver(stages, executor, options,
                                  lambda: self._tick_clock(executor)) if uses_kafka else None
         started = time.monotonic()
-        gc_threshold = gc.get_threshold()
-        collect_rarely()   # restored when the run ends
-        try:
-            for s in stages:
-                s.start()
-            executor.set_processing_time(now_micros() if real_clock else 0)
-            resumed = driver is not None and driver.restore()
-            for source in sources:   # a resumed run read its bounded sources before
-                if source not in streams and source not in kafka and not resumed:
-                    self._read(source, executor, options.bundle_size, real_clock,
-                               progress.note)
-            for stream in streams:
-                self._replay(stream, executor)
-            if driver is not None:
-                driver.run()
-            executor.quiesce()
-        except BaseException:
-            executor.shutdown()
-            if driver is not None:
-                driver.abort()
-            for s in stages:
-                try:
-                    s.abort()
-                except Exception:  # the run's own error is the one to report
-                    pass
-            raise
-        finally:
-            gc.set_threshold(*gc_threshold)
-            progress.close()
+        with rarely_collecting():   # the user's thresholds restored when the run ends
+            try:
+                for s in stages:
+                    s.start()
+                executor.set_processing_time(now_micros() if real_clock else 0)
+                resumed = driver is not None and driver.restore()
+                for source in sources:   # a resumed run read its bounded sources before
+                    if source not in streams and source not in kafka and not resumed:
+                        self._read(source, executor, options.bundle_size, real_clock,
+                                   progress.note)
+                for stream in streams:
+                    self._replay(stream, executor)
+                if driver is not None:
+                    driver.run()
+                executor.quiesce()
+            except BaseException:
+                executor.shutdown()
+                if driver is not None:
+                    driver.abort()
+                for s in stages:
+                    try:
+                        s.abort()
+                    except Exception:  # the run's own error is the one to report
+                        pass
+                raise
+            finally:
+                progress.close()
         executor.shutdown()
         for s in stages:
             s.finish()

@@ -15,6 +15,7 @@ import sys
 import time
 from typing import Any, List
 
+from ...runtime.collector import rarely_collecting
 from ...runtime.metrics import complete
 from ...sdk.errors import PipelineConstructionError
 from ...sdk.io.base import Sink
@@ -49,10 +50,12 @@ class SparkRunner:
         progress = SparkProgress(spark, options.quiet)
         progress.start()
         try:
-            if streaming:
-                result = run_query(spark, pipeline, recorded, started, progress)
-            else:
-                result = self._run_batch(spark, pipeline, recorded, started, progress)
+            # the driver unpacks every micro-batch's outputs and holds what the run collects
+            with rarely_collecting():
+                if streaming:
+                    result = run_query(spark, pipeline, recorded, started, progress)
+                else:
+                    result = self._run_batch(spark, pipeline, recorded, started, progress)
         finally:
             progress.stop()
         progress.summary(result.metrics())
