@@ -20,9 +20,8 @@ RARE: Tuple[int, int, int] = (YOUNG_EVERY, 20, 20)
 def collect_rarely() -> None:
     """Set the rarer thresholds (never lowering one): for the rest of a worker process's life
     (Spark's Python workers run only pomset's tasks), or while a run lasts in the user's own
-    process (the local runner restores them)."""
+    process (`rarely_collecting` restores them)."""
     gc.set_threshold(*(max(now, rare) for now, rare in zip(gc.get_threshold(), RARE)))
-
 
 
 @contextmanager
