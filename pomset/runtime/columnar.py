@@ -24,6 +24,7 @@ from ..sdk.schema import Row, pylist, rows_of
 from ..windowing import (GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, IntervalWindow,
                          PaneInfo, PaneTiming, TimestampCombiner, WindowedValue)
 from ..windowing.windowfns import FixedWindows, GlobalWindows, SlidingWindows
+from .lifting import liftable
 
 TS, WS, WE = "__ts", "__ws", "__we"   # event time, window start and end: int64 µs
 ON_TIME_ONCE = PaneInfo(True, True, PaneTiming.ON_TIME, 0, 0)
@@ -431,8 +432,8 @@ def native_combine(t: GroupByKey, strategy: Any, may_retract: bool) -> bool:
     fn = t.combine_fn
     builtin = (type(fn) in NATIVE_COMBINERS or isinstance(fn, FieldsCombineFn) and fn.native()
                or _vectorized(fn))
-    return (builtin and not may_retract and not strategy.window_fn.is_merging()
-            and not strategy.trigger.counts_elements() and t.late_tag is None)
+    return (builtin and not may_retract and liftable(fn, strategy, False, t.late_tag)
+            and not strategy.trigger.counts_elements())
 
 
 def _vectorized(fn: Any) -> bool:

@@ -249,11 +249,13 @@ class KernelHost:
         reducer, add_one = k.reducer, k._add_one
         lifted = AccumulatorReducer(reducer.fn)
         k.reducer, k._add_one = lifted, lifted.add_one
-        tallied = [wv for wv in bundle if type(wv.value[1]) is Tallied]
+        plain: List[WindowedValue] = []
+        tallied: List[WindowedValue] = []
+        for wv in bundle:
+            (tallied if type(wv.value[1]) is Tallied else plain).append(wv)
         try:
-            if len(tallied) < len(bundle):
-                self.elements([wv for wv in bundle if type(wv.value[1]) is not Tallied], out,
-                              keys)
+            if plain:
+                self.elements(plain, out, keys)
                 keys = None
             if tallied:
                 self._tallied(tallied, out, keys)
