@@ -453,6 +453,12 @@ class TestOptions:
             pm.PipelineOptions(["--bundle_size=many"])
         with pytest.raises(pm.OptionsError, match="colour"):
             pm.PipelineOptions(colour="blue")
+        for flag in ("--max_records_per_batch", "--max_files_per_batch"):
+            with pytest.raises(pm.OptionsError, match=f"{flag} must be 1 or more, got 0"):
+                pm.PipelineOptions([f"{flag}=0"])
+            with pytest.raises(pm.OptionsError, match=f"{flag} takes a whole number, got 'lots'"):
+                pm.PipelineOptions([f"{flag}=lots"])
+        assert pm.PipelineOptions(["--max_records_per_batch=5000"]).max_records_per_batch == 5000
         assert isinstance(pm.OptionsError("x"), ValueError)
 
     def test_custom_options(self):

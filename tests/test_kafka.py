@@ -13,6 +13,7 @@ import time
 from collections import Counter
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import pomset as pm
 from pomset.sdk.io.kafka_clients import KafkaReader
@@ -392,6 +393,50 @@ def test_a_spark_micro_batch_reads_its_partitions_in_a_task_per_core(kafka_broke
     reader.stop()
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from("abcd"), st.tuples(st.integers(0, 50), st.integers(0, 50)),
+                       min_size=1),
+       st.one_of(st.none(), st.integers(1, 120)))
+def test_a_capped_micro_batch_shares_its_records_among_partitions_by_backlog(parts, most):
+    from pomset.runners.spark.stream_sources import at_most
+    start = {p: a for p, (a, _) in parts.items()}
+    ends = {p: b for p, (_, b) in parts.items()}
+    got = at_most(start, ends, most)
+    backlog = {p: max(0, ends[p] - start[p]) for p in parts}
+    assert all(start[p] <= got[p] <= max(start[p], ends[p]) for p in parts)
+    released = sum(got[p] - start[p] for p in parts)
+    assert released == (sum(backlog.values()) if most is None else min(most, sum(backlog.values())))
+    if most is not None and sum(backlog.values()) > most:   # each within one of its fair share
+        fair = {p: most * n / sum(backlog.values()) for p, n in backlog.items()}
+        assert all(abs(got[p] - start[p] - fair[p]) < 1 for p in parts)
+
+
+def test_a_spark_read_to_the_latest_offsets_in_capped_micro_batches(kafka_broker):
+    """--max_records_per_batch: micro-batches of at most that many records until the offsets
+    latest at the start; only the last says the partitions finished, and then none follows."""
+    from pomset.runners.spark.stream_sources import KafkaReader as StreamReader
+    topic = new_topic(kafka_broker, "capped-spark", 3)
+    sizes = {0: 6, 1: 0, 2: 3}
+    produce(kafka_broker, topic, [{"value": {"t": i}, "partition": p}
+                                  for p, n in sizes.items() for i in range(n)])
+    source = pm.ReadFromKafka(kafka_broker, topic, timestamp="t", until="latest")
+    channels = {f"{topic}:{p}": f"c{p}" for p in sizes}
+    reader = StreamReader(channels, source, "capped", "capped-spark", True, 60, True,
+                          max_records=4)
+    offsets, released, finished = reader.initialOffset(), [], []
+    while True:
+        end = reader.latestOffset(offsets, None)
+        if end == offsets:
+            break
+        released.append(sum(end["o"].values()) - sum(offsets["o"].values()))
+        finished.append(sorted(end["finished"]))
+        offsets = end
+    assert released == [4, 4, 1]
+    assert finished[-1] == sorted(channels) and finished[0] == [f"{topic}:1"]
+    assert offsets["o"] == {f"{topic}:{p}": n for p, n in sizes.items()}
+    reader.stop()
+
+
 def test_pomset_kafka_up_and_down(tmp_path):
     env = dict(os.environ, HOME=str(tmp_path))
     cli = [sys.executable, "-m", "pomset.cli", "kafka"]
@@ -430,8 +475,8 @@ def test_json_records_with_a_declared_schema_are_rows_and_misfits_dead_letters(k
                                  "'many' is not a int64")
 
 
-def _windowed_sums(bootstrap: str, topic: str, runner: str, **read) -> tuple:
-    flags = runner_flags(runner) + ["--quiet", "--bundle_size=50"]
+def _windowed_sums(bootstrap: str, topic: str, runner: str, *more: str, **read) -> tuple:
+    flags = runner_flags(runner) + ["--quiet", "--bundle_size=50", *more]
     with pm.Pipeline(options=pm.PipelineOptions(flags)) as p:
         sums = (p | "Read" >> pm.ReadFromKafka(bootstrap, topic, timestamp="t", until="latest",
                                                **read)
@@ -442,10 +487,12 @@ def _windowed_sums(bootstrap: str, topic: str, runner: str, **read) -> tuple:
 
 
 @pytest.mark.parametrize("runner", ["local", "spark-streaming"])
-def test_a_bounded_read_gives_the_batch_answer_by_default(kafka_broker, runner, request):
+def test_a_bounded_read_gives_the_batch_answer_by_default(kafka_broker, runner, request,
+                                                         tmp_path):
     """2,000 events out of order over 3 partitions, read with until="latest": the windowed sums
-    are the batch answer, none late; with watermark="events" the watermark trails the events
-    read, so the run drops late ones and ends with a warning saying how many and why."""
+    are the batch answer, none late, also on Spark in micro-batches of at most 700 records;
+    with watermark="events" the watermark trails the events read, so the run drops late ones
+    and ends with a warning saying how many and why."""
     if runner.startswith("spark"):
         request.getfixturevalue("spark_session")
     topic = new_topic(kafka_broker, "backfill", 3)
@@ -457,6 +504,12 @@ def test_a_bounded_read_gives_the_batch_answer_by_default(kafka_broker, runner, 
     sums, counts = _windowed_sums(kafka_broker, topic, runner)
     assert sorted(sums) == sorted((k, v) for (k, _), v in batch.items())
     assert counts["late"] == counts["dropped"] == 0
+    if runner.startswith("spark"):
+        checkpoint = tmp_path / "capped"
+        capped, counts = _windowed_sums(kafka_broker, topic, runner, "--max_records_per_batch=700",
+                                        f"--checkpoint_dir={checkpoint}")
+        assert capped == sums and counts["late"] == counts["dropped"] == 0
+        assert len([f for f in os.listdir(checkpoint / "commits") if f.isdigit()]) == 3
     if runner == "local":   # Spark's one micro-batch to the end sees every event at once
         with pytest.warns(pm.LateDataWarning, match=r"'Sum' dropped [\d,]+ late elements"):
             _, counts = _windowed_sums(kafka_broker, topic, runner, watermark="events")

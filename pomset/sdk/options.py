@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 import warnings
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .errors import OptionsError, OptionsWarning
 from .runners import canonical_runner, runner_names
@@ -35,6 +35,19 @@ def _workers(text: str) -> int:
     if n < 0:
         raise argparse.ArgumentTypeError(f"--workers must be 0 (one per core) or more, got {n}")
     return n
+
+
+def _at_least_one(flag: str) -> Callable[[str], int]:
+    """An argument type: a whole number of 1 or more, else an error naming `flag`."""
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} takes a whole number, got {text!r}")
+        if n < 1:
+            raise argparse.ArgumentTypeError(f"{flag} must be 1 or more, got {n}")
+        return n
+    return parse
 
 
 #: the local runner's scheduling policies (pomset/runtime/ordered/schedule.py)
@@ -244,9 +257,16 @@ class PipelineOptions:
                             help="streaming file sources: the watermark trails the largest "
                                  "event time read by this much (default: it stays at the "
                                  "start of time until the stream ends)")
-        parser.add_argument("--max_files_per_batch", type=int, default=None, metavar="N",
+        parser.add_argument("--max_files_per_batch", type=_at_least_one("--max_files_per_batch"),
+                            default=None, metavar="N",
                             help="streaming file sources: read at most N new files per "
                                  "micro-batch (default: all there are)")
+        parser.add_argument("--max_records_per_batch",
+                            type=_at_least_one("--max_records_per_batch"), default=None,
+                            metavar="N",
+                            help="Spark streaming, Kafka sources: read at most N records per "
+                                 "micro-batch, shared among the partitions by their backlog "
+                                 "(Spark's maxOffsetsPerTrigger; default: all there are)")
         parser.add_argument("--auto_sort", action="store_true",
                             help="typed pipelines: insert pm.Sort before an OpKeyedOrdered "
                                  "whose input is unordered (it needs order=), with a warning, "

@@ -216,7 +216,8 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     `tick`, bumped every `interval_s` without new records (a marker-only micro-batch that
     moves the clock and tells which partitions went idle) and with the micro-batch that
     releases the offsets latest at the start, when the read ends there (that one says every
-    partition finished).
+    partition finished). With `max_records` (Spark's `maxOffsetsPerTrigger`) a micro-batch
+    releases at most that many offsets, shared among the partitions by their backlog.
 
     Each partition is a channel of its own: its offset range ends with a marker of its largest
     event time less the allowed out-of-orderness. A micro-batch reads its ranges in at most
@@ -239,8 +240,10 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def __init__(self, channels: Dict[str, str], source: Any, label: str, group_id: str,
                  until_latest: bool, interval_s: float, real_clock: bool,
-                 on_data_loss: str = "warn", tasks: int = 1) -> None:
+                 on_data_loss: str = "warn", tasks: int = 1,
+                 max_records: Optional[int] = None) -> None:
         self.channels, self.source, self.label = channels, source, label
+        self.max_records = max_records
         self.tasks = max(1, tasks)
         self.group_id = group_id
         self.on_data_loss = on_data_loss
@@ -290,14 +293,14 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def _next(self, start: dict) -> tuple:
         """The offsets and tick of the next micro-batch (the start's when there is none)."""
-        if self.target is not None:   # one micro-batch to the target, which ends the read
-            offsets = {p: max(o, start["o"].get(p, 0)) for p, o in self.target.items()}
+        if self.target is not None:   # micro-batches to the target, the last ends the read
+            offsets = at_most(start["o"], self.target, self.max_records)
             if offsets == start["o"] and len(start.get("finished", ())) == len(offsets):
                 return start["o"], start["tick"]
             return offsets, start["tick"] + 1
         ends = {_name(p): o for p, o in
                 self.source.end_offsets(self.consumer, self.partitions_).items()}
-        moved = {p: max(o, start["o"].get(p, 0)) for p, o in ends.items()}
+        moved = at_most(start["o"], ends, self.max_records)
         if moved != start["o"]:
             self.last_tick = time.monotonic()
             return moved, start["tick"]
@@ -364,6 +367,22 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._consumer is not None:
             self._consumer.close()
             self._consumer = None
+
+
+def at_most(start: Dict[str, int], ends: Dict[str, int], most: Optional[int]) -> Dict[str, int]:
+    """The offsets to read up to from `start` towards `ends` (never back), at most `most` of
+    them in all: each partition's share in proportion to its backlog, the shares' remainders
+    to the largest backlogs, so that exactly `most` are released while more are waiting."""
+    upto = {p: max(o, start.get(p, 0)) for p, o in ends.items()}
+    backlog = {p: o - start.get(p, 0) for p, o in upto.items()}
+    total = sum(backlog.values())
+    if most is None or total <= most:
+        return upto
+    share = {p: most * n // total for p, n in backlog.items()}
+    for p in sorted(backlog, key=lambda p: (share[p] - most * backlog[p] / total, p))[
+            :most - sum(share.values())]:
+        share[p] += 1
+    return {p: start.get(p, 0) + share[p] for p in upto}
 
 
 def _name(partition: tuple) -> str:

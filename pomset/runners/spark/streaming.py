@@ -84,6 +84,7 @@ class StreamingPlan:
         self.out_of_orderness_us = None if ooo is None else int(ooo * 1_000_000)
         self.interval_s = options.trigger_interval
         self.max_files = options.max_files_per_batch
+        self.max_records = options.max_records_per_batch
         self.on_data_loss = options.on_data_loss
         self.virtual_clock = any(isinstance(n.transform, TestStream) for n in pipeline.nodes)
         self.address = {id(pc_): str(i) for i, pc_ in enumerate(
@@ -247,7 +248,8 @@ class StreamingPlan:
                     channels=self._partition_channels(node), source=t, label=node.label,
                     group_id=self.group_id(node), until_latest=t.until == "latest",
                     interval_s=self.interval_s, real_clock=not self.virtual_clock,
-                    on_data_loss=self.on_data_loss, tasks=self.buckets)))
+                    on_data_loss=self.on_data_loss, tasks=self.buckets,
+                    max_records=self.max_records)))
                 .load())
 
     # --- stages -----------------------------------------------------------------------------
