@@ -641,9 +641,11 @@ class GroupAlsoByWindow:
 
     def _grow(self, ks: KeyState, key: Any, old: WindowRec, window: Any) -> Any:
         """_merge where the new element's window overlaps one other, `old`, under Sessions'
-        merge: the same merged record, made without the new window's own record (which
-        brings only an empty accumulator) and with `old`'s place in the order taken by the
-        span."""
+        merge: the same merged record, made without the new window's own record, which
+        brings only an empty accumulator, so `old`'s accumulator is the merged one as it is
+        (a CombineFn's merge with a fresh accumulator gives the other back; Beam merges a
+        single source's state no further either); `old`'s place in the order is taken by
+        the span."""
         was = old.window
         merged = was if was.start_us <= window.start_us and window.max_ts <= was.max_ts \
             else was.span(window)
@@ -651,11 +653,8 @@ class GroupAlsoByWindow:
         del ks[was]
         order = ks.order
         order[bisect.bisect_left(order, was.start_us, key=_start)] = merged
-        # the sources' accumulators in the order merge_overlapping groups them
-        accs = [self.reducer.create()]
-        if old.acc is not None:
-            accs.insert(window < was, old.acc)
-        rec = ks[merged] = WindowRec(merged, self.reducer.merge(accs), [None] * self.n_trigger)
+        acc = old.acc if old.acc is not None else self.reducer.create()
+        rec = ks[merged] = WindowRec(merged, acc, [None] * self.n_trigger)
         rec.pending = old.pending
         rec.hold = old.hold
         self.trigger._on_merge(self.k, rec, 0, [old])
