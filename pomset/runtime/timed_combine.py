@@ -201,7 +201,7 @@ class TimedCombineHost:
         """Each element into its window's record, as the kernel's `process_bundle` does."""
         wm, pt, lateness, counters = self.wm, self.pt, self.lateness, self.counters
         early, late = self.early, self.late
-        add, add_one, create = reducer.add, reducer.add_one, reducer.create
+        add, add_one, create, first = reducer.add, reducer.add_one, reducer.create, reducer.first
         gone = _expiry_watermark(wm, lateness)
         touched = set()
         try:
@@ -222,11 +222,13 @@ class TimedCombineHost:
                     table = self._table(window)
                 r = table.get(key)
                 if r is None:
-                    r = table[key] = [create(), False, 1, None, None, False, 0, 0, None]
+                    acc = first(value) if wv.diff == 1 else add(create(), value, wv.diff)
+                    r = table[key] = [acc, False, 1, None, None, False, 0, 0, None]
                 elif r[CLOSED]:
                     counters.dropped_closed += 1
                     continue
-                r[ACC] = add_one(r[ACC], value) if wv.diff == 1 else add(r[ACC], value, wv.diff)
+                else:
+                    r[ACC] = add_one(r[ACC], value) if wv.diff == 1 else add(r[ACC], value, wv.diff)
                 r[PENDING] = True
                 touched.add(window)
                 if r[ST] == 1:

@@ -101,6 +101,10 @@ class CombineReducer:
     def merge(self, accs: Iterable[Any]) -> Any:
         return self.fn.merge_accumulators(list(accs))
 
+    def first(self, value: Any) -> Any:
+        """A new window's accumulator holding `value` alone."""
+        return self.add_one(self.create(), value)
+
     def outputs(self, acc: Any) -> List[Tuple[Any, int]]:
         return [(self.output(acc), 1)]
 
@@ -128,6 +132,11 @@ class AccumulatorReducer(CombineReducer):
         if diff != 1:
             raise ValueError(f"a partial accumulator is a net value and carries no diff, got {diff}")
         return self.add_one(acc, partial)
+
+    def first(self, partial: Any) -> Any:
+        """The partial itself: merged with a fresh accumulator it would come back as it is
+        (partials are made for the grouping that takes them, each its own object)."""
+        return partial
 
 
 _IMMUTABLE = (int, float, complex, str, bytes, bool, tuple, frozenset, type(None))
