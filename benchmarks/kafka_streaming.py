@@ -44,7 +44,8 @@ uploading half their views 1-3 hours late), keyed by user, into a 3-partition `v
    so its start-up and first-batch costs are over), the measured events are produced at a
    fixed rate R for `--latency-seconds` (60; one run per rate R in `--rate-fractions`, by
    default a half and a quarter of the runner's sustained events/s, capped at
-   `--max-rate`; without `--max_records_per_batch`, so a micro-batch reads all there is), and a read_committed consumer in this process reads the `sessions` and
+   `--max-rate`, 10,000/s; without `--max_records_per_batch`, so a micro-batch reads all
+   there is), and a read_committed consumer in this process reads the `sessions` and
    `billing` topics, noting when (monotonic clock) each record arrived. The
    latency of an event is the time from its produce call to the arrival of the first
    committed session record that includes it. A session record (user, start, end, seconds)
@@ -662,7 +663,8 @@ def main() -> None:
     ap.add_argument("--trigger-interval", type=float, default=1.0,
                     help="spark runner: seconds between micro-batch starts")
     ap.add_argument("--latency-seconds", type=float, default=60.0)
-    ap.add_argument("--max-rate", type=float, default=5000.0)
+    ap.add_argument("--max-rate", type=float, default=10000.0,
+                    help="latency: the highest rate run (the benchmark's own producer keeps up)")
     ap.add_argument("--warmup-events", type=int, default=1000,
                     help="latency: events in the topic before the pipeline starts, not measured")
     ap.add_argument("--rate-fractions", default="0.5,0.25",
