@@ -371,8 +371,9 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
 def at_most(start: Dict[str, int], ends: Dict[str, int], most: Optional[int]) -> Dict[str, int]:
     """The offsets to read up to from `start` towards `ends` (never back), at most `most` of
-    them in all: each partition's share in proportion to its backlog, the shares' remainders
-    to the largest backlogs, so that exactly `most` are released while more are waiting."""
+    them in all: each partition's share in proportion to its backlog, rounded down, and the
+    records rounding left over to the partitions whose shares it cut most, so that exactly
+    `most` are released while more are waiting."""
     upto = {p: max(o, start.get(p, 0)) for p, o in ends.items()}
     backlog = {p: o - start.get(p, 0) for p, o in upto.items()}
     total = sum(backlog.values())
