@@ -27,25 +27,16 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _workers(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--workers takes a whole number, got {text!r}")
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"--workers must be 0 (one per core) or more, got {n}")
-    return n
-
-
-def _at_least_one(flag: str) -> Callable[[str], int]:
-    """An argument type: a whole number of 1 or more, else an error naming `flag`."""
+def _at_least(flag: str, least: int, meaning: str = "") -> Callable[[str], int]:
+    """An argument type: a whole number of `least` (which means `meaning`) or more, else an
+    error naming `flag`."""
     def parse(text: str) -> int:
         try:
             n = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{flag} takes a whole number, got {text!r}")
-        if n < 1:
-            raise argparse.ArgumentTypeError(f"{flag} must be 1 or more, got {n}")
+        if n < least:
+            raise argparse.ArgumentTypeError(f"{flag} must be {least}{meaning} or more, got {n}")
         return n
     return parse
 
@@ -185,7 +176,8 @@ class PipelineOptions:
                                  "marked ones when a source never ends; none")
         parser.add_argument("--bundle_size", type=int, default=1000,
                             help="elements per bundle read from a bounded source")
-        parser.add_argument("--workers", "--direct_num_workers", dest="workers", type=_workers,
+        parser.add_argument("--workers", "--direct_num_workers", dest="workers",
+                            type=_at_least("--workers", 0, " (one per core)"),
                             default=0, metavar="N",
                             help="local runner: workers for its stateless steps, and with "
                                  "threads or processes its groupings' key buckets and "
@@ -257,12 +249,12 @@ class PipelineOptions:
                             help="streaming file sources: the watermark trails the largest "
                                  "event time read by this much (default: it stays at the "
                                  "start of time until the stream ends)")
-        parser.add_argument("--max_files_per_batch", type=_at_least_one("--max_files_per_batch"),
+        parser.add_argument("--max_files_per_batch", type=_at_least("--max_files_per_batch", 1),
                             default=None, metavar="N",
                             help="streaming file sources: read at most N new files per "
                                  "micro-batch (default: all there are)")
         parser.add_argument("--max_records_per_batch",
-                            type=_at_least_one("--max_records_per_batch"), default=None,
+                            type=_at_least("--max_records_per_batch", 1), default=None,
                             metavar="N",
                             help="Spark streaming, Kafka sources: read at most N records per "
                                  "micro-batch, shared among the partitions by their backlog "
