@@ -437,25 +437,6 @@ def test_a_spark_read_to_the_latest_offsets_in_capped_micro_batches(kafka_broker
     reader.stop()
 
 
-def test_a_partition_a_capped_micro_batch_leaves_waiting_is_not_idle(kafka_broker):
-    """A partition whose records --max_records_per_batch leaves unread (its share rounds to
-    none beside a big backlog) is not marked idle, or the watermark would pass its records."""
-    from pomset.runners.spark.stream_sources import KafkaReader as StreamReader
-    topic = new_topic(kafka_broker, "capped-idle-spark", 2)
-    produce(kafka_broker, topic, [{"value": {"t": i}, "partition": 0} for i in range(200)]
-            + [{"value": {"t": 1}, "partition": 1}])
-    source = pm.ReadFromKafka(kafka_broker, topic, timestamp="t", idle_timeout=IDLE_S)
-    channels = {f"{topic}:0": "c0", f"{topic}:1": "c1"}
-    reader = StreamReader(channels, source, "capped-idle", "capped-idle-spark", False, 60, True,
-                          max_records=10)
-    offsets = reader.latestOffset(reader.initialOffset(), None)
-    assert offsets["o"] == {f"{topic}:0": 10, f"{topic}:1": 0}
-    time.sleep(IDLE_S + 0.1)
-    later = reader.latestOffset(offsets, None)
-    assert later["o"][f"{topic}:1"] == 0 and later["idle"] == []
-    reader.stop()
-
-
 def test_pomset_kafka_up_and_down(tmp_path):
     env = dict(os.environ, HOME=str(tmp_path))
     cli = [sys.executable, "-m", "pomset.cli", "kafka"]

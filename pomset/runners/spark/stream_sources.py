@@ -217,8 +217,7 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     moves the clock and tells which partitions went idle) and with the micro-batch that
     releases the offsets latest at the start, when the read ends there (that one says every
     partition finished). With `max_records` (Spark's `maxOffsetsPerTrigger`) a micro-batch
-    releases at most that many offsets, shared among the partitions by their backlog; a
-    partition left with records waiting is active, never idle.
+    releases at most that many offsets, shared among the partitions by their backlog.
 
     Each partition is a channel of its own: its offset range ends with a marker of its largest
     event time less the allowed out-of-orderness. A micro-batch reads its ranges in at most
@@ -277,12 +276,12 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self.target = {_name(p): o for p, o in ends.items()}
 
     def latestOffset(self, start: dict, limit: Any) -> dict:
-        offsets, tick, ends = self._next(start)
+        offsets, tick = self._next(start)
         if offsets == start["o"] and tick == start["tick"]:
             return start
         now = time.monotonic()
-        for name, stop in offsets.items():   # read from, or left waiting by max_records
-            if stop > start["o"].get(name, stop) or ends.get(name, stop) > stop:
+        for name, stop in offsets.items():
+            if stop > start["o"].get(name, stop):
                 self.active_at[name] = now
         idle_s = None if self.source.idle_us is None else self.source.idle_us / 1e6
         finished = [n for n, stop in offsets.items()
@@ -293,23 +292,22 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 "idle": idle, "finished": finished, "hold": self.source.holds_watermark}
 
     def _next(self, start: dict) -> tuple:
-        """The offsets and tick of the next micro-batch (the start's when there is none), and
-        the offsets there are to read up to."""
+        """The offsets and tick of the next micro-batch (the start's when there is none)."""
         if self.target is not None:   # micro-batches to the target, the last ends the read
             offsets = at_most(start["o"], self.target, self.max_records)
             if offsets == start["o"] and len(start.get("finished", ())) == len(offsets):
-                return start["o"], start["tick"], self.target
-            return offsets, start["tick"] + 1, self.target
+                return start["o"], start["tick"]
+            return offsets, start["tick"] + 1
         ends = {_name(p): o for p, o in
                 self.source.end_offsets(self.consumer, self.partitions_).items()}
         moved = at_most(start["o"], ends, self.max_records)
         if moved != start["o"]:
             self.last_tick = time.monotonic()
-            return moved, start["tick"], ends
+            return moved, start["tick"]
         if time.monotonic() - self.last_tick >= self.interval_s:
             self.last_tick = time.monotonic()
-            return start["o"], start["tick"] + 1, ends
-        return start["o"], start["tick"], ends
+            return start["o"], start["tick"] + 1
+        return start["o"], start["tick"]
 
     def partitions(self, start: dict, end: dict) -> List[InputPartition]:
         ranges = [(name, start["o"].get(name, stop), stop) for name, stop in end["o"].items()
