@@ -256,9 +256,10 @@ class PipelineOptions:
         parser.add_argument("--max_records_per_batch",
                             type=_at_least("--max_records_per_batch", 1), default=None,
                             metavar="N",
-                            help="Spark streaming, Kafka sources: read at most N records per "
-                                 "micro-batch, shared among the partitions by their backlog "
-                                 "(Spark's maxOffsetsPerTrigger; default: all there are)")
+                            help="Spark streaming, Kafka sources: read about N records per "
+                                 "micro-batch, shared among the partitions by their backlog, "
+                                 "at least one from each with records waiting (Spark's "
+                                 "maxOffsetsPerTrigger; default: all there are)")
         parser.add_argument("--auto_sort", action="store_true",
                             help="typed pipelines: insert pm.Sort before an OpKeyedOrdered "
                                  "whose input is unordered (it needs order=), with a warning, "

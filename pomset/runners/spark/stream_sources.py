@@ -217,7 +217,8 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     moves the clock and tells which partitions went idle) and with the micro-batch that
     releases the offsets latest at the start, when the read ends there (that one says every
     partition finished). With `max_records` (Spark's `maxOffsetsPerTrigger`) a micro-batch
-    releases at most that many offsets, shared among the partitions by their backlog.
+    releases about that many offsets, shared among the partitions by their backlog
+    (`at_most`).
 
     Each partition is a channel of its own: its offset range ends with a marker of its largest
     event time less the allowed out-of-orderness. A micro-batch reads its ranges in at most
@@ -370,10 +371,12 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
 
 def at_most(start: Dict[str, int], ends: Dict[str, int], most: Optional[int]) -> Dict[str, int]:
-    """The offsets to read up to from `start` towards `ends` (never back), at most `most` of
-    them in all: each partition's share in proportion to its backlog, rounded down, and the
-    records rounding left over to the partitions whose shares it cut most, so that exactly
-    `most` are released while more are waiting."""
+    """The offsets to read up to from `start` towards `ends` (never back), about `most` of
+    them in all: each partition's share in proportion to its backlog, rounded down, the
+    records rounding left over going to the partitions whose shares it cut most; a partition
+    with records waiting gets at least one (as Spark rounds a share under one up), so none
+    waits behind a bigger backlog for ever, and a micro-batch may release a few more than
+    `most`."""
     upto = {p: max(o, start.get(p, 0)) for p, o in ends.items()}
     backlog = {p: o - start.get(p, 0) for p, o in upto.items()}
     total = sum(backlog.values())
@@ -383,7 +386,7 @@ def at_most(start: Dict[str, int], ends: Dict[str, int], most: Optional[int]) ->
     for p in sorted(backlog, key=lambda p: (share[p] - most * backlog[p] / total, p))[
             :most - sum(share.values())]:
         share[p] += 1
-    return {p: start.get(p, 0) + share[p] for p in upto}
+    return {p: start.get(p, 0) + max(share[p], min(1, backlog[p])) for p in upto}
 
 
 def _name(partition: tuple) -> str:
