@@ -29,8 +29,10 @@ import sys
 from importlib.machinery import PathFinder
 from typing import List, Set
 
-# what pomset's tasks import when a worker unpickles them
-TASK_MODULES = ("pyspark.worker", "pomset.runners.spark.streaming", "pomset.runners.spark.batch")
+# what pomset's tasks import when a worker unpickles and runs them (pandas: transformWithState
+# hands a stateful step its rows as pandas frames; pomset's own modules import it only there)
+TASK_MODULES = ("pyspark.worker", "pomset.runners.spark.streaming", "pomset.runners.spark.batch",
+                "pomset.runners.spark.stream_sources", "pandas")
 NO_PREIMPORT = "POMSET_DAEMON_NO_PREIMPORT"
 
 
