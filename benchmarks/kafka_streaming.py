@@ -34,9 +34,9 @@ uploading half their views 1-3 hours late), keyed by user, into a 3-partition `v
    times what a later one of the same size takes), so the **sustained** rate is the events
    after the first micro-batch over the time from its commit to the last one (the last
    micro-batch, which fires every session at the end of time, included); on the local runner
-   (no micro-batches) it is the processing rate. Checked, or the benchmark fails: the netted billing topic (per ad, the sum
-   of value x pomset-diff over the committed records) equals `batch_answer`'s billing, and the
-   netted sessions topic equals its sessions (every count 1).
+   (no micro-batches) it is the processing rate. Checked, or the benchmark fails: the netted
+   billing topic (per ad, the sum of value x pomset-diff over the committed records) equals
+   `batch_answer`'s billing, and the netted sessions topic equals its sessions (every count 1).
 
 2. Latency. `--warmup-events` (1,000) events are put in the topic, then the pipeline is
    started without `--until` (it runs until SIGINT); once it has made its first commit
