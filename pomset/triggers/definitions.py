@@ -114,6 +114,19 @@ class Trigger:
         """The trigger a downstream grouping uses: it fires when this one's output arrives."""
         return self
 
+    def folds_on_time_elements(self) -> bool:
+        """Whether, as a window's trigger, it lets the kernel take a bundle's elements that
+        arrive before the watermark passes their window in together, as one partial
+        accumulator per window they make (`GroupAlsoByWindow` does so under Sessions): it
+        neither looks at them nor fires on their arrival, and closes no window before its
+        end, so the panes are those of the elements taken one by one."""
+        return False
+
+    def _waits(self) -> bool:
+        """Whether, before the watermark passes the window, it fires only at a wake-up
+        (never on an element's arrival) and looks at no element."""
+        return False
+
     # --- slot protocol: adapt a custom trigger ---------------------------------------------------
     def _on_element(self, k, w, i: int, value: Any, ts: int) -> None:
         self.on_element(TriggerContext(k, w, i), value, Timestamp.from_micros(ts))
@@ -186,6 +199,9 @@ class _Composite(Trigger):
     def _key(self) -> tuple:
         return self._subs
 
+    def _waits(self) -> bool:
+        return all(t._waits() for t in self._subs)
+
     def _on_merge(self, k, w, i, sources) -> None:
         for t, o in zip(self._subs, self._offsets):
             _merge_child(t, k, w, i + o, sources)
@@ -249,6 +265,12 @@ class AfterWatermark(Trigger):
 
     def fires_before_end_of_window(self) -> bool:
         return self.early is not None and self.early.fires_before_end_of_window()
+
+    def _waits(self) -> bool:
+        return self.early is None or self.early._waits()
+
+    def folds_on_time_elements(self) -> bool:
+        return self._waits()
 
     def continuation(self) -> Trigger:
         return AfterWatermark(self.early.continuation() if self.early else None,
@@ -351,6 +373,9 @@ class AfterProcessingTime(_Leaf):
     def continuation(self) -> Trigger:
         return AfterProcessingTime(0)
 
+    def _waits(self) -> bool:
+        return self.delay_us > 0   # else it fires on the first element's arrival
+
     def _on_element(self, k, w, i, value, ts) -> None:
         if w.ts[i] is None:
             t = k.pt + self.delay_us
@@ -433,12 +458,18 @@ class Never(_Leaf):
     def fires_before_end_of_window(self) -> bool:
         return False
 
+    def _waits(self) -> bool:
+        return True
+
 
 class Repeatedly(_Composite):
     """Fires whenever its sub-trigger does, restarting it each time; never finishes."""
 
     def __init__(self, trigger: Trigger) -> None:
         super().__init__(trigger)
+
+    def folds_on_time_elements(self) -> bool:
+        return self._waits()
 
     def continuation(self) -> Trigger:
         return Repeatedly(self._subs[0].continuation())

@@ -41,11 +41,11 @@ non-speculative index; a new window starts at index 0 (is_first), even if its so
 from __future__ import annotations
 
 import bisect
-from operator import attrgetter
-from typing import Any, Dict, List, Optional, Sequence
+from operator import attrgetter, itemgetter
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..windowing import (MAX_MICROS, MIN_MICROS, PaneInfo, PaneTiming, Sessions, TimestampCombiner,
-                         WindowedValue)
+from ..windowing import (MAX_MICROS, MIN_MICROS, IntervalWindow, PaneInfo, PaneTiming, Sessions,
+                         TimestampCombiner, WindowedValue, merge_overlapping)
 from .accumulation import AccumulationMode
 from .definitions import (EVENT_TIME, PROCESSING_TIME, AfterWatermark, DefaultTrigger, Repeatedly,
                           Trigger)
@@ -55,6 +55,7 @@ from .strategy import WindowingStrategy
 EARLY, ON_TIME, LATE = PaneTiming.EARLY, PaneTiming.ON_TIME, PaneTiming.LATE
 _raw = WindowedValue.raw
 _start = attrgetter("start_us")
+_first = itemgetter(0)
 _SESSIONS_MERGE = Sessions._merge_new
 
 # A window's first pane (index 0, hence non-speculative index 0, or -1 when early) by
@@ -227,6 +228,8 @@ class GroupAlsoByWindow:
         # run of windows it overlaps, found by `_overlapping`
         self._overlapping = (Sessions._overlapping if self.merging and
                              type(self.window_fn)._merge_new is _SESSIONS_MERGE else None)
+        # a bundle's on-time elements are folded per key before they merge (`_fold`)
+        self._folds = self._overlapping is not None and self.trigger.folds_on_time_elements()
         self.lateness = strategy.allowed_lateness_us
         self.mode = strategy.accumulation_mode
         self.discarding = self.mode is AccumulationMode.DISCARDING
@@ -260,17 +263,37 @@ class GroupAlsoByWindow:
         `ElementError` naming the element that could not be processed."""
         k = self.k
         wm = k.wm
+        if (wm == MIN_MICROS and self._wm_slot is not None and not self.merging and self.eow
+                and self._add_one):
+            return self._accumulate(store, bundle)
+        if self._folds and getattr(self.reducer, "folds", False) and wm < MAX_MICROS:
+            if not isinstance(bundle, list):
+                bundle = list(bundle)
+            folded, rest = self._fold(bundle, wm)
+            if len(rest) < len(bundle):
+                add_one, merge = self._add_one, self.reducer.merge
+
+                def take(acc: Any, value: Any) -> Any:
+                    return merge((acc, value.acc)) if type(value) is _Folded else add_one(acc, value)
+                self._each(store, folded, out, take)
+                bundle = rest
+        self._each(store, bundle, out, self._add_one)
+
+    def _each(self, store: Dict[Any, KeyState], bundle: Sequence[WindowedValue], out: list,
+              add_one: Any) -> None:
+        """process_bundle, an element at a time; `add_one` takes an element's value (diff +1)
+        into its window's accumulator."""
+        k = self.k
+        wm = k.wm
         lateness, merging, counters = self.lateness, self.merging, self.counters
         late_out = self.late_out
-        create, add, add_one = self.reducer.create, self.reducer.add, self._add_one
+        create, add = self.reducer.create, self.reducer.add
         n_trigger, slot, step = self.n_trigger, self._wm_slot, k.step
         # The plain watermark trigger fires a window's pending pane, output at its end, as soon
         # as the input watermark passes that end (before the host moves the output watermark),
         # and late elements at once: with OUTPUT_AT_EOW such a hold could never bind.
         hold = slot is None or not self.eow
         gone = _expiry_watermark(wm, lateness)
-        if wm == MIN_MICROS and slot is not None and not merging and not hold and add_one:
-            return self._accumulate(store, bundle)
         try:
             for wv in bundle:
                 kv = wv.value
@@ -341,6 +364,84 @@ class GroupAlsoByWindow:
             raise
         except Exception as e:
             raise _element_error(wv.value, e) from e
+
+    def _fold(self, bundle: Sequence[WindowedValue], wm: int) -> Tuple[list, list]:
+        """Under Sessions and a trigger that folds on-time elements: each key's elements up to
+        its first that is late (behind the watermark), a retraction or not a pair, folded into
+        one `_Folded` partial accumulator per session they make among themselves (an element
+        alone in its session is left as it is). Taking them in so gives the state they would
+        give one by one: nothing fires or counts on their arrival
+        (`Trigger.folds_on_time_elements`), and a session merges with the windows any of its
+        elements would. Returns the folded elements and partials, by key in the order the keys
+        came and by session in the order their first elements came, and the rest, in the
+        bundle's order, to be taken one by one after them."""
+        groups: Dict[Any, list] = {}
+        stopped: set = set()
+        rest: list = []
+        for wv in bundle:
+            kv = wv.value
+            if type(kv) is tuple and len(kv) == 2:
+                key = kv[0]
+                try:
+                    if wv.diff == 1 and wv.ts >= wm and key not in stopped:
+                        group = groups.get(key)
+                        if group is None:
+                            groups[key] = [wv]
+                        else:
+                            group.append(wv)
+                        continue
+                    stopped.add(key)
+                except TypeError:   # an unhashable key: the element-wise path says so
+                    pass
+            rest.append(wv)
+        folded: list = []
+        add = folded.append
+        try:
+            for key, group in groups.items():
+                if len(group) == 1:
+                    add(group[0])
+                    continue
+                sessions = self._sessions(key, group)
+                if len(sessions) > 1:
+                    sessions.sort(key=_first)
+                for _, taken in sessions:
+                    add(taken)
+        except _FoldError as e:
+            raise _element_error(e.element.value, e.__cause__) from e.__cause__
+        return folded, rest
+
+    def _sessions(self, key: Any, group: List[WindowedValue]) -> List[Tuple[int, WindowedValue]]:
+        """One key's on-time elements (in arrival order) as sessions among themselves: for
+        each, the arrival position of its first element and what the kernel takes in, its
+        element if alone, else a `_Folded` partial at their combined time."""
+        create, add_one, combine = self.reducer.create, self._add_one, self.combiner.combine
+        order = sorted(range(len(group)), key=lambda i: group[i].window.start_us)
+        out: List[Tuple[int, WindowedValue]] = []
+        members: List[int] = []
+        end = None
+        for i in order + [None]:
+            window = None if i is None else group[i].window
+            if members and (window is None or window.start_us > end):
+                first = group[members[0]]
+                if len(members) == 1:
+                    out.append((members[0], first))
+                else:
+                    acc, ts = create(), None
+                    for j in members:
+                        wv = group[j]
+                        try:
+                            acc = add_one(acc, wv.value[1])
+                        except Exception as e:
+                            raise _FoldError(wv) from e
+                        ts = wv.ts if ts is None else combine(ts, wv.ts)
+                    out.append((min(members), _raw((key, _Folded(acc)), ts, IntervalWindow.from_micros(
+                        first.window.start_us, end + 1), first.pane, 1)))
+                members = []
+            if window is not None:
+                if not members or window.max_ts > end:
+                    end = window.max_ts
+                members.append(i)
+        return out
 
     def _accumulate(self, store: Dict[Any, KeyState], bundle: Sequence[WindowedValue]) -> None:
         """process_bundle for the plain watermark trigger with non-merging windows, output at
@@ -583,6 +684,7 @@ class GroupAlsoByWindow:
         if window in ks:
             return window
         order = ks.order
+        merges = None
         if self._overlapping is not None:
             run = self._overlapping(order, window)
             if not run:
@@ -591,11 +693,16 @@ class GroupAlsoByWindow:
                 return window
             if len(run) == 1:
                 return self._grow(ks, key, ks[run[0]], window)
+            # Sessions' one group: the run with the new window (which may be a folded
+            # session, longer than the gap, so not looked for again among the sorted windows)
+            merges = merge_overlapping([*run, window])
         fresh = WindowRec(window, self.reducer.create(), [None] * self.n_trigger)
         ks[window] = fresh
         bisect.insort(order, window, key=_start)
-        target = window
-        for group, merged in self.window_fn._merge_new(order, window):
+        target = window   # the new window's own, unless a group merges it (fresh then None)
+        if merges is None:
+            merges = self.window_fn._merge_new(order, window)
+        for group, merged in merges:
             sources = [ks.pop(w) for w in group]
             for s in sources:   # merged away: their requests no longer stand
                 self._unqueue(s)
@@ -635,7 +742,8 @@ class GroupAlsoByWindow:
                 self.hold_requests.append((rec.hold, key, merged))
             if window in group:
                 target = merged
-        if target is window and ks.get(window) is not fresh:
+                fresh = None
+        if fresh is not None and ks.get(window) is not fresh:
             raise ValueError(f"{self.window_fn!r}.merge_windows lost window {window!r}")
         return target
 
@@ -667,6 +775,23 @@ class GroupAlsoByWindow:
         if rec.hold is not None:
             self.hold_requests.append((rec.hold, key, merged))
         return merged
+
+
+class _Folded:
+    """A partial accumulator the kernel folded from some of a bundle's values (`_fold`)."""
+
+    __slots__ = ("acc",)
+
+    def __init__(self, acc: Any) -> None:
+        self.acc = acc
+
+
+class _FoldError(Exception):
+    """A reducer failed on `element` while the kernel folded it (the cause is chained)."""
+
+    def __init__(self, element: WindowedValue) -> None:
+        super().__init__()
+        self.element = element
 
 
 def _element_error(kv: Any, cause: Optional[BaseException]) -> ElementError:

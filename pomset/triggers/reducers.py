@@ -83,6 +83,10 @@ class BufferReducer:
 class CombineReducer:
     """Combine: an accumulator per window; retractions call `retract_input`."""
 
+    #: the kernel may fold some of a bundle's values into an accumulator and merge that in
+    #: (`GroupAlsoByWindow._fold`); a bag keeps its values' arrival order, so it does not
+    folds = True
+
     def __init__(self, combine_fn: Any) -> None:
         self.fn = combine_fn
         self._add = combine_fn.add_input
@@ -122,6 +126,8 @@ class AccumulatorReducer(CombineReducer):
     """Combine over partial accumulators (combiner lifting): each value is an accumulator a
     runner built with the same CombineFn from some of a window's inputs (`create_accumulator`,
     `add_input`), so taking it in merges it (`merge_accumulators`)."""
+
+    folds = False   # its values are accumulators already
 
     def __init__(self, combine_fn: Any) -> None:
         super().__init__(combine_fn)
