@@ -44,8 +44,8 @@ import bisect
 from operator import attrgetter, itemgetter
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..windowing import (MAX_MICROS, MIN_MICROS, IntervalWindow, PaneInfo, PaneTiming, Sessions,
-                         TimestampCombiner, WindowedValue, merge_overlapping)
+from ..windowing import (MAX_MICROS, MIN_MICROS, PaneInfo, PaneTiming, Sessions, TimestampCombiner,
+                         WindowedValue, merge_overlapping, overlapping_runs)
 from .accumulation import AccumulationMode
 from .definitions import (EVENT_TIME, PROCESSING_TIME, AfterWatermark, DefaultTrigger, Repeatedly,
                           Trigger)
@@ -396,18 +396,15 @@ class GroupAlsoByWindow:
             rest.append(wv)
         folded: list = []
         add = folded.append
-        try:
-            for key, group in groups.items():
-                if len(group) == 1:
-                    add(group[0])
-                    continue
-                sessions = self._sessions(key, group)
-                if len(sessions) > 1:
-                    sessions.sort(key=_first)
-                for _, taken in sessions:
-                    add(taken)
-        except _FoldError as e:
-            raise _element_error(e.element.value, e.__cause__) from e.__cause__
+        for key, group in groups.items():
+            if len(group) == 1:
+                add(group[0])
+                continue
+            sessions = self._sessions(key, group)
+            if len(sessions) > 1:
+                sessions.sort(key=_first)
+            for _, taken in sessions:
+                add(taken)
         return folded, rest
 
     def _sessions(self, key: Any, group: List[WindowedValue]) -> List[Tuple[int, WindowedValue]]:
@@ -417,30 +414,19 @@ class GroupAlsoByWindow:
         create, add_one, combine = self.reducer.create, self._add_one, self.combiner.combine
         order = sorted(range(len(group)), key=lambda i: group[i].window.start_us)
         out: List[Tuple[int, WindowedValue]] = []
-        members: List[int] = []
-        end = None
-        for i in order + [None]:
-            window = None if i is None else group[i].window
-            if members and (window is None or window.start_us > end):
-                first = group[members[0]]
-                if len(members) == 1:
-                    out.append((members[0], first))
-                else:
-                    acc, ts = create(), None
-                    for j in members:
-                        wv = group[j]
-                        try:
-                            acc = add_one(acc, wv.value[1])
-                        except Exception as e:
-                            raise _FoldError(wv) from e
-                        ts = wv.ts if ts is None else combine(ts, wv.ts)
-                    out.append((min(members), _raw((key, _Folded(acc)), ts, IntervalWindow.from_micros(
-                        first.window.start_us, end + 1), first.pane, 1)))
-                members = []
-            if window is not None:
-                if not members or window.max_ts > end:
-                    end = window.max_ts
-                members.append(i)
+        for members, span in overlapping_runs(order, lambda i: group[i].window):
+            if len(members) == 1:
+                out.append((members[0], group[members[0]]))
+                continue
+            acc, ts = create(), None
+            for i in members:
+                wv = group[i]
+                try:
+                    acc = add_one(acc, wv.value[1])
+                except Exception as e:
+                    raise _element_error(wv.value, e) from e
+                ts = wv.ts if ts is None else combine(ts, wv.ts)
+            out.append((min(members), _raw((key, _Folded(acc)), ts, span, group[members[0]].pane, 1)))
         return out
 
     def _accumulate(self, store: Dict[Any, KeyState], bundle: Sequence[WindowedValue]) -> None:
@@ -784,14 +770,6 @@ class _Folded:
 
     def __init__(self, acc: Any) -> None:
         self.acc = acc
-
-
-class _FoldError(Exception):
-    """A reducer failed on `element` while the kernel folded it (the cause is chained)."""
-
-    def __init__(self, element: WindowedValue) -> None:
-        super().__init__()
-        self.element = element
 
 
 def _element_error(kv: Any, cause: Optional[BaseException]) -> ElementError:

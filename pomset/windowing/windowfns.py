@@ -156,19 +156,27 @@ def _offset(offset_us: int) -> str:
 
 def merge_overlapping(windows: Sequence[IntervalWindow]) -> MergeResult:
     """Merge intersecting interval windows into their span (what Sessions does)."""
-    result: MergeResult = []
-    group: List[BoundedWindow] = []
+    return [(group, span) for group, span in overlapping_runs(sorted(windows)) if len(group) > 1]
+
+
+def overlapping_runs(items: Sequence[Any], window_of: Any = None) -> List[Tuple[list, Any]]:
+    """`items` (sorted by their interval windows' starts; `window_of` gives an item's window,
+    by default the item itself) cut into runs whose windows overlap one after another, each
+    with their span (a run of one: its window)."""
+    result: List[Tuple[list, Any]] = []
+    group: list = []
     span = None
-    for w in sorted(windows):
+    for item in items:
+        w = item if window_of is None else window_of(item)
         if span is not None and w.start_us <= span.max_ts:
-            group.append(w)
+            group.append(item)
             if w.max_ts > span.max_ts:
                 span = IntervalWindow.from_micros(span.start_us, w.max_ts + 1)
         else:
-            if len(group) > 1:
+            if group:
                 result.append((group, span))
-            group, span = [w], w
-    if len(group) > 1:
+            group, span = [item], w
+    if group:
         result.append((group, span))
     return result
 

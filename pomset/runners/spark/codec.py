@@ -87,6 +87,21 @@ class _Memo(dict):
         return b
 
 
+def key_writer() -> Callable[[Any], bytes]:
+    """Keys as `dumps` bytes, a str key pickled once (equal strs pickle alike, and a grouping
+    downstream of a fan-out sees the same few keys over and over): for one task."""
+    memo: Dict[str, bytes] = {}
+
+    def write(key: Any) -> bytes:
+        if type(key) is not str:
+            return dumps(key)
+        b = memo.get(key)
+        if b is None:
+            b = memo[key] = dumps(key)
+        return b
+    return write
+
+
 def pane_writer() -> Callable[[PaneInfo], bytes]:
     """Panes as bytes (`pane_bytes`), each distinct pane object encoded once: for one batch."""
     return _Memo(pane_bytes).bytes_of

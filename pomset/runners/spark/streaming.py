@@ -567,22 +567,12 @@ class _Keying:
         self.combine, self.fold, self.spans = combine, fold, spans
         self.aggregator: Any = None
         self.folded: Any = None
-        self.pickled: Dict[str, bytes] = {}
+        self.pickled: Callable[[Any], bytes] = codec.key_writer()
 
     def start(self) -> None:
         self.aggregator = self.combine() if self.combine is not None else None
         self.folded = self.fold() if self.fold is not None else None
-        self.pickled = {}
-
-    def _pickled(self, key: Any) -> bytes:
-        """A key's pickled bytes; a str key's pickled once a task (equal strs pickle alike,
-        and a grouping downstream of a fan-out sees the same few keys over and over)."""
-        if type(key) is not str:
-            return codec.dumps(key)
-        got = self.pickled.get(key)
-        if got is None:
-            got = self.pickled[key] = codec.dumps(key)
-        return got
+        self.pickled = codec.key_writer()
 
     def rows(self, bus: packs.Bus) -> pa.RecordBatch:
         elements = list(bus.elements)
@@ -592,7 +582,7 @@ class _Keying:
         markers = bus.markers
         if self.spans:
             markers = markers + codec.range_markers(time_range(elements))
-        pickled, key_of = self._pickled, self.key_of
+        pickled, key_of = self.pickled, self.key_of
         keys = [pickled(key_of(wv.value)) for wv in elements]
         if self.folded is not None:
             self.folded.add(elements, keys)
