@@ -355,12 +355,14 @@ class StreamingPlan:
         own = ((tcol == ins[0]) & F.col("m").isNull() if ins[0] not in ins[1:]
                else F.lit(False))   # a main input also read as a side input: every bucket
         every = F.sequence(F.lit(0), F.lit(buckets - 1))
-        # a keyed input's packs name their bucket (`packs.bucket_of`); others are spread
+        # a keyed input's packs name their bucket (`packs.bucket_of`); a row passing through
+        # goes to the bucket of the task that made it: a few large rows (a Kafka sink's
+        # records, one per task upstream) hashed by content often all landed in one bucket
         bucket = (
             F.when(own, F.array(F.coalesce(F.col("n"), F.pmod(F.xxhash64(key, "b"),
                                                               F.lit(buckets)))))
             .when(tcol.isin(*ins), every)
-            .otherwise(F.array(F.pmod(F.xxhash64("b", "m", "t"), F.lit(buckets)))))
+            .otherwise(F.array(F.pmod(F.spark_partition_id(), F.lit(buckets)))))
         # each bucket grouped by a value that lands in a partition of its own (`bucket_labels`)
         labels = packs.bucket_labels(buckets, self.buckets)
         processor.labels = {label: b for b, label in enumerate(labels)}
