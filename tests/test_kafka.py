@@ -362,8 +362,9 @@ def test_spark_markers_skip_idle_channels_and_the_reader_marks_idle_partitions(k
 
 
 def test_a_spark_micro_batch_reads_its_partitions_in_a_task_per_core(kafka_broker):
-    """More partitions than tasks: the largest ranges spread first, the clock with the least
-    loaded task; every record is read once, and every partition marks its own channel."""
+    """More partitions than tasks: the ranges one after another in equal shares (none cut
+    this small), the clock with the least loaded task; every record is read once, and every
+    partition marks its own channel."""
     from pomset.runners.spark import packs
     from pomset.runners.spark.stream_sources import KafkaReader as StreamReader
     from pomset.runtime.markers import ChannelMarker
@@ -378,7 +379,7 @@ def test_a_spark_micro_batch_reads_its_partitions_in_a_task_per_core(kafka_broke
     end = reader.latestOffset(start, None)
     parts = reader.partitions(start, end)
     assert [[(name, stop - first) for name, first, stop in p.value[0]] for p in parts] == [
-        [(f"{topic}:0", 5)], [(f"{topic}:2", 3), (f"{topic}:1", 1)]]
+        [(f"{topic}:0", 5)], [(f"{topic}:1", 1), (f"{topic}:2", 3)]]
     assert [p.value[2] is not None for p in parts] == [False, True]   # 5 records against 4
     values, marked = [], Counter()
     for p in parts:
@@ -391,6 +392,60 @@ def test_a_spark_micro_batch_reads_its_partitions_in_a_task_per_core(kafka_broke
     assert sorted(values) == sorted(10 * p + i for p, n in sizes.items() for i in range(n))
     assert marked == {"c0": 2, "c1": 1, "c2": 1}   # each partition's, and the clock's on c0
     reader.stop()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 100), st.integers(0, 3000)), max_size=6),
+       st.integers(1, 5), st.integers(1, 800))
+def test_a_micro_batch_spreads_its_ranges_over_its_tasks_in_equal_shares(sizes, tasks, least):
+    """`spread`: every offset read once, by at most `tasks` tasks; a partition cut between
+    tasks in order (its first part in the earlier task, which a stateful step takes first);
+    no cut within `least` records of a range's end; each task's share within two such
+    distances of an equal one."""
+    from pomset.runners.spark.stream_sources import spread
+    ranges = [(f"p{i}", first, first + n) for i, (first, n) in enumerate(sizes) if n]
+    groups = spread(ranges, tasks, least)
+    assert 1 <= len(groups) <= tasks and (all(groups) or groups == [[]])
+    pieces = [(name, first, stop, task) for task, g in enumerate(groups)
+              for name, first, stop in g]
+    for name, first, stop in ranges:
+        mine = sorted((f, s, t) for n, f, s, t in pieces if n == name)
+        assert [f for f, _, _ in mine] == [first] + [s for _, s, _ in mine[:-1]]
+        assert mine[-1][1] == stop and all(f < s for f, s, _ in mine)
+        assert [t for _, _, t in mine] == sorted(t for _, _, t in mine)
+        for f, _, _ in mine[1:]:
+            assert min(f - first, stop - f) >= least
+    total = sum(stop - first for _, first, stop in ranges)
+    if ranges:
+        share = total / min(tasks, total)
+        assert all(abs(sum(s - f for _, f, s in g) - share) <= 2 * least + 1 for g in groups)
+
+
+def test_a_partition_two_spark_tasks_share_keeps_each_keys_order(kafka_broker, spark_session):
+    """One partition, 10,000 records in one micro-batch: two tasks read a half each
+    (`spread`), and a stateful DoFn still sees every key's records in the order they were
+    produced (the step takes the earlier task's rows first)."""
+    from pomset.runners.spark.stream_sources import spread
+    topic = new_topic(kafka_broker, "halves", 1)
+    n = 10_000
+    assert len(spread([(f"{topic}:0", 0, n)], 2)) == 2
+    produce(kafka_broker, topic, [{"value": {"k": f"k{i % 7}", "i": i, "t": i}}
+                                  for i in range(n)])
+
+    class Previous(pm.DoFn):
+        LAST = pm.ReadModifyWriteStateSpec("last")
+
+        def process(self, kv, last=pm.DoFn.StateParam(LAST)):
+            yield kv[0], last.read(), kv[1]
+            last.write(kv[1])
+
+    flags = runner_flags("spark-streaming") + SPARK_FLAGS + ["--quiet"]
+    with pm.Pipeline(options=pm.PipelineOptions(flags)) as p:
+        seen = (p | pm.ReadFromKafka(kafka_broker, topic, timestamp="t", until="latest")
+                | pm.Map(lambda r: (r["k"], r["i"])) | pm.ParDo(Previous()))
+    got = [wv.value for wv in p.result.collect(seen)]
+    assert len(got) == n
+    assert all(before == (i - 7 if i >= 7 else None) for _, before, i in got)
 
 
 @settings(max_examples=200, deadline=None)

@@ -41,6 +41,7 @@ import base64
 import pickle
 import time
 import zlib
+from operator import itemgetter
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 import pyarrow as pa
@@ -69,6 +70,8 @@ from . import codec, packs
 # µs time exactly: the plan fills those nulls with 0 before the stateful step (no element has a
 # null time or diff; a window start equal to its end stands for "no interval window").
 FILLED = ("ts", "ws", "we", "d", "n")
+# a stateful step's input rows also carry the partition of the task that made them
+TASK = "task"
 
 
 def _with_nulls(frame: Any) -> Any:
@@ -136,13 +139,13 @@ class _Host(StatefulProcessor):
         came), its outputs with their marker ({address: `packs.Bus`}), and its counts (a
         bus row batch)."""
         bucket = self.labels[int(key[0])]
-        inputs: Dict[int, packs.Bus] = {}
+        taken: List[Tuple[int, int, bytes]] = []   # (task upstream, input index, pack)
         markers: List[Tuple[int, Marker]] = []
         names = codec.KEYED_STREAM_ARROW.names
         for frame in rows:
             kept = []
-            for i, (t, m, b) in enumerate(zip(frame["t"].tolist(), frame["m"].tolist(),
-                                              frame["b"].tolist())):
+            for i, (t, m, b, task) in enumerate(zip(frame["t"].tolist(), frame["m"].tolist(),
+                                                    frame["b"].tolist(), frame[TASK].tolist())):
                 indices = self.inputs.get(t)
                 own = indices is not None and indices[0] == 0 and m is None and self.routed(t)
                 if indices is None or (t in self.retained and (own or bucket == 0)):
@@ -156,12 +159,17 @@ class _Host(StatefulProcessor):
                 for index in indices:
                     if index == 0 and not own and bucket != 0:
                         continue   # a main element sent to every bucket (also a side input)
-                    into = inputs.get(index)
-                    if into is None:
-                        into = inputs[index] = packs.Bus()
-                    into.add_pack(b)
+                    taken.append((task, index, b))
             if kept:
                 yield _with_nulls(frame.iloc[kept][names])
+        inputs: Dict[int, packs.Bus] = {}
+        # the packs of the tasks upstream one task after another, each task's in its order: a
+        # Kafka partition two tasks read (`stream_sources.spread`) in its order
+        for _, index, b in sorted(taken, key=itemgetter(0)):
+            into = inputs.get(index)
+            if into is None:
+                into = inputs[index] = packs.Bus()
+            into.add_pack(b)
         meta = _loaded(self.meta) or _Meta()
         outputs = self.step(meta, inputs, markers)
         self.meta.update((_stored(meta),))

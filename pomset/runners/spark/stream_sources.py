@@ -17,10 +17,11 @@ All take their payload (pickled, base64) as the option `payload`, support Spark'
 from __future__ import annotations
 
 import base64
+import bisect
 import io
 import os
 import time
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -222,9 +223,11 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     Each partition is a channel of its own: its offset range ends with a marker of its largest
     event time less the allowed out-of-orderness. A micro-batch reads its ranges in at most
-    `tasks` tasks (the stateful steps' buckets: by default the cores), the largest ranges
-    spread first, so that they run in one wave: a task's fixed cost, a tenth of a second
-    with its Python workers, is paid once per core, not once per partition. The
+    `tasks` tasks (the stateful steps' buckets: by default the cores), so that they run in one
+    wave: a task's fixed cost, a tenth of a second with its Python workers, is paid once per
+    core, not once per partition; the ranges are cut into equal shares (`spread`), a partition
+    between two tasks where they do not divide (each part ends with its own marker: a
+    channel's watermark is the largest its markers say). The
     micro-batch's clock, read by the least loaded task, marks partitions idle for longer than
     the source's `idle_timeout` (an idle `ChannelMarker`) and partitions read to their end
     (the end of time); a bounded read that holds its watermark
@@ -313,12 +316,8 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def partitions(self, start: dict, end: dict) -> List[InputPartition]:
         ranges = [(name, start["o"].get(name, stop), stop) for name, stop in end["o"].items()
                   if stop > start["o"].get(name, stop)]
-        groups: List[list] = [[] for _ in range(max(1, min(self.tasks, len(ranges))))]
-        loads = [0] * len(groups)
-        for r in sorted(ranges, key=lambda r: r[1] - r[2]):   # the largest first
-            least = loads.index(min(loads))
-            groups[least].append(r)
-            loads[least] += r[2] - r[1]
+        groups = spread(ranges, self.tasks)
+        loads = [sum(stop - first for _, first, stop in group) for group in groups]
         # Spark may plan a first micro-batch ending at the initial offset: only the clock
         clock = (end.get("clock"), end.get("idle", []), end.get("finished", []))
         with_clock = loads.index(min(loads))
@@ -368,6 +367,41 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._consumer is not None:
             self._consumer.close()
             self._consumer = None
+
+
+LEAST_PIECE = 4096   # the fewest records a task reads of a partition it shares with another
+
+
+def spread(ranges: List[Tuple[str, int, int]], tasks: int,
+           least: int = LEAST_PIECE) -> List[List[Tuple[str, int, int]]]:
+    """A micro-batch's offset ranges, (partition, first, stop), as the ranges each of at most
+    `tasks` tasks reads: taken one after another and cut into shares of equal size, so that
+    the tasks take about as long when the partitions do not divide among them (3 partitions
+    on 2 cores). A range cut between two tasks has its first part in the earlier one, whose
+    rows a stateful step takes first (`stateful`), so a key's records keep their order. A cut
+    closer than `least` records to a range's end moves to that end: no task opens a
+    partition for a sliver of it. At least one task, with no ranges when there are none."""
+    total = sum(stop - first for _, first, stop in ranges)
+    n = max(1, min(tasks, total))
+    starts, at = [], 0   # where each range starts, in records from the first one's start
+    for _, first, stop in ranges:
+        starts.append(at)
+        at += stop - first
+    cuts = []   # where each share after the first starts
+    for k in range(1, n):
+        c = total * k // n
+        for a, (_, first, stop) in zip(starts, ranges):
+            b = a + stop - first
+            if a < c < b and min(c - a, b - c) < least:
+                c = a if c - a <= b - c else b
+        cuts.append(c)
+    groups: List[List[Tuple[str, int, int]]] = [[] for _ in range(n)]
+    for a, (name, first, stop) in zip(starts, ranges):
+        b = a + stop - first
+        bounds = sorted({a, b, *(c for c in cuts if a < c < b)})
+        for lo, hi in zip(bounds, bounds[1:]):
+            groups[bisect.bisect_right(cuts, lo)].append((name, first + lo - a, first + hi - a))
+    return [g for g in groups if g] or [[]]
 
 
 def at_most(start: Dict[str, int], ends: Dict[str, int], most: Optional[int]) -> Dict[str, int]:

@@ -54,8 +54,8 @@ from ...traces import TemplateStep, Typed
 from ...runtime.fusion import Fusion
 from ...runtime.deployment import Deployment, as_elements, as_items, time_range
 from .batch import BATCH_ROWS, _key_pair
-from .stateful import (FILLED, KernelProcessor, SideInputProcessor, StatefulDoFnProcessor,
-                       TemplateProcessor)
+from .stateful import (FILLED, TASK, KernelProcessor, SideInputProcessor,
+                       StatefulDoFnProcessor, TemplateProcessor)
 from .templates import check_order
 
 
@@ -362,14 +362,15 @@ class StreamingPlan:
             F.when(own, F.array(F.coalesce(F.col("n"), F.pmod(F.xxhash64(key, "b"),
                                                               F.lit(buckets)))))
             .when(tcol.isin(*ins), every)
-            .otherwise(F.array(F.pmod(F.spark_partition_id(), F.lit(buckets)))))
+            .otherwise(F.array(F.pmod(F.col(TASK), F.lit(buckets)))))
         # each bucket grouped by a value that lands in a partition of its own (`bucket_labels`)
         labels = packs.bucket_labels(buckets, self.buckets)
         processor.labels = {label: b for b, label in enumerate(labels)}
         processor.after = after
         values = F.array(*[F.lit(x).cast("long") for x in labels])
         label = F.explode(F.transform(bucket, lambda b: F.element_at(values, (b + 1).cast("int"))))
-        return (bus.fillna(0, subset=list(FILLED)).withColumn("bucket", label).groupBy("bucket")
+        return (bus.fillna(0, subset=list(FILLED)).withColumn(TASK, F.spark_partition_id())
+                .withColumn("bucket", label).groupBy("bucket")
                 .transformWithStateInPandas(processor, codec.KEYED_STREAM, "Append", "None"))
 
 
