@@ -108,3 +108,84 @@ def test_what_lifts_a_combine():
     assert liftable_in_streams(pm.Sum(), late.with_(window_fn=pm.GlobalWindows()), False, None)
     counting = fixed.with_(trigger=pm.AfterWatermark(early=pm.AfterCount(2)))
     assert not liftable_in_streams(pm.Sum(), counting, False, None)
+
+
+class VectorSum(pm.CombineFn):
+    """A sum whose `add_inputs` takes a group's values at once (`VectorAggregator`)."""
+
+    def create_accumulator(self):
+        return 0
+
+    def add_input(self, acc, value):
+        return acc + value
+
+    def add_inputs(self, acc, values):
+        return acc + int(sum(values))
+
+    def merge_accumulators(self, accs):
+        return sum(accs)
+
+    def extract_output(self, acc):
+        return acc
+
+
+rows_st = st.lists(st.tuples(st.sampled_from("abc"), st.integers(-5, 20), st.integers(0, 600)),
+                   max_size=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(trigger=st.sampled_from(["default", "early_and_late"]), vector=st.booleans(),
+       lateness=st.sampled_from([0, 30 * S, 200 * S]),
+       steps=st.lists(st.tuples(rows_st, st.integers(0, 3), st.integers(0, 150)), min_size=1,
+                      max_size=6))
+def test_columnar_partials_count_their_rows_late_and_dropped(trigger, vector, lateness, steps):
+    """A schema'd combine's rows folded by the runtime's aggregators (`columnar.aggregator`,
+    with `tally`) count late and dropped as the rows one by one, under the general kernel and
+    under the timed-watermark host, allowed lateness or not; each window's last pane holds
+    what it does one by one (a partial fires once where its rows might have fired twice)."""
+    import pyarrow as pa
+    from pomset.runtime import columnar
+    from pomset.runtime.timed_combine import TimedCombineHost, fits
+    fn = VectorSum() if vector else pm.Sum()
+    strategy = WindowingStrategy(window_fn=pm.FixedWindows(60), trigger=TRIGGERS[trigger](),
+                                 accumulation_mode=pm.AccumulationMode.ACCUMULATING,
+                                 allowed_lateness_us=lateness)
+    hosts = [lambda: KernelHost(strategy, CombineReducer(fn), "Sum")]
+    if fits(strategy, CombineReducer(fn)):
+        hosts.append(lambda: TimedCombineHost(strategy, CombineReducer(fn), "Sum"))
+    for make in hosts:
+        one_by_one, folded = make(), make()
+        last = [{}, {}]
+        pt, wm = 1_000 * S, 0
+        for rows, ticks, moves in steps:
+            pt += ticks * S
+            wm += moves * S
+            bundle = _keyed([(k, v, ts, 1) for k, v, ts in rows], strategy.window_fn)
+            agg = columnar.aggregator(fn, strategy.timestamp_combiner, tally=True)
+            if bundle:
+                table = pa.table({columnar.KEY: [wv.value[0] for wv in bundle],
+                                  columnar.VALUE: pa.array([wv.value[1] for wv in bundle],
+                                                           pa.int64()),
+                                  columnar.TS: pa.array([wv.ts for wv in bundle], pa.int64()),
+                                  columnar.WS: [wv.window.start_us for wv in bundle],
+                                  columnar.WE: [wv.window.max_ts + 1 for wv in bundle]})
+                assert agg.add(columnar.Columns(table, keys=[columnar.KEY],
+                                                values=[columnar.VALUE], pairs=True))
+            for i, host in enumerate((one_by_one, folded)):
+                out: list = []
+                host.processing_time(pt, out)
+                if i:
+                    host.partials(agg.partials() if agg else [], out)
+                else:
+                    host.elements(bundle, out)
+                host.watermark(wm, out)
+                host.end_step()
+                last[i].update(((wv.value[0], wv.window), wv.value[1]) for wv in out)
+        for i, host in enumerate((one_by_one, folded)):
+            host.watermark(MAX_MICROS, out := [])
+            host.processing_time(MAX_MICROS, out)
+            last[i].update(((wv.value[0], wv.window), wv.value[1]) for wv in out)
+        assert last[0] == last[1]
+        c, d = one_by_one.counters, folded.counters
+        assert (c.late, c.dropped_expired, c.dropped_closed) == \
+            (d.late, d.dropped_expired, d.dropped_closed)

@@ -484,6 +484,45 @@ def test_a_schema_d_aggregation_gives_early_on_time_and_late_panes_from_partials
 
 
 
+def test_a_schema_d_aggregation_counts_each_late_and_dropped_row(tmp_path):
+    """Rows folded into partials before the stateful step are counted late and dropped one by
+    one (`columnar.aggregator(tally=True)`): two late rows of one window in one micro-batch
+    count 2, three rows of expired windows (two of them one window's) 3, as the kernel counts
+    them element by element."""
+    import datetime as dt
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    t0 = dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc)
+    files = [[("a", 1, 5), ("a", 2, 10)],
+             [("a", 3, 130)],                        # the watermark to 130 s
+             [("a", 4, 70), ("a", 5, 80)],           # late for [60, 120), within its lateness
+             [("a", 6, 400)],                        # the watermark to 400 s
+             [("a", 7, 20), ("a", 8, 30), ("a", 9, 90)]]   # [0, 60) and [60, 120) expired
+    for i, rows in enumerate(files):
+        pq.write_table(pa.table({
+            "key": [k for k, _, _ in rows], "v": pa.array([v for _, v, _ in rows], pa.int64()),
+            "ts": pa.array([t0 + dt.timedelta(seconds=s) for _, _, s in rows],
+                           pa.timestamp("us", tz="UTC"))}), tmp_path / f"{i}.parquet")
+        os.utime(tmp_path / f"{i}.parquet", (i, i))   # read in this order
+    p = pm.Pipeline(options=pm.PipelineOptions([
+        "--runner=spark", "--quiet", "--streaming", "--streaming_until=latest",
+        "--max_files_per_batch=1", "--max_out_of_orderness=0"]))
+    sums = (p | pm.ReadFromParquet(str(tmp_path), timestamp_field="ts")
+            | pm.WindowInto(pm.FixedWindows(60), allowed_lateness=60,
+                            trigger=pm.AfterWatermark(early=pm.AfterProcessingTime(0.001),
+                                                      late=pm.AfterProcessingTime(0.001)),
+                            accumulation_mode=pm.AccumulationMode.ACCUMULATING)
+            | "sums" >> pm.GroupBy("key").aggregate_field("v", pm.Sum(), "total")).keep()
+    with pytest.warns(pm.LateDataWarning, match="dropped 3 late elements"):
+        result = p.run()
+    counts = result.metrics()["sums/CombinePerKey(FieldsCombineFn)"]
+    assert (counts["late"], counts["dropped"]) == (2, 3)
+    last = {}
+    for wv in sorted(result.collect(sums), key=lambda wv: wv.pane.index):
+        last[int(wv.window.start) - int(t0.timestamp())] = wv.value.total
+    assert last == {0: 3, 60: 9, 120: 3, 360: 6}
+
+
 def _sums_once(directory, checkpoint) -> dict:
     """A streaming run over `directory`'s Parquet files: per key, the last sum."""
     p = pm.Pipeline(options=pm.PipelineOptions([

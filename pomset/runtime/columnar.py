@@ -24,7 +24,7 @@ from ..sdk.schema import Row, pylist, rows_of
 from ..windowing import (GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, IntervalWindow,
                          PaneInfo, PaneTiming, TimestampCombiner, WindowedValue)
 from ..windowing.windowfns import FixedWindows, GlobalWindows, SlidingWindows
-from .lifting import liftable
+from .lifting import Tallied, liftable
 
 TS, WS, WE = "__ts", "__ws", "__we"   # event time, window start and end: int64 µs
 ON_TIME_ONCE = PaneInfo(True, True, PaneTiming.ON_TIME, 0, 0)
@@ -441,10 +441,14 @@ def _vectorized(fn: Any) -> bool:
             and fn.can_merge())
 
 
-def aggregator(fn: Any, combiner: TimestampCombiner) -> Any:
+def aggregator(fn: Any, combiner: TimestampCombiner, tally: bool = False) -> Any:
     """What folds a native combine's bundles: Arrow's aggregations for the built-ins
-    (`Aggregator`), the CombineFn's own `add_inputs` per group otherwise."""
-    return VectorAggregator(fn, combiner) if _vectorized(fn) else Aggregator(fn, combiner)
+    (`Aggregator`), the CombineFn's own `add_inputs` per group otherwise. With `tally`, each
+    partial accumulator carries its rows' times (`lifting.Tallied`), so the kernel that merges
+    it counts its late and dropped rows as it would have counted them one by one."""
+    if _vectorized(fn):
+        return VectorAggregator(fn, combiner, tally)
+    return Aggregator(fn, combiner, tally=tally)
 
 
 def fires_once(strategy: Any) -> bool:
@@ -473,7 +477,7 @@ class Aggregator:
     None means)."""
 
     def __init__(self, fn: Any, combiner: TimestampCombiner,
-                 compact_rows: int = 1 << 20) -> None:
+                 compact_rows: int = 1 << 20, tally: bool = False) -> None:
         self.fields = isinstance(fn, FieldsCombineFn)
         self.fns = fn.fns if self.fields else [fn]
         self.names = [a.name for a in fn.aggregations] if self.fields else [VALUE]
@@ -490,6 +494,9 @@ class Aggregator:
         self.keys: List[str] = []
         self.values: List[str] = []
         self.windowed = False
+        # partials with their rows' times (`aggregator`): the bundles are then kept as they
+        # come and aggregated together when taken (the times are as many as the rows anyway)
+        self.tally = tally
 
     def __bool__(self) -> bool:
         return bool(self.parts or self.raw)
@@ -512,9 +519,13 @@ class Aggregator:
                 aggs.append((v, op, pc.ScalarAggregateOptions(skip_nulls=True, min_count=0))
                             if op == "sum" else (v, op))
         aggs.append((TS, self._time_op))
+        if self.tally:
+            aggs.append((TS, "list"))
         self.aggs = aggs
         table = c.table.select(self._group() + c.values + [TS])
-        if self.raw_rows is None:   # the first bundle: does folding it pay?
+        if self.tally:
+            self.raw.append(table)
+        elif self.raw_rows is None:   # the first bundle: does folding it pay?
             self._add_part(table)
             if self.parts and self.parts[-1].num_rows > RAW_RATIO * table.num_rows:
                 self.raw_rows = 0
@@ -631,6 +642,8 @@ class Aggregator:
             per_fn.append(cols[0] if make is _same else [make(*row) for row in zip(*cols)])
         accs = list(map(list, zip(*per_fn))) if self.fields else per_fn[0]
         times = part.column(self._time_column()).to_pylist()
+        if self.tally:
+            accs = list(map(Tallied, accs, part.column(f"{TS}_list").to_pylist()))
         if self.windowed:
             starts, ends = part.column(WS).to_pylist(), part.column(WE).to_pylist()
         else:
@@ -645,10 +658,11 @@ class VectorAggregator:
     `merge_accumulators`. Bundles with null values go to the CombineFn one element at a
     time, which decides what a None means."""
 
-    def __init__(self, fn: Any, combiner: TimestampCombiner) -> None:
-        self.fn, self.combiner = fn, combiner
+    def __init__(self, fn: Any, combiner: TimestampCombiner, tally: bool = False) -> None:
+        self.fn, self.combiner, self.tally = fn, combiner, tally
         self._time_op = time_op(combiner)
-        self.accs: Dict[Tuple[Any, Any], List[Any]] = {}   # (key, window) -> [acc, time]
+        # (key, window) -> [acc, time, the rows' times (with `tally`)]
+        self.accs: Dict[Tuple[Any, Any], List[Any]] = {}
 
     def __bool__(self) -> bool:
         return bool(self.accs)
@@ -661,7 +675,7 @@ class VectorAggregator:
         table = c.table if c.table.column(0).num_chunks <= 1 else c.table.unify_dictionaries()
         group = [KEY] + ([WS, WE] if c.windowed else [])
         out = table.group_by(group, use_threads=True).aggregate(
-            [(VALUE, "list"), (TS, self._time_op)])
+            [(VALUE, "list"), (TS, self._time_op)] + ([(TS, "list")] if self.tally else []))
         keys = pylist(out.column(KEY))
         windows = (_windows(out.column(WS).to_pylist(), out.column(WE).to_pylist())
                    if c.windowed else [GLOBAL_WINDOW] * len(keys))
@@ -671,15 +685,18 @@ class VectorAggregator:
         kind = flat.type
         numbers = pa.types.is_integer(kind) or pa.types.is_floating(kind)
         flat = flat.to_numpy(zero_copy_only=False) if numbers else pylist(flat)
+        tallies = out.column(f"{TS}_list").to_pylist() if self.tally else [None] * len(keys)
         fn, accs, pick = self.fn, self.accs, max if self._time_op == "max" else min
         for i, (key, window) in enumerate(zip(keys, windows)):
             acc = fn.add_inputs(fn.create_accumulator(), flat[offsets[i]:offsets[i + 1]])
             held = accs.get((key, window))
             if held is None:
-                accs[(key, window)] = [acc, times[i]]
+                accs[(key, window)] = [acc, times[i], tallies[i]]
             else:
                 held[0] = fn.merge_accumulators([held[0], acc])
                 held[1] = pick(held[1], times[i])
+                if self.tally:
+                    held[2] += tallies[i]
         return True
 
     def partials(self) -> List[WindowedValue]:
@@ -691,8 +708,8 @@ class VectorAggregator:
         held, self.accs = self.accs, {}
         windows = [w for _, w in held]
         interval = [type(w) is IntervalWindow for w in windows]
-        return ([k for k, _ in held], [a for a, _ in held.values()],
-                [t for _, t in held.values()],
+        accs = [Tallied(a, times) if self.tally else a for a, _, times in held.values()]
+        return ([k for k, _ in held], accs, [t for _, t, _ in held.values()],
                 [w.start_us if i else None for w, i in zip(windows, interval)],
                 [w.max_ts + 1 if i else None for w, i in zip(windows, interval)])
 
@@ -701,7 +718,7 @@ class VectorAggregator:
         eow = self.combiner is TimestampCombiner.OUTPUT_AT_EOW
         out = [_raw((key, self.fn.extract_output(acc)), window.max_ts if eow else ts, window,
                     ON_TIME_ONCE, 1)
-               for (key, window), (acc, ts) in self.accs.items()]
+               for (key, window), (acc, ts, _) in self.accs.items()]
         self.accs = {}
         return out
 

@@ -30,6 +30,7 @@ from ..triggers.kernel import (Counters, ElementError, _element_error, _expiry_w
 from ..triggers.reducers import AccumulatorReducer, CombineReducer
 from ..windowing import MAX_MICROS, MIN_MICROS, PaneTiming, TimestampCombiner, WindowedValue
 from .elementwise import user_code_error
+from .lifting import Tallied
 
 EARLY, ON_TIME, LATE = PaneTiming.EARLY, PaneTiming.ON_TIME, PaneTiming.LATE
 _raw = WindowedValue.raw
@@ -125,8 +126,16 @@ class TimedCombineHost:
 
     def partials(self, bundle: Sequence[WindowedValue], out: list) -> None:
         """A bundle of (key, partial accumulator) elements (combiner lifting), merged into the
-        windows' accumulators."""
-        self._add(bundle, AccumulatorReducer(self.reducer.fn), out)
+        windows' accumulators; a `Tallied` partial's late and dropped counts are its rows'."""
+        plain: list = []
+        tallied: list = []
+        for wv in bundle:
+            (tallied if type(wv.value[1]) is Tallied else plain).append(wv)
+        reducer = AccumulatorReducer(self.reducer.fn)
+        if plain:
+            self._add(plain, reducer, out)
+        if tallied:
+            self._add(tallied, reducer, out, tallied=True)
 
     def watermark(self, wm: int, out: list) -> None:
         """The input watermark moved to `wm` (it never goes back): fire what is due, windows
@@ -197,8 +206,11 @@ class TimedCombineHost:
         self.summary[window] = [min(wakes) if wakes else None,
                                 any(r[ST] == 1 for r in table.values())]
 
-    def _add(self, bundle: Sequence[WindowedValue], reducer: Any, out: list) -> None:
-        """Each element into its window's record, as the kernel's `process_bundle` does."""
+    def _add(self, bundle: Sequence[WindowedValue], reducer: Any, out: list,
+             tallied: bool = False) -> None:
+        """Each element into its window's record, as the kernel's `process_bundle` does; with
+        `tallied`, each value is a `Tallied` partial, counted late and dropped as its rows
+        (a partial's rows share its window's fate; each is late if behind the watermark)."""
         wm, pt, lateness, counters = self.wm, self.pt, self.lateness, self.counters
         early, late = self.early, self.late
         add, add_one, create, first = reducer.add, reducer.add_one, reducer.create, reducer.first
@@ -210,12 +222,19 @@ class TimedCombineHost:
                 if type(kv) is not tuple or len(kv) != 2:
                     raise _element_error(kv, None)
                 key, value = kv
+                rows = 1
+                if tallied:
+                    times, value = value.times, value.acc
+                    rows = len(times)
                 window = wv.window
                 max_ts = window.max_ts
                 if max_ts + lateness < gone:
-                    counters.dropped_expired += 1
+                    counters.dropped_expired += rows
                     continue
-                if wv.ts < wm:
+                if tallied:
+                    if min(times) < wm:
+                        counters.late += sum(1 for x in times if x < wm)
+                elif wv.ts < wm:
                     counters.late += 1
                 table = self.tables.get(window)
                 if table is None:
@@ -225,7 +244,7 @@ class TimedCombineHost:
                     acc = first(value) if wv.diff == 1 else add(create(), value, wv.diff)
                     r = table[key] = [acc, False, 1, None, None, False, 0, 0, None]
                 elif r[CLOSED]:
-                    counters.dropped_closed += 1
+                    counters.dropped_closed += rows
                     continue
                 else:
                     r[ACC] = add_one(r[ACC], value) if wv.diff == 1 else add(r[ACC], value, wv.diff)

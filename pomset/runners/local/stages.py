@@ -381,12 +381,13 @@ class GroupStage(Stage):
         t: GroupByKey = node.transform
         main = node.inputs[0]
         self.host = self.new_host()
-        self.aggregator = (columnar.aggregator(t.combine_fn, main.windowing.timestamp_combiner)
-                           if columnar.native_combine(t, main.windowing, main.may_retract)
-                           else None)
         # all of the grouping columnar, until an element or a watermark short of the end says
         # the kernel must see it
-        self.final = self.aggregator is not None and columnar.fires_once(main.windowing)
+        native = columnar.native_combine(t, main.windowing, main.may_retract)
+        self.final = native and columnar.fires_once(main.windowing)
+        # partials the kernel merges carry their rows' times, for its late and dropped counts
+        self.aggregator = (columnar.aggregator(t.combine_fn, main.windowing.timestamp_combiner,
+                                               tally=not self.final) if native else None)
 
     def new_host(self) -> KernelHost:
         """A kernel host for this grouping (one, or one per bucket when it is partitioned)."""
@@ -406,12 +407,17 @@ class GroupStage(Stage):
 
     def receive(self, index: int, bundle: Any) -> None:
         self.received += len(bundle)
+        out: list = []
+        # the watermark moved while the whole grouping was folding: what was folded goes to
+        # the kernel, and rows from here on, which may be late, are folded with their times
+        switched = self.final and min(self.in_wms) != MIN_MICROS
+        if switched:
+            self._to_kernel(out)
         if isinstance(bundle, Columns):
             if not self.aggregator.add(bundle):
                 bundle = bundle.elements()
-            elif not self.final or min(self.in_wms) == MIN_MICROS:
+            elif not switched:
                 return
-        out: list = []
         self._to_kernel(out)
         self.host.processing_time(self.pt, out)
         if not isinstance(bundle, Columns):
@@ -425,8 +431,12 @@ class GroupStage(Stage):
         """Give the kernel the partial accumulators folded so far; from now on it has the
         grouping."""
         self.final = False
-        if self.aggregator:
-            self.host.partials(self.aggregator.partials(), out)
+        if self.aggregator is not None:
+            # untallied only if folded while the whole grouping was: at the minimum watermark,
+            # where no row is late
+            if self.aggregator:
+                self.host.partials(self.aggregator.partials(), out)
+            self.aggregator.tally = True
 
     def advance(self) -> None:
         if self.final and min(self.in_wms) == MAX_MICROS:

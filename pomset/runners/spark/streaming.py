@@ -267,7 +267,7 @@ class StreamingPlan:
             if isinstance(t, GroupByKey) and self.address[id(main)] not in beyond:
                 fn, combiner = t.combine_fn, main.windowing.timestamp_combiner
                 if columnar.native_combine(t, main.windowing, main.may_retract):
-                    combine = lambda: columnar.aggregator(fn, combiner)   # noqa: E731
+                    combine = lambda: columnar.aggregator(fn, combiner, tally=True)   # noqa: E731
                 if liftable_in_streams(fn, main.windowing, bool(main.may_retract), t.late_tag):
                     self.lifted.append(follower.label)
                     fold = lambda: PartialFold(fn, combiner, follower.label, tally=True)   # noqa: E731
