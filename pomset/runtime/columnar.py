@@ -519,8 +519,8 @@ class Aggregator:
                 aggs.append((v, op, pc.ScalarAggregateOptions(skip_nulls=True, min_count=0))
                             if op == "sum" else (v, op))
         aggs.append((TS, self._time_op))
-        if self.tally:
-            aggs.append((TS, "list"))
+        if self.tally:   # and the rows' earliest and latest
+            aggs += [(TS, op) for op in ("min", "max") if op != self._time_op] + [(TS, "list")]
         self.aggs = aggs
         table = c.table.select(self._group() + c.values + [TS])
         if self.tally:
@@ -642,8 +642,12 @@ class Aggregator:
             per_fn.append(cols[0] if make is _same else [make(*row) for row in zip(*cols)])
         accs = list(map(list, zip(*per_fn))) if self.fields else per_fn[0]
         times = part.column(self._time_column()).to_pylist()
-        if self.tally:
-            accs = list(map(Tallied, accs, part.column(f"{TS}_list").to_pylist()))
+        if self.tally:   # each partial's times as their int64 array's bytes
+            lists = part.column(f"{TS}_list").combine_chunks()
+            flat, at = lists.values.to_numpy(), lists.offsets.to_numpy()
+            accs = list(map(Tallied, accs, [flat[a:b].tobytes() for a, b in zip(at, at[1:])],
+                            part.column(f"{TS}_min").to_pylist(),
+                            part.column(f"{TS}_max").to_pylist()))
         if self.windowed:
             starts, ends = part.column(WS).to_pylist(), part.column(WE).to_pylist()
         else:

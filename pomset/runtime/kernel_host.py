@@ -279,14 +279,19 @@ class KernelHost:
                 # where the elements would have put the pane: each at its time, or at the
                 # window's end if the watermark had passed it (`GroupAlsoByWindow._hold`)
                 end = wv.window.max_ts
-                ts = reduce(combine, [x if x >= wm else end for x in t.times])
+                if t.lo >= wm:
+                    ts = combine(t.lo, t.hi)
+                elif t.hi < wm:
+                    ts = end
+                else:
+                    ts = reduce(combine, [x if x >= wm else end for x in t.time_list()])
                 k.process_bundle(states, (WindowedValue.raw((key, t.acc), ts, wv.window,
                                                             wv.pane, 1),), out)
-                n = len(t.times)
+                n = t.rows()
                 if c.dropped_expired > expired:
                     c.dropped_expired += n - 1
                     continue
-                c.late = late + sum(1 for x in t.times if x < wm)
+                c.late = late + t.late(wm)
                 if c.dropped_closed > closed:
                     c.dropped_closed += n - 1
         except ElementError as e:

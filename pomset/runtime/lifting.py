@@ -4,7 +4,8 @@ as Beam lifts a `CombinePerKey`. A shuffle then carries a row per key and window
 not one per element."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence, Tuple
+from array import array
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..sdk.combinefn import Count, Mean, Sum
 from ..triggers.reducers import CombineReducer
@@ -43,15 +44,37 @@ class Tallied:
     """A partial accumulator with the times of the elements it folded, retractions included:
     a grouping whose input watermark has passed some of them counts its late and dropped
     elements by these, as it would have counted the elements one by one
-    (`KernelHost.partials`)."""
+    (`KernelHost.partials`, `TimedCombineHost.partials`). `times` is a list, or (as the
+    columnar aggregators make it) their int64 array's bytes with the earliest and latest
+    given: a partial all on one side of the watermark is then counted without reading them."""
 
-    __slots__ = ("acc", "times")
+    __slots__ = ("acc", "times", "lo", "hi")
 
-    def __init__(self, acc: Any, times: List[int]) -> None:
+    def __init__(self, acc: Any, times: Any, lo: Optional[int] = None,
+                 hi: Optional[int] = None) -> None:
         self.acc, self.times = acc, times
+        self.lo = min(times) if lo is None else lo
+        self.hi = max(times) if hi is None else hi
 
     def __reduce__(self) -> Any:
-        return (Tallied, (self.acc, self.times))
+        return (Tallied, (self.acc, self.times, self.lo, self.hi))
+
+    def rows(self) -> int:
+        """How many elements it folded."""
+        times = self.times
+        return len(times) // 8 if isinstance(times, bytes) else len(times)
+
+    def late(self, wm: int) -> int:
+        """How many of its elements are behind the watermark `wm`."""
+        if self.lo >= wm:
+            return 0
+        if self.hi < wm:
+            return self.rows()
+        return sum(1 for x in self.time_list() if x < wm)
+
+    def time_list(self) -> List[int]:
+        times = self.times
+        return array("q", times).tolist() if isinstance(times, bytes) else times
 
 
 class PartialFold:

@@ -222,18 +222,16 @@ class TimedCombineHost:
                 if type(kv) is not tuple or len(kv) != 2:
                     raise _element_error(kv, None)
                 key, value = kv
-                rows = 1
+                rows, tally = 1, value
                 if tallied:
-                    times, value = value.times, value.acc
-                    rows = len(times)
+                    rows, value = tally.rows(), tally.acc
                 window = wv.window
                 max_ts = window.max_ts
                 if max_ts + lateness < gone:
                     counters.dropped_expired += rows
                     continue
                 if tallied:
-                    if min(times) < wm:
-                        counters.late += sum(1 for x in times if x < wm)
+                    counters.late += tally.late(wm)
                 elif wv.ts < wm:
                     counters.late += 1
                 table = self.tables.get(window)
