@@ -442,34 +442,48 @@ def test_partials_sent_as_columns_are_the_partials_sent_as_elements(combine, win
     assert as_set(got) == as_set(want)
 
 
-def test_a_schema_d_aggregation_gives_early_on_time_and_late_panes_from_partials(tmp_path):
-    import datetime as dt
+T0 = 1_772_323_200   # 2026-03-01 UTC, in seconds
+
+
+def _one_file_per_micro_batch(folder, files) -> None:
+    """Parquet files of (key, v, seconds after `T0`) rows, read in this order, one a
+    micro-batch (`_windowed_sums`)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    t0 = dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc)
-    files = [[("a", 1, 5), ("b", 2, 10), ("a", 3, 50)],   # one micro-batch each
-             [("a", 4, 70), ("b", 5, 130), ("a", 6, 200)],
-             [("a", 7, 20), ("b", 8, 30)]]                 # late for [0, 60)
     for i, rows in enumerate(files):
         pq.write_table(pa.table({
             "key": [k for k, _, _ in rows], "v": pa.array([v for _, v, _ in rows], pa.int64()),
-            "ts": pa.array([t0 + dt.timedelta(seconds=s) for _, _, s in rows],
-                           pa.timestamp("us", tz="UTC"))}), tmp_path / f"{i}.parquet")
-        os.utime(tmp_path / f"{i}.parquet", (i, i))   # read in this order
+            "ts": pa.array([(T0 + s) * 1_000_000 for _, _, s in rows],
+                           pa.timestamp("us", tz="UTC"))}), folder / f"{i}.parquet")
+        os.utime(folder / f"{i}.parquet", (i, i))
+
+
+def _windowed_sums(folder, lateness_s: int):
+    """A pipeline of the schema'd per-key sums over `folder`'s files, in minute windows with
+    early and late panes, a file a micro-batch, its watermark the latest time read."""
     p = pm.Pipeline(options=pm.PipelineOptions([
         "--runner=spark", "--quiet", "--streaming", "--streaming_until=latest",
         "--max_files_per_batch=1", "--max_out_of_orderness=0"]))
-    sums = (p | pm.ReadFromParquet(str(tmp_path), timestamp_field="ts")
-            | pm.WindowInto(pm.FixedWindows(60), allowed_lateness=3600,
+    sums = (p | pm.ReadFromParquet(str(folder), timestamp_field="ts")
+            | pm.WindowInto(pm.FixedWindows(60), allowed_lateness=lateness_s,
                             trigger=pm.AfterWatermark(early=pm.AfterProcessingTime(0.001),
                                                       late=pm.AfterProcessingTime(0.001)),
                             accumulation_mode=pm.AccumulationMode.ACCUMULATING)
-            | pm.GroupBy("key").aggregate_field("v", pm.Sum(), "total")).keep()
+            | "sums" >> pm.GroupBy("key").aggregate_field("v", pm.Sum(), "total")).keep()
+    return p, sums
+
+
+def test_a_schema_d_aggregation_gives_early_on_time_and_late_panes_from_partials(tmp_path):
+    _one_file_per_micro_batch(tmp_path, [
+        [("a", 1, 5), ("b", 2, 10), ("a", 3, 50)],   # one micro-batch each
+        [("a", 4, 70), ("b", 5, 130), ("a", 6, 200)],
+        [("a", 7, 20), ("b", 8, 30)]])                # late for [0, 60)
+    p, sums = _windowed_sums(tmp_path, 3600)
     sums | pm.WriteToJson(str(tmp_path / "out" / "sums"))
     panes = p.run().collect(sums)
     last, timings = {}, Counter()
     for wv in sorted(panes, key=lambda wv: wv.pane.index):
-        key = (wv.value.key, int(wv.window.start) - int(t0.timestamp()))
+        key = (wv.value.key, int(wv.window.start) - T0)
         last[key] = wv.value.total
         timings[key, wv.pane.timing.name] += 1
     assert last == {("a", 0): 11, ("b", 0): 10, ("a", 60): 4, ("b", 120): 5, ("a", 180): 6}
@@ -483,43 +497,25 @@ def test_a_schema_d_aggregation_gives_early_on_time_and_late_panes_from_partials
     assert sorted((r["key"], r["total"]) for r in first) == [("a", 4), ("b", 2)]
 
 
-
 def test_a_schema_d_aggregation_counts_each_late_and_dropped_row(tmp_path):
     """Rows folded into partials before the stateful step are counted late and dropped one by
     one (`columnar.aggregator(tally=True)`): two late rows of one window in one micro-batch
     count 2, three rows of expired windows (two of them one window's) 3, as the kernel counts
     them element by element."""
-    import datetime as dt
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    t0 = dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc)
-    files = [[("a", 1, 5), ("a", 2, 10)],
-             [("a", 3, 130)],                        # the watermark to 130 s
-             [("a", 4, 70), ("a", 5, 80)],           # late for [60, 120), within its lateness
-             [("a", 6, 400)],                        # the watermark to 400 s
-             [("a", 7, 20), ("a", 8, 30), ("a", 9, 90)]]   # [0, 60) and [60, 120) expired
-    for i, rows in enumerate(files):
-        pq.write_table(pa.table({
-            "key": [k for k, _, _ in rows], "v": pa.array([v for _, v, _ in rows], pa.int64()),
-            "ts": pa.array([t0 + dt.timedelta(seconds=s) for _, _, s in rows],
-                           pa.timestamp("us", tz="UTC"))}), tmp_path / f"{i}.parquet")
-        os.utime(tmp_path / f"{i}.parquet", (i, i))   # read in this order
-    p = pm.Pipeline(options=pm.PipelineOptions([
-        "--runner=spark", "--quiet", "--streaming", "--streaming_until=latest",
-        "--max_files_per_batch=1", "--max_out_of_orderness=0"]))
-    sums = (p | pm.ReadFromParquet(str(tmp_path), timestamp_field="ts")
-            | pm.WindowInto(pm.FixedWindows(60), allowed_lateness=60,
-                            trigger=pm.AfterWatermark(early=pm.AfterProcessingTime(0.001),
-                                                      late=pm.AfterProcessingTime(0.001)),
-                            accumulation_mode=pm.AccumulationMode.ACCUMULATING)
-            | "sums" >> pm.GroupBy("key").aggregate_field("v", pm.Sum(), "total")).keep()
+    _one_file_per_micro_batch(tmp_path, [
+        [("a", 1, 5), ("a", 2, 10)],
+        [("a", 3, 130)],                        # the watermark to 130 s
+        [("a", 4, 70), ("a", 5, 80)],           # late for [60, 120), within its lateness
+        [("a", 6, 400)],                        # the watermark to 400 s
+        [("a", 7, 20), ("a", 8, 30), ("a", 9, 90)]])   # [0, 60) and [60, 120) expired
+    p, sums = _windowed_sums(tmp_path, 60)
     with pytest.warns(pm.LateDataWarning, match="dropped 3 late elements"):
         result = p.run()
     counts = result.metrics()["sums/CombinePerKey(FieldsCombineFn)"]
     assert (counts["late"], counts["dropped"]) == (2, 3)
     last = {}
     for wv in sorted(result.collect(sums), key=lambda wv: wv.pane.index):
-        last[int(wv.window.start) - int(t0.timestamp())] = wv.value.total
+        last[int(wv.window.start) - T0] = wv.value.total
     assert last == {0: 3, 60: 9, 120: 3, 360: 6}
 
 
