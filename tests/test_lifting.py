@@ -136,9 +136,11 @@ rows_st = st.lists(st.tuples(st.sampled_from("abc"), st.integers(-5, 20), st.int
 @settings(max_examples=150, deadline=None)
 @given(trigger=st.sampled_from(["default", "early_and_late"]), vector=st.booleans(),
        lateness=st.sampled_from([0, 30 * S, 200 * S]),
+       combiner=st.sampled_from(list(pm.TimestampCombiner)),
        steps=st.lists(st.tuples(rows_st, st.integers(0, 3), st.integers(0, 150)), min_size=1,
                       max_size=6))
-def test_columnar_partials_count_their_rows_late_and_dropped(trigger, vector, lateness, steps):
+def test_columnar_partials_count_their_rows_late_and_dropped(trigger, vector, lateness,
+                                                             combiner, steps):
     """A schema'd combine's rows folded by the runtime's aggregators (`columnar.aggregator`,
     with `tally`) count late and dropped as the rows one by one, under the general kernel and
     under the timed-watermark host, allowed lateness or not; each window's last pane holds
@@ -149,7 +151,7 @@ def test_columnar_partials_count_their_rows_late_and_dropped(trigger, vector, la
     fn = VectorSum() if vector else pm.Sum()
     strategy = WindowingStrategy(window_fn=pm.FixedWindows(60), trigger=TRIGGERS[trigger](),
                                  accumulation_mode=pm.AccumulationMode.ACCUMULATING,
-                                 allowed_lateness_us=lateness)
+                                 allowed_lateness_us=lateness, timestamp_combiner=combiner)
     hosts = [lambda: KernelHost(strategy, CombineReducer(fn), "Sum")]
     if fits(strategy, CombineReducer(fn)):
         hosts.append(lambda: TimedCombineHost(strategy, CombineReducer(fn), "Sum"))

@@ -53,8 +53,10 @@ class Tallied:
     def __init__(self, acc: Any, times: Any, lo: Optional[int] = None,
                  hi: Optional[int] = None) -> None:
         self.acc, self.times = acc, times
-        self.lo = min(times) if lo is None else lo
-        self.hi = max(times) if hi is None else hi
+        if lo is None or hi is None:
+            listed = self.time_list()
+            lo, hi = min(listed), max(listed)
+        self.lo, self.hi = lo, hi
 
     def __reduce__(self) -> Any:
         return (Tallied, (self.acc, self.times, self.lo, self.hi))
