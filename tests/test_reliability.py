@@ -99,6 +99,31 @@ def _closed(records: list) -> set:
             for m in records if dict(m.headers())["pomset-pane-timing"] == b"ON_TIME"}
 
 
+def test_a_resumed_local_run_fires_the_windows_its_built_in_combine_folded(kafka_broker,
+                                                                            tmp_path):
+    """A built-in combine on the local runner (`CombinePerKey(Sum())`, which folds columns
+    natively and, under a trigger that fires once, could fire from its folded columns alone)
+    resumed with nothing left to read fires every window the first run left open: its
+    restored state is the kernel's."""
+    source = new_topic(kafka_broker, "native-in", 1)
+    out = new_topic(kafka_broker, "native-out", 1)
+    records = [{"value": {"k": f"k{i % 3}", "v": i, "t": 1000 + i}} for i in range(60)]
+    produce(kafka_broker, source, records)
+    checkpoint = tmp_path / "checkpoint"
+    flags = ["--runner=local", f"--checkpoint_dir={checkpoint}", *CHECKPOINTED[:2]]
+    _run_until_read(_sum_job(kafka_broker, source, out, flags), kafka_broker, checkpoint, "read",
+                    source)
+    assert len(_kafka_sums(kafka_broker, out)) < len(_expected_sums(records)), \
+        "the first run closed every window"
+    second = subprocess.run(_sum_job(kafka_broker, source, out, flags + ["--until=latest"]),
+                            capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stderr[-3000:]
+    got = Counter()
+    for k, end, total in _kafka_sums(kafka_broker, out):
+        got[(k, end)] += total
+    assert got == _expected_sums(records)
+
+
 def _sum_job(bootstrap: str, source: str, out: str, flags: list, dead: str = "") -> list:
     """The command line of `sum_job.py`: per key, the sum of `v` in windows of 10 s, to topic
     `out`; with `dead`, records that do not decode go to that topic."""
