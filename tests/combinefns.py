@@ -13,3 +13,10 @@ class NoRetract(pm.CombineFn):
 
     def merge_accumulators(self, accs):
         return sum(accs)
+
+
+class VectorSum(NoRetract):
+    """A sum whose `add_inputs` takes a group's values at once (`VectorAggregator`)."""
+
+    def add_inputs(self, acc, values):
+        return acc + int(sum(values))

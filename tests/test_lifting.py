@@ -15,6 +15,8 @@ from pomset.triggers.reducers import CombineReducer
 from pomset.triggers.strategy import WindowingStrategy
 from pomset.windowing import MAX_MICROS, NO_FIRING, WindowedValue
 
+from combinefns import VectorSum
+
 S = 1_000_000
 WINDOWS = {"fixed": lambda: pm.FixedWindows(60), "sliding": lambda: pm.SlidingWindows(60, 20),
            "global": pm.GlobalWindows}
@@ -108,25 +110,6 @@ def test_what_lifts_a_combine():
     assert liftable_in_streams(pm.Sum(), late.with_(window_fn=pm.GlobalWindows()), False, None)
     counting = fixed.with_(trigger=pm.AfterWatermark(early=pm.AfterCount(2)))
     assert not liftable_in_streams(pm.Sum(), counting, False, None)
-
-
-class VectorSum(pm.CombineFn):
-    """A sum whose `add_inputs` takes a group's values at once (`VectorAggregator`)."""
-
-    def create_accumulator(self):
-        return 0
-
-    def add_input(self, acc, value):
-        return acc + value
-
-    def add_inputs(self, acc, values):
-        return acc + int(sum(values))
-
-    def merge_accumulators(self, accs):
-        return sum(accs)
-
-    def extract_output(self, acc):
-        return acc
 
 
 rows_st = st.lists(st.tuples(st.sampled_from("abc"), st.integers(-5, 20), st.integers(0, 600)),

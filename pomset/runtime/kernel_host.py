@@ -42,7 +42,7 @@ from ..triggers.reducers import AccumulatorReducer
 from ..windowing import MAX_MICROS, MIN_MICROS, WindowedValue
 from ..sdk.errors import UserCodeError
 from .elementwise import user_code_error
-from .lifting import Tallied
+from .lifting import split_tallied
 from .watermarks import output_watermark
 
 
@@ -249,10 +249,7 @@ class KernelHost:
         reducer, add_one = k.reducer, k._add_one
         lifted = AccumulatorReducer(reducer.fn)
         k.reducer, k._add_one = lifted, lifted.add_one
-        plain: List[WindowedValue] = []
-        tallied: List[WindowedValue] = []
-        for wv in bundle:
-            (tallied if type(wv.value[1]) is Tallied else plain).append(wv)
+        plain, tallied = split_tallied(bundle)
         try:
             if plain:
                 self.elements(plain, out, keys)

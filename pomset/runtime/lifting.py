@@ -79,6 +79,16 @@ class Tallied:
         return array("q", times).tolist() if isinstance(times, bytes) else times
 
 
+def split_tallied(bundle: Sequence[WindowedValue]) -> Tuple[list, list]:
+    """A bundle of (key, partial accumulator) elements as the plain partials and the
+    `Tallied` ones, each in the bundle's order."""
+    plain: list = []
+    tallied: list = []
+    for wv in bundle:
+        (tallied if type(wv.value[1]) is Tallied else plain).append(wv)
+    return plain, tallied
+
+
 class PartialFold:
     """(key, value) elements folded into a partial accumulator per key (known by its pickled
     bytes) and window, at the earliest or latest of its elements' times as the timestamp

@@ -30,7 +30,7 @@ from ..triggers.kernel import (Counters, ElementError, _element_error, _expiry_w
 from ..triggers.reducers import AccumulatorReducer, CombineReducer
 from ..windowing import MAX_MICROS, MIN_MICROS, PaneTiming, TimestampCombiner, WindowedValue
 from .elementwise import user_code_error
-from .lifting import Tallied
+from .lifting import split_tallied
 
 EARLY, ON_TIME, LATE = PaneTiming.EARLY, PaneTiming.ON_TIME, PaneTiming.LATE
 _raw = WindowedValue.raw
@@ -127,10 +127,7 @@ class TimedCombineHost:
     def partials(self, bundle: Sequence[WindowedValue], out: list) -> None:
         """A bundle of (key, partial accumulator) elements (combiner lifting), merged into the
         windows' accumulators; a `Tallied` partial's late and dropped counts are its rows'."""
-        plain: list = []
-        tallied: list = []
-        for wv in bundle:
-            (tallied if type(wv.value[1]) is Tallied else plain).append(wv)
+        plain, tallied = split_tallied(bundle)
         reducer = AccumulatorReducer(self.reducer.fn)
         if plain:
             self._add(plain, reducer, out)

@@ -481,10 +481,9 @@ class GroupStage(Stage):
         self.host.load(state.pop("host"))
         super().restore(state)
         # the saved state is the kernel's (`snapshot`): a grouping that was to fire from its
-        # folded columns alone would leave the restored windows unfired at the end
-        self.final = False
-        if self.aggregator is not None:
-            self.aggregator.tally = True
+        # folded columns alone would leave the restored windows unfired at the end (nothing
+        # is folded yet, so nothing goes out)
+        self._to_kernel([])
 
     def metrics(self) -> Dict[str, int]:
         out = super().metrics()
