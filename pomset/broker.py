@@ -2,7 +2,8 @@
 
 It runs `noida-db` (from PyPI) with only its Kafka service and a fresh data directory, behind
 `broker_front` (which holds empty fetches back as a Kafka broker does, so that idle consumers
-wait instead of spinning) on a free loopback port, both in a process group of their own.
+wait instead of spinning, and cuts a fetch's answer to the request's limits, which noida-db
+ignores) on a free loopback port, both in a process group of their own.
 Everything else in pomset talks plain Kafka to whatever `bootstrap_servers` it is given; a real
 cluster works the same way."""
 from __future__ import annotations

@@ -7,6 +7,13 @@ and keeps an empty Fetch response back as Kafka does: it asks again every `RETRY
 records come, or returns the last empty answer once the request's MaxWaitMs has passed.
 Responses reach a client in the order it asked, as from a Kafka broker.
 
+noida-db also ignores a Fetch's MaxBytes and PartitionMaxBytes: it answers with every record
+from the fetch offset on, and a consumer far behind on a large partition gets a response over
+its receive.message.max.bytes, which it rejects, and never progresses. The front cuts such a
+response as a Kafka broker would (KIP-74): whole record batches while they fit in the
+partition's and the response's limits, but always the first batch, so that a batch larger than
+the limits still gets through. Responses within the limits pass as they came.
+
     python broker_front.py --port P --broker-port B --noida EXECUTABLE --data-dir DIR
 
 runs noida-db with only its Kafka service on loopback port B, in this process's group,
@@ -40,6 +47,16 @@ def _uvarint(b: bytes, pos: int) -> Tuple[int, int]:
         shift += 7
 
 
+def _uvarint_bytes(value: int) -> bytes:
+    """An unsigned varint's encoding, as flexible versions write lengths."""
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
 def _skip_tags(b: bytes, pos: int) -> int:
     """Past a flexible version's tagged fields."""
     count, pos = _uvarint(b, pos)
@@ -58,15 +75,72 @@ def _count(b: bytes, pos: int, flexible: bool) -> Tuple[int, int]:
     return max(struct.unpack_from(">i", b, pos)[0], 0), pos + 4
 
 
+def _topic(b: bytes, pos: int, version: int) -> Tuple[bytes, int]:
+    """A Fetch topic's name (its id from v13), as requests and responses both name it."""
+    if version >= 13:
+        return b[pos:pos + 16], pos + 16
+    if version >= 12:
+        n, pos = _uvarint(b, pos)
+        n -= 1
+    else:
+        n = struct.unpack_from(">h", b, pos)[0]
+        pos += 2
+    n = max(n, 0)
+    return b[pos:pos + n], pos + n
+
+
+class FetchCaps(NamedTuple):
+    """A Fetch request's limits on the records of its response: MaxBytes in all,
+    PartitionMaxBytes by (topic, partition), and the least of them: a response frame no longer
+    than that needs no cut."""
+
+    total: int
+    partitions: Dict[Tuple[bytes, int], int]
+    least: int
+
+
+def _fetch_caps(frame: bytes, pos: int, version: int) -> Optional[FetchCaps]:
+    """A Fetch request's limits, read from its MinBytes on (at `pos`); None before v4 or
+    where the request cannot be read."""
+    if version < 4:
+        return None
+    flexible = version >= 12
+    try:
+        total = struct.unpack_from(">i", frame, pos + 4)[0]
+        pos += 9 + (8 if version >= 7 else 0)   # min and max bytes, isolation, session
+        partitions: Dict[Tuple[bytes, int], int] = {}
+        topics, pos = _count(frame, pos, flexible)
+        for _ in range(topics):
+            topic, pos = _topic(frame, pos, version)
+            count, pos = _count(frame, pos, flexible)
+            for _ in range(count):
+                partition = struct.unpack_from(">i", frame, pos)[0]
+                pos += 4 + 8   # partition, fetch offset
+                pos += 4 if version >= 9 else 0   # current leader epoch
+                pos += 4 if version >= 12 else 0   # last fetched epoch
+                pos += 8 if version >= 5 else 0   # log start offset
+                partitions[(topic, partition)] = struct.unpack_from(">i", frame, pos)[0]
+                pos += 4
+                if flexible:
+                    pos = _skip_tags(frame, pos)
+            if flexible:
+                pos = _skip_tags(frame, pos)
+    except (struct.error, IndexError):
+        return None
+    return FetchCaps(total, partitions, min([total, *partitions.values()]))
+
+
 class Request(NamedTuple):
     """What the front needs of a request: its API key, version and correlation id, whether
-    it gets a response (all but a Produce with acks=0), and a Fetch's MaxWaitMs (else None)."""
+    it gets a response (all but a Produce with acks=0), and a Fetch's MaxWaitMs and limits
+    (else None)."""
 
     api_key: int
     version: int
     correlation: int
     answered: bool
     wait_ms: Optional[int]
+    caps: Optional[FetchCaps]
 
 
 def request(frame: bytes) -> Request:
@@ -81,9 +155,10 @@ def request(frame: bytes) -> Request:
         if version < 15:   # v15 moved ReplicaId into a tagged field
             pos += 4
         return Request(api_key, version, correlation, True,
-                       struct.unpack_from(">i", frame, pos)[0])
+                       struct.unpack_from(">i", frame, pos)[0],
+                       _fetch_caps(frame, pos + 4, version))
     if api_key != PRODUCE:
-        return Request(api_key, version, correlation, True, None)
+        return Request(api_key, version, correlation, True, None, None)
     if version >= 9:
         pos = _skip_tags(frame, pos)
         n, pos = _uvarint(frame, pos)   # transactional id, a compact nullable string
@@ -91,72 +166,145 @@ def request(frame: bytes) -> Request:
     elif version >= 3:   # transactional id, a nullable string
         pos += 2 + max(struct.unpack_from(">h", frame, pos)[0], 0)
     acks = struct.unpack_from(">h", frame, pos)[0]
-    return Request(api_key, version, correlation, acks != 0, None)
+    return Request(api_key, version, correlation, acks != 0, None, None)
+
+
+class _Records(NamedTuple):
+    """One partition of a Fetch response: its topic (name or id), partition and error code,
+    and where its records' length field, records and their end are in the frame."""
+
+    topic: bytes
+    partition: int
+    error: int
+    at: int
+    start: int
+    end: int
+
+
+def _fetch_response(frame: bytes, version: int) -> Tuple[int, List[_Records]]:
+    """A Fetch response frame (without its size) read down to its records: its error code and
+    its partitions. ValueError (or struct.error, IndexError) where it does not read to its end."""
+    flexible = version >= 12
+    pos = 4   # correlation id
+    if flexible:
+        pos = _skip_tags(frame, pos)
+    pos += 4   # throttle time
+    error = 0
+    if version >= 7:
+        error = struct.unpack_from(">h", frame, pos)[0]
+        pos += 6   # error code, session id
+    found: List[_Records] = []
+    topics, pos = _count(frame, pos, flexible)
+    for _ in range(topics):
+        topic, pos = _topic(frame, pos, version)
+        partitions, pos = _count(frame, pos, flexible)
+        for _ in range(partitions):
+            partition, partition_error = struct.unpack_from(">ih", frame, pos)
+            pos += 6 + 8   # partition, error code, high watermark
+            pos += 8 if version >= 4 else 0   # last stable offset
+            pos += 8 if version >= 5 else 0   # log start offset
+            if version >= 4:
+                aborted, pos = _count(frame, pos, flexible)
+                for _ in range(aborted):
+                    pos += 16
+                    if flexible:
+                        pos = _skip_tags(frame, pos)
+            pos += 4 if version >= 11 else 0   # preferred read replica
+            at = pos
+            if flexible:
+                size, pos = _uvarint(frame, pos)
+                size -= 1
+            else:
+                size = struct.unpack_from(">i", frame, pos)[0]
+                pos += 4
+            size = max(size, 0)   # null records hold none
+            found.append(_Records(topic, partition, partition_error, at, pos, pos + size))
+            pos += size
+            if flexible:
+                pos = _skip_tags(frame, pos)
+        if flexible:
+            pos = _skip_tags(frame, pos)
+    if flexible:
+        pos = _skip_tags(frame, pos)
+    if pos != len(frame):
+        raise ValueError(f"a Fetch response read to {pos} of its {len(frame)} bytes")
+    return error, found
 
 
 def empty_fetch(frame: bytes, version: int) -> bool:
     """Whether a Fetch response frame (without its size) holds no records and no error: the
     answer a Kafka broker keeps back. False for anything it cannot read."""
-    flexible = version >= 12
     try:
-        pos = 4   # correlation id
-        if flexible:
-            pos = _skip_tags(frame, pos)
-        pos += 4   # throttle time
-        if version >= 7:
-            if struct.unpack_from(">h", frame, pos)[0]:
-                return False
-            pos += 6   # error code, session id
-        topics, pos = _count(frame, pos, flexible)
-        for _ in range(topics):
-            if version >= 13:
-                pos += 16   # topic id
-            elif flexible:
-                n, pos = _uvarint(frame, pos)
-                pos += max(n - 1, 0)
-            else:
-                pos += 2 + struct.unpack_from(">h", frame, pos)[0]
-            partitions, pos = _count(frame, pos, flexible)
-            for _ in range(partitions):
-                if struct.unpack_from(">h", frame, pos + 4)[0]:
-                    return False
-                pos += 6 + 8   # partition, error code, high watermark
-                pos += 8 if version >= 4 else 0   # last stable offset
-                pos += 8 if version >= 5 else 0   # log start offset
-                if version >= 4:
-                    aborted, pos = _count(frame, pos, flexible)
-                    for _ in range(aborted):
-                        pos += 16
-                        if flexible:
-                            pos = _skip_tags(frame, pos)
-                pos += 4 if version >= 11 else 0   # preferred read replica
-                if flexible:
-                    size, pos = _uvarint(frame, pos)
-                    size -= 1
-                else:
-                    size = struct.unpack_from(">i", frame, pos)[0]
-                    pos += 4
-                if size > 0:
-                    return False
-                if flexible:
-                    pos = _skip_tags(frame, pos)
-            if flexible:
-                pos = _skip_tags(frame, pos)
-        return True
-    except (struct.error, IndexError):
+        error, partitions = _fetch_response(frame, version)
+    except (struct.error, IndexError, ValueError):
         return False
+    return not error and all(not p.error and p.start == p.end for p in partitions)
+
+
+def _whole_batches(frame: bytes, start: int, end: int, budget: int, first: bool) -> int:
+    """How many bytes of the records from `start` to `end` to keep: whole record batches
+    (baseOffset int64, batchLength int32, then batchLength bytes) while they fit in `budget`,
+    the first one whatever its size when `first` (so that the consumer progresses)."""
+    if end - start <= budget:
+        return end - start
+    pos = start
+    while pos + 12 <= end:
+        length = struct.unpack_from(">i", frame, pos + 8)[0]
+        if length < 0:
+            raise ValueError(f"a record batch of length {length}")
+        after = pos + 12 + length
+        if after > end or (after - start > budget and not (first and pos == start)):
+            break
+        pos = after
+    return pos - start
+
+
+def capped(frame: bytes, version: int, caps: Optional[FetchCaps]) -> bytes:
+    """A Fetch response frame cut to its request's `caps` as a Kafka broker cuts it: each
+    partition's records to whole batches that fit in its PartitionMaxBytes and what is left of
+    MaxBytes, but the response's first batch always. The frame itself where nothing needs
+    cutting or it cannot be read."""
+    if caps is None or len(frame) <= caps.least:
+        return frame
+    try:
+        _, partitions = _fetch_response(frame, version)
+        left, first, kept = caps.total, True, []
+        for p in partitions:
+            # a partition the request leaves to its fetch session has MaxBytes alone
+            budget = min(caps.partitions.get((p.topic, p.partition), left), left)
+            n = _whole_batches(frame, p.start, p.end, budget, first)
+            first, left = first and not n, left - n
+            kept.append(n)
+    except (struct.error, IndexError, ValueError):
+        return frame
+    return _cut(frame, partitions, kept, version >= 12)
+
+
+def _cut(frame: bytes, partitions: List[_Records], kept: List[int], flexible: bool) -> bytes:
+    """The frame with each partition's records cut to the length `kept` of it, that length
+    encoded anew; everything else as it was. The frame itself where all is kept."""
+    pieces, pos = [], 0
+    for p, n in zip(partitions, kept):
+        if n < p.end - p.start:
+            length = _uvarint_bytes(n + 1) if flexible else struct.pack(">i", n)
+            pieces += [frame[pos:p.at], length, frame[p.start:p.start + n]]
+            pos = p.end
+    if not pieces:
+        return frame
+    pieces.append(frame[pos:])
+    return b"".join(pieces)
 
 
 class _Asked:
-    """A request sent upstream: its frame, API key and version, and for a Fetch that may be
-    held, until when (monotonic seconds)."""
+    """A request sent upstream: its frame, API key and version, for a Fetch that may be held,
+    until when (monotonic seconds), and for a Fetch, the limits its response is cut to."""
 
-    __slots__ = ("correlation", "frame", "api_key", "version", "until")
+    __slots__ = ("correlation", "frame", "api_key", "version", "until", "caps")
 
     def __init__(self, correlation: int, frame: bytes, api_key: int, version: int,
-                 until: Optional[float]) -> None:
+                 until: Optional[float], caps: Optional[FetchCaps]) -> None:
         self.correlation, self.frame, self.api_key = correlation, frame, api_key
-        self.version, self.until = version, until
+        self.version, self.until, self.caps = version, until, caps
 
 
 class _Connection:
@@ -182,7 +330,8 @@ class _Connection:
             if r.answered:
                 until = time.monotonic() + r.wait_ms / 1000 if r.wait_ms else None
                 self.order.append(r.correlation)
-                self.sent.append(_Asked(r.correlation, frame, r.api_key, r.version, until))
+                self.sent.append(_Asked(r.correlation, frame, r.api_key, r.version, until,
+                                        r.caps))
             _write(self.upstream, frame)
             await self.upstream.drain()
 
@@ -199,6 +348,7 @@ class _Connection:
                 continue
             if asked.api_key in NAMING_BROKERS:
                 frame = frame.replace(*self.where)
+            frame = capped(frame, asked.version, asked.caps)
             self.answered[asked.correlation] = frame
             while self.order and self.order[0] in self.answered:
                 _write(self.client, self.answered.pop(self.order.popleft()))

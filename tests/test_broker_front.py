@@ -1,9 +1,11 @@
 """The embedded broker's front (`pomset.broker_front`): empty fetches are held back as a Kafka
 broker holds them (until records come or MaxWaitMs), so an idle consumer waits instead of
 asking tens of thousands of times a second; records still come at once; the broker's
-address in its answers is the front's. The frame readers are checked against frames written
-here from the Kafka protocol's schemas (Fetch v11 with fixed-width fields, v12 flexible with
-topic names, v13 flexible with topic ids)."""
+address in its answers is the front's; a fetch's answer is cut to the request's MaxBytes and
+PartitionMaxBytes at record batch boundaries (the first batch always kept), so that a consumer
+behind by more than it may receive still progresses. The frame readers are checked against
+frames written here from the Kafka protocol's schemas (Fetch v4 to v16: fixed-width fields
+to v11, flexible with topic names at v12, flexible with topic ids from v13)."""
 from __future__ import annotations
 
 import json
@@ -15,9 +17,10 @@ import uuid
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+from hypothesis import given, settings, strategies as st
 
 from pomset.broker import EmbeddedKafka
-from pomset.broker_front import _address, empty_fetch, request
+from pomset.broker_front import _address, _fetch_response, capped, empty_fetch, request
 
 
 def _uvarint(n: int) -> bytes:
@@ -39,35 +42,62 @@ def _array(items: list, flexible: bool) -> bytes:
 
 
 TAGS = _uvarint(0)
+PARTITION_TAGS = _uvarint(1) + _uvarint(0) + _uvarint(3) + b"tag"   # one tagged field, kept
+#: the Fetch versions the cut is checked at (librdkafka asks noida-db at v12)
+CUT_VERSIONS = [4, 5, 7, 9, 11, 12, 13, 15, 16]
 
 
-def fetch_request(version: int, max_wait_ms: int) -> bytes:
+def _topic_name(version: int) -> bytes:
+    return uuid.UUID(int=42).bytes if version >= 13 else _string(b"views", version >= 12)
+
+
+def fetch_request(version: int, max_wait_ms: int, max_bytes: int = 1 << 20,
+                  partition_max_bytes: tuple = ()) -> bytes:
+    """A Fetch request (v4+) for one partition of one topic per entry of
+    `partition_max_bytes`, that partition's limit."""
     flexible = version >= 12
     header = struct.pack(">hhi", 1, version, 7) + struct.pack(">h", 6) + b"client"
     body = b"" if version >= 15 else struct.pack(">i", -1)   # replica id
-    body += struct.pack(">iii", max_wait_ms, 1, 1 << 20)
-    return header + (TAGS if flexible else b"") + body + b"\x00" * 20
+    body += struct.pack(">iiib", max_wait_ms, 1, max_bytes, 0)
+    body += struct.pack(">ii", 0, -1) if version >= 7 else b""   # session id and epoch
+    parts = []
+    for i, limit in enumerate(partition_max_bytes):
+        p = struct.pack(">i", i) + (struct.pack(">i", -1) if version >= 9 else b"")
+        p += struct.pack(">q", 100) + (struct.pack(">i", -1) if version >= 12 else b"")
+        p += (struct.pack(">q", -1) if version >= 5 else b"") + struct.pack(">i", limit)
+        parts.append(p + (TAGS if flexible else b""))
+    topics = [_topic_name(version) + _array(parts, flexible) + (TAGS if flexible else b"")]
+    body += _array(topics if parts else [], flexible)
+    body += _array([], flexible) if version >= 7 else b""   # forgotten topics
+    body += _string(b"", flexible) if version >= 11 else b""   # rack id
+    return header + (TAGS if flexible else b"") + body + (TAGS if flexible else b"")
 
 
 def fetch_response(version: int, records: list, error: int = 0, partition_error: int = 0,
                    aborted: int = 0) -> bytes:
-    """A Fetch response naming two partitions of one topic, with `records` bytes each."""
+    """A Fetch response (v4+) naming one partition of one topic per entry of `records`, the
+    bytes of its records."""
     flexible = version >= 12
     parts = []
     for i, data in enumerate(records):
-        p = struct.pack(">ihqqq", i, partition_error, 10, 10, 0)
+        p = struct.pack(">ihqq", i, partition_error, 10, 10)
+        p += struct.pack(">q", 0) if version >= 5 else b""   # log start offset
         p += _array([struct.pack(">qq", 5, 3) + (TAGS if flexible else b"")] * aborted, flexible)
-        p += struct.pack(">i", -1)   # preferred read replica (v11+)
+        p += struct.pack(">i", -1) if version >= 11 else b""   # preferred read replica
         if flexible:
-            p += _uvarint(len(data) + 1) + data + TAGS
+            p += _uvarint(len(data) + 1) + data + PARTITION_TAGS
         else:
             p += struct.pack(">i", len(data)) + data
         parts.append(p)
-    topic = uuid.UUID(int=42).bytes if version >= 13 else _string(b"views", flexible)
-    topics = [topic + _array(parts, flexible) + (TAGS if flexible else b"")]
-    head = struct.pack(">i", 7) + (TAGS if flexible else b"")
-    return (head + struct.pack(">ihi", 0, error, 0) + _array(topics, flexible)
-            + (TAGS if flexible else b""))
+    topics = [_topic_name(version) + _array(parts, flexible) + (TAGS if flexible else b"")]
+    head = struct.pack(">i", 7) + (TAGS if flexible else b"") + struct.pack(">i", 0)
+    head += struct.pack(">hi", error, 0) if version >= 7 else b""   # error code, session id
+    return head + _array(topics, flexible) + (TAGS if flexible else b"")
+
+
+def batch(offset: int, size: int) -> bytes:
+    """A record batch of `size` bytes in all: its base offset, its length, then filler."""
+    return struct.pack(">qi", offset, size - 12) + bytes([offset % 251]) * (size - 12)
 
 
 @pytest.mark.parametrize("version", [11, 12, 13, 15])
@@ -76,15 +106,85 @@ def test_a_fetch_requests_max_wait_is_read_in_every_encoding(version):
     assert request(fetch_request(version, 0)).wait_ms == 0
 
 
-@pytest.mark.parametrize("version", [11, 12, 13])
+@pytest.mark.parametrize("version", [4, 7, 11, 12, 13, 16])
 def test_a_fetch_response_is_empty_only_without_records_and_errors(version):
     assert empty_fetch(fetch_response(version, [b"", b""]), version)
     assert empty_fetch(fetch_response(version, [b"", b""], aborted=2), version)
     assert not empty_fetch(fetch_response(version, [b"", b"x" * 70]), version)
     assert not empty_fetch(fetch_response(version, [b"x" * 70, b""]), version)
-    assert not empty_fetch(fetch_response(version, [b"", b""], error=3), version)
+    if version >= 7:
+        assert not empty_fetch(fetch_response(version, [b"", b""], error=3), version)
     assert not empty_fetch(fetch_response(version, [b"", b""], partition_error=1), version)
     assert not empty_fetch(fetch_response(version, [b"", b""])[:-9], version)   # unreadable
+
+
+@pytest.mark.parametrize("version", CUT_VERSIONS)
+def test_a_fetch_requests_limits_are_read_by_topic_and_partition(version):
+    caps = request(fetch_request(version, 500, 5000, (700, 300))).caps
+    topic = uuid.UUID(int=42).bytes if version >= 13 else b"views"
+    assert (caps.total, caps.partitions, caps.least) == (5000, {(topic, 0): 700, (topic, 1): 300},
+                                                         300)
+
+
+@pytest.mark.parametrize("version", CUT_VERSIONS)
+def test_a_fetch_response_over_its_limits_is_cut_at_batch_boundaries(version):
+    a = [batch(i, 300) for i in range(4)]
+    b = [batch(i, 150) for i in range(4)]
+    caps = request(fetch_request(version, 500, 1000, (700, 700))).caps
+    cut = capped(fetch_response(version, [b"".join(a), b"".join(b)]), version, caps)
+    # partition 0 within its 700 bytes, partition 1 within the 400 left of the 1000
+    assert cut == fetch_response(version, [a[0] + a[1], b[0] + b[1]])
+    assert [p.end - p.start for p in _fetch_response(cut, version)[1]] == [600, 300]
+
+
+@pytest.mark.parametrize("version", CUT_VERSIONS)
+def test_a_fetch_response_within_its_limits_passes_as_it_came(version):
+    caps = request(fetch_request(version, 500, 1000, (400, 400))).caps
+    small = fetch_response(version, [batch(0, 100), batch(0, 100)])
+    assert capped(small, version, caps) is small   # no longer than the least limit: not read
+    fits = fetch_response(version, [batch(0, 400), batch(0, 300) + batch(1, 100)])
+    assert len(fits) > caps.least and capped(fits, version, caps) is fits
+    assert capped(fits, version, None) is fits   # an unread request limits nothing
+
+
+@pytest.mark.parametrize("version", CUT_VERSIONS)
+def test_the_first_batch_of_a_fetch_response_is_kept_whatever_its_size(version):
+    caps = request(fetch_request(version, 500, 1000, (500, 500))).caps
+    big, small = batch(0, 3000), batch(1, 100)
+    cut = capped(fetch_response(version, [b"", big + small, small]), version, caps)
+    assert cut == fetch_response(version, [b"", big, b""])
+
+
+@pytest.mark.parametrize("version", [11, 12])
+def test_a_fetch_response_that_cannot_be_read_passes_as_it_came(version):
+    caps = request(fetch_request(version, 500, 100, (100,))).caps
+    truncated = fetch_response(version, [batch(0, 300) + batch(1, 300)])[:-1]
+    assert capped(truncated, version, caps) is truncated
+    bad = fetch_response(version, [struct.pack(">qi", 0, -5) + bytes(300)])
+    assert capped(bad, version, caps) is bad
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(CUT_VERSIONS),
+       st.lists(st.lists(st.integers(12, 400), max_size=5), min_size=1, max_size=3),
+       st.integers(0, 1500), st.lists(st.integers(0, 800), min_size=3, max_size=3))
+def test_a_cut_keeps_each_partitions_first_whole_batches_that_fit(version, sizes, total, limits):
+    batches = [[batch(i, n) for i, n in enumerate(part)] for part in sizes]
+    caps = request(fetch_request(version, 500, total, tuple(limits[:len(sizes)]))).caps
+    cut = capped(fetch_response(version, [b"".join(part) for part in batches]), version, caps)
+    kept = [cut[p.start:p.end] for p in _fetch_response(cut, version)[1]]
+    left, first, counts = total, True, []
+    for part, limit, records in zip(batches, limits, kept):
+        prefixes = [b"".join(part[:k]) for k in range(len(part) + 1)]
+        assert records in prefixes   # whole batches, from the first on
+        n = prefixes.index(records)
+        budget = min(limit, left)
+        assert len(records) <= max(budget, 0) or (first and n == 1)   # only the first may not fit
+        if n < len(part):   # the next batch did not fit
+            assert len(records) + len(part[n]) > budget and not (first and n == 0)
+        first, left = first and not n, left - len(records)
+        counts.append(n)
+    assert sum(map(len, kept)) <= total or sum(counts) == 1
 
 
 def test_only_a_produce_with_acks_0_goes_unanswered():
@@ -165,3 +265,27 @@ def test_stopping_an_embedded_broker_ends_its_whole_process_group_and_removes_it
         os.killpg(group, 0)   # nothing of the group is left to write there
     time.sleep(1.0)
     assert not os.path.exists(data_dir)
+
+
+def test_a_consumer_behind_by_more_than_it_may_receive_gets_every_record_in_order(kafka_broker):
+    """noida-db answers a Fetch with every record from its offset on; the front cuts the answer
+    to the consumer's 1 MiB limits, else a consumer behind by 6 MB rejects each answer as too
+    large ("Invalid response size") and never progresses."""
+    topic = _topic(kafka_broker)
+    values = [b"%05d" % i + b"v" * 1019 for i in range(6000)]   # 1 KB each, 6 MB in all
+    p = Producer({"bootstrap.servers": kafka_broker})
+    for v in values:
+        p.produce(topic, v)
+    assert p.flush(30) == 0
+    c = _consumer(kafka_broker, topic, [], **{"fetch.max.bytes": 1 << 20,
+                                              "max.partition.fetch.bytes": 1 << 20,
+                                              "receive.message.max.bytes": (1 << 20) + 512})
+    try:
+        got: list = []
+        started = time.monotonic()
+        while len(got) < len(values) and time.monotonic() - started < 20:
+            got += [m for m in c.consume(1000, 0.2) if m.error() is None]
+        assert [m.offset() for m in got] == list(range(len(values)))
+        assert [m.value() for m in got] == values
+    finally:
+        c.close()
