@@ -9,9 +9,14 @@ own (`python examples/video_sessions.py --role=pipeline ...`), exactly once (`--
 so both runners write their output in Kafka transactions), early panes every
 `--early-seconds`.
 
-Input: `video_sessions.generate(N, users, ads, seed)` (default 10,000 users, 20 ads): views
-over 6 hours of event time in arrival order (up to 3 minutes out of order, a tenth of the users
-uploading half their views 1-3 hours late), keyed by user, into a 3-partition `views` topic.
+Input: `video_sessions.generate(N, users, ads, seed)` (20 ads): views over 6 hours of event
+time in arrival order (up to 3 minutes out of order, a tenth of the users uploading half their
+views 1-3 hours late), keyed by user, into a 3-partition `views` topic. Two shapes by default
+(`--users`), each run in full (throughput and latency, every runner): 10,000 users, where a
+micro-batch of 50,000 events holds about 5 views per user and nearly every user's session
+fires, retracts and is re-billed in each one, and 1,000 users, about 50 views per user per
+micro-batch. A grouping's work per micro-batch follows the keys it touches as much as the
+events, so the two show the range.
 
 1. Throughput. N events are produced into the topic first (not timed); then the pipeline runs
    with `--until=latest` (it reads up to the offsets latest at its start, fires everything and
@@ -44,7 +49,7 @@ uploading half their views 1-3 hours late), keyed by user, into a 3-partition `v
    so its start-up and first-batch costs are over), the measured events are produced at a
    fixed rate R for `--latency-seconds` (60; one run per rate R in `--rate-fractions`, by
    default a half and a quarter of the runner's sustained events/s, capped at
-   `--max-rate`, 10,000/s; without `--max_records_per_batch`, so a micro-batch reads all
+   `--max-rate`, 20,000/s; without `--max_records_per_batch`, so a micro-batch reads all
    there is), and a read_committed consumer in this process reads the `sessions` and
    `billing` topics, noting when (monotonic clock) each record arrived. The
    latency of an event is the time from its produce call to the arrival of the first
@@ -349,8 +354,8 @@ def throughput(runner: str, servers: str, n: int, args: argparse.Namespace) -> D
     produce_all(servers, vs.topics(prefix)[0], events)
     workdir = tempfile.mkdtemp(prefix=f"bench-kafka-{runner}-")
     checkpoint = os.path.join(workdir, "checkpoint")
-    print(f"{time.strftime('%H:%M:%S')} [{runner}] throughput: {n:,} events in the topic, running the pipeline "
-          f"with --until=latest", flush=True)
+    print(f"{time.strftime('%H:%M:%S')} [{runner}] throughput: {n:,} events of {args.users:,} users in the "
+          f"topic, running the pipeline with --until=latest", flush=True)
     batch_records = args.spark_batch_records if runner == "spark" else None
     p = Pipeline(pipeline_command(runner, servers, prefix, checkpoint, True, args, batch_records),
                  workdir)
@@ -384,7 +389,7 @@ def throughput(runner: str, servers: str, n: int, args: argparse.Namespace) -> D
         shutil.rmtree(workdir, ignore_errors=True)
     want_sessions, want_billing = expected(events, args.gap_minutes)
     processing = done_at - ready_at
-    out = dict(runner=runner, events=n, wall=exited - spawned, startup=ready_at - spawned,
+    out = dict(runner=runner, users=args.users, events=n, wall=exited - spawned, startup=ready_at - spawned,
                session=(built - spawned) if runner == "spark" else None, processing=processing,
                shutdown=exited - done_at, rate_wall=n / (exited - spawned),
                rate=n / processing, records=records, batches=batches, state_bytes=state_bytes,
@@ -519,7 +524,7 @@ def latency(runner: str, servers: str, rate: float, args: argparse.Namespace,
     def pct(q: float) -> float:
         return lat[min(len(lat) - 1, int(q * len(lat)))] if lat else float("nan")
     periods = sorted(b - a for a, b in zip(sorted(commits.values()), sorted(commits.values())[1:]))
-    out = dict(runner=runner, rate=rate, events=n, achieved=n / max(last - first, 1e-9),
+    out = dict(runner=runner, users=args.users, rate=rate, events=n, achieved=n / max(last - first, 1e-9),
                seen=len(lat), unmatched=unmatched, p50=pct(0.5), p90=pct(0.9), p99=pct(0.99),
                p50_first=early[len(early) // 2] if early else float("nan"),
                p50_last=late[len(late) // 2] if late else float("nan"),
@@ -576,7 +581,7 @@ def report(args: argparse.Namespace, tps: List[dict], lats: List[dict]) -> str:
     spark = md.version("pyspark")
     lines = [
         f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/kafka_streaming.py` "
-        f"(`{' '.join(a for a in sys.argv[1:] if a != '--no-write') or 'defaults'}`): {args.users:,} users, {args.ads} ads, "
+        f"(`{' '.join(a for a in sys.argv[1:] if a != '--no-write') or 'defaults'}`): {args.ads} ads, "
         f"session gap {args.gap_minutes:g} min, early panes every {args.early_seconds:g} s, "
         f"seed {args.seed}; exactly once (`--checkpoint_dir`); local runner "
         f"`--checkpoint_interval={args.checkpoint_interval:g}`; Spark `--spark_master=local[2]` "
@@ -589,8 +594,8 @@ def report(args: argparse.Namespace, tps: List[dict], lats: List[dict]) -> str:
         "",
         "Throughput (`--until=latest` over a pre-filled topic):",
         "",
-        "| runner | events | start to exit | events/s | start-up | processing | events/s (processing) | micro-batches | events/s sustained | shutdown | output records | billing = batch | sessions = batch |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| users | runner | events | start to exit | events/s | start-up | processing | events/s (processing) | micro-batches | events/s sustained | shutdown | output records | billing = batch | sessions = batch |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for t in tps:
         startup = f"{t['startup']:.1f} s"
@@ -601,7 +606,7 @@ def report(args: argparse.Namespace, tps: List[dict], lats: List[dict]) -> str:
                    f"{t['batches']} (the first {t['first_batch']:.1f} s)" if t["batches"] else
                    "- (epochs)")
         lines.append(
-            f"| {t['runner']} | {t['events']:,} | {t['wall']:.1f} s | {t['rate_wall']:,.0f} | "
+            f"| {t['users']:,} | {t['runner']} | {t['events']:,} | {t['wall']:.1f} s | {t['rate_wall']:,.0f} | "
             f"{startup} | {t['processing']:.1f} s | {t['rate']:,.0f} | {batches} | "
             f"**{t['sustained']:,.0f}** | {t['shutdown']:.1f} s | "
             f"{t['records']:,} | {'yes' if t['billing_ok'] else 'NO'} | "
@@ -611,15 +616,15 @@ def report(args: argparse.Namespace, tps: List[dict], lats: List[dict]) -> str:
         f"Latency (events produced at a fixed rate for {args.latency_seconds:g} s; latency of an "
         f"event = produce call to the arrival of the first committed session record that includes it):",
         "",
-        "| runner | commits every | rate (achieved) | events | p50 | p90 | p99 | max | p50 first → last third | drain | events seen | billing = batch |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| users | runner | commits every | rate (achieved) | events | p50 | p90 | p99 | max | p50 first → last third | drain | events seen | billing = batch |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for x in lats:
         commit = (f"{args.checkpoint_interval:g} s (epoch)" if x["runner"] == "local" else
                   f"micro-batch ({args.trigger_interval:g} s trigger"
                   + (f", median {x['batch_period']:.1f} s apart" if x["batch_period"] else "") + ")")
         lines.append(
-            f"| {x['runner']} | {commit} | {x['rate']:,.0f}/s ({x['achieved']:,.0f}) | "
+            f"| {x['users']:,} | {x['runner']} | {commit} | {x['rate']:,.0f}/s ({x['achieved']:,.0f}) | "
             f"{x['events']:,} | **{x['p50']:.2f} s** | {x['p90']:.2f} s | **{x['p99']:.2f} s** | "
             f"{x['max']:.2f} s | {x['p50_first']:.2f} → {x['p50_last']:.2f} s | "
             + (f"{x['drain']:.1f} s" if x["drain"] is not None else "-")
@@ -628,15 +633,15 @@ def report(args: argparse.Namespace, tps: List[dict], lats: List[dict]) -> str:
     lines += ["", f"CPU while the events were produced, in cores of {os.cpu_count()} "
                   "(`benchmarks/cpu_share.py`: each one's CPU time over the time "
                   "taken to produce them):", "",
-              "| runner | rate | pipeline: JVM | Python workers | its own process | broker (noida-db and its front) | benchmark's producer and consumer | in all |",
-              "|---|---|---|---|---|---|---|---|"]
+              "| users | runner | rate | pipeline: JVM | Python workers | its own process | broker (noida-db and its front) | benchmark's producer and consumer | in all |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for x in lats:
         c = x["cpu"]
         if c:
-            lines.append(f"| {x['runner']} | {x['rate']:,.0f}/s | {c['jvm']:.2f} | "
+            lines.append(f"| {x['users']:,} | {x['runner']} | {x['rate']:,.0f}/s | {c['jvm']:.2f} | "
                          f"{c['python workers']:.2f} | {c['pipeline process']:.2f} | "
                          f"{c['broker']:.2f} | {c['benchmark']:.2f} | {sum(c.values()):.2f} |")
-    stops = ", ".join(f"{x['runner']} at {x['rate']:,.0f}/s exited with {x['stop_rc']} {x['stop_s']:.1f} s after SIGINT"
+    stops = ", ".join(f"{x['runner']} ({x['users']:,} users) at {x['rate']:,.0f}/s exited with {x['stop_rc']} {x['stop_s']:.1f} s after SIGINT"
                       + (" (killed)" if x["killed"] else "") for x in lats)
     lines += ["", f"- *p50 first → last third*: the median latency of the events produced in "
                   f"the first and in the last third of the {args.latency_seconds:g} s (a run "
@@ -653,7 +658,9 @@ def main() -> None:
     ap.add_argument("--spark-events", type=int, default=300_000)
     ap.add_argument("--spark-batch-records", type=int, default=50_000,
                     help="throughput on Spark: --max_records_per_batch (0: no cap)")
-    ap.add_argument("--users", type=int, default=10_000)
+    ap.add_argument("--users", default="10000,1000",
+                    help="users (keys) of each shape, comma-separated: each shape runs the "
+                         "throughput and latency runs of every runner")
     ap.add_argument("--ads", type=int, default=20)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--gap-minutes", type=float, default=30.0)
@@ -663,7 +670,7 @@ def main() -> None:
     ap.add_argument("--trigger-interval", type=float, default=1.0,
                     help="spark runner: seconds between micro-batch starts")
     ap.add_argument("--latency-seconds", type=float, default=60.0)
-    ap.add_argument("--max-rate", type=float, default=10000.0,
+    ap.add_argument("--max-rate", type=float, default=20000.0,
                     help="latency: the highest rate run (the benchmark's own producer keeps up)")
     ap.add_argument("--warmup-events", type=int, default=1000,
                     help="latency: events in the topic before the pipeline starts, not measured")
@@ -678,32 +685,34 @@ def main() -> None:
     compile_bytecode()
     from pomset.broker import EmbeddedKafka
     tps, lats, errors = [], [], []
-    for runner in args.runners.split(","):
-        try:
-            with EmbeddedKafka() as broker:
-                t = throughput(runner, broker.bootstrap_servers,
-                               getattr(args, f"{runner}_events"), args)
-            tps.append(t)
-            if not t["billing_ok"]:
-                continue
-            rates = ([getattr(args, f"{runner}_rate")] if getattr(args, f"{runner}_rate")
-                     else [min(args.max_rate, round(t["sustained"] * float(f), -1))
-                           for f in args.rate_fractions.split(",")])
-            for rate in rates:
+    for users in [int(u) for u in args.users.split(",")]:
+        shape = argparse.Namespace(**{**vars(args), "users": users})
+        for runner in args.runners.split(","):
+            try:
                 with EmbeddedKafka() as broker:
-                    lats.append(latency(runner, broker.bootstrap_servers, rate, args,
-                                        broker.process.pid))
-        except Exception as e:
-            traceback.print_exc()
-            errors.append(f"{runner}: {type(e).__name__}: {str(e)[:300]}")
+                    t = throughput(runner, broker.bootstrap_servers,
+                                   getattr(args, f"{runner}_events"), shape)
+                tps.append(t)
+                if not t["billing_ok"]:
+                    continue
+                rates = ([getattr(args, f"{runner}_rate")] if getattr(args, f"{runner}_rate")
+                         else [min(args.max_rate, round(t["sustained"] * float(f), -1))
+                               for f in args.rate_fractions.split(",")])
+                for rate in rates:
+                    with EmbeddedKafka() as broker:
+                        lats.append(latency(runner, broker.bootstrap_servers, rate, shape,
+                                            broker.process.pid))
+            except Exception as e:
+                traceback.print_exc()
+                errors.append(f"{runner} ({users:,} users): {type(e).__name__}: {str(e)[:300]}")
     text = report(args, tps, lats)
     print()
     print(text)
-    failures = errors + ([f"{t['runner']}: the netted billing topic differs from the batch answer"
+    failures = errors + ([f"{t['runner']} ({t['users']:,} users): the netted billing topic differs from the batch answer"
                  for t in tps if not t["billing_ok"]]
-                + [f"{t['runner']}: the netted sessions topic differs from the batch answer"
+                + [f"{t['runner']} ({t['users']:,} users): the netted sessions topic differs from the batch answer"
                    for t in tps if not t["sessions_ok"]]
-                + [f"{x['runner']}: the billing totals did not reach the batch answer within "
+                + [f"{x['runner']} ({x['users']:,} users): the billing totals did not reach the batch answer within "
                    f"{args.drain_timeout:g}s of the last event" for x in lats if not x["converged"]])
     if failures:
         sys.exit("FAILED: " + "; ".join(failures))
