@@ -39,7 +39,10 @@ events, so the two show the range.
    times what a later one of the same size takes), so the **sustained** rate is the events
    after the first micro-batch over the time from its commit to the last one (the last
    micro-batch, which fires every session at the end of time, included); on the local runner
-   (no micro-batches) it is the processing rate. Checked, or the benchmark fails: the netted
+   (no micro-batches) it is the processing rate. Over that same sustained part, the cores each
+   part of the machine used (`cpu_share`, snapshots every 0.5 s: the pipeline's JVM, Python
+   workers and own process, the broker, the benchmark), also as CPU µs per event: where the
+   time goes. Checked, or the benchmark fails: the netted
    billing topic (per ad, the sum of value x pomset-diff over the committed records) equals
    `batch_answer`'s billing, and the netted sessions topic equals its sessions (every count 1).
 
@@ -348,7 +351,41 @@ def expected(events: List[dict], gap_minutes: float) -> Tuple[Counter, Dict[str,
 
 # --- 1. throughput ------------------------------------------------------------------------------
 
-def throughput(runner: str, servers: str, n: int, args: argparse.Namespace) -> Dict[str, Any]:
+class CpuSamples:
+    """`cpu_share` snapshots every `period` s (wall-clock times) while a run lasts, so that the
+    cores each part used over a window known only afterwards (a throughput run's sustained
+    part) can be read: between the first snapshot in the window and the last."""
+
+    def __init__(self, period: float = 0.5) -> None:
+        self.samples: List[Tuple[float, Dict[int, tuple]]] = []
+        self.period, self.done = period, threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.done.is_set():
+            self.samples.append((time.time(), cpu_share.snapshot()))
+            self.done.wait(self.period)
+
+    def stop(self) -> None:
+        self.done.set()
+        self.thread.join()
+
+    def cores(self, start: float, end: float, pipeline: int,
+              broker: Optional[int]) -> Dict[str, float]:
+        """`cpu_share.cores` between `start` and `end` (wall clock); {} if under two
+        snapshots fall in between."""
+        inside = [(t, snap) for t, snap in self.samples if start <= t <= end]
+        if len(inside) < 2:
+            return {}
+        (t0, a), (t1, b) = inside[0], inside[-1]
+        return cpu_share.cores(a, b, t1 - t0, pipeline, broker)
+
+
+def throughput(runner: str, servers: str, n: int, args: argparse.Namespace,
+               broker: Optional[int] = None) -> Dict[str, Any]:
+    """One throughput run (see the module docstring); `broker`, the broker's process (a
+    session of its own), for the cores each part used over the sustained part."""
     prefix = fresh_topics(servers, f"tp-{runner}")
     events = [e for _, e in vs.generate(n, args.users, args.ads, args.seed)]
     produce_all(servers, vs.topics(prefix)[0], events)
@@ -359,8 +396,10 @@ def throughput(runner: str, servers: str, n: int, args: argparse.Namespace) -> D
     batch_records = args.spark_batch_records if runner == "spark" else None
     p = Pipeline(pipeline_command(runner, servers, prefix, checkpoint, True, args, batch_records),
                  workdir)
+    samples = CpuSamples()
     try:
         rc = p.wait(args.timeout)
+        samples.stop()
         if rc is None:
             p.stop(10)
             raise BenchmarkError(f"[{runner}] the pipeline did not finish within {args.timeout:.0f}s:\n"
@@ -383,8 +422,11 @@ def throughput(runner: str, servers: str, n: int, args: argparse.Namespace) -> D
             first_batch = commits[min(commits)] - ready_at
             later = n - released(checkpoint, min(commits))
             steady = (later, done_at - commits[min(commits)]) if later else None
+        cpu = samples.cores(done_at - steady[1] if steady else ready_at, done_at, p.proc.pid,
+                            broker)
         got_sessions, got_billing, records = read_outputs(servers, prefix)
     finally:
+        samples.stop()
         p.stop(10)   # nothing left of its process group
         shutil.rmtree(workdir, ignore_errors=True)
     want_sessions, want_billing = expected(events, args.gap_minutes)
@@ -397,7 +439,7 @@ def throughput(runner: str, servers: str, n: int, args: argparse.Namespace) -> D
                sustained=steady[0] / steady[1] if steady else n / processing,
                billing_ok=got_billing == want_billing,
                sessions_ok=got_sessions == want_sessions,
-               sessions=len(want_sessions))
+               sessions=len(want_sessions), cpu=cpu)
     print(f"{time.strftime('%H:%M:%S')} [{runner}] {n:,} events: {out['wall']:.1f}s start to exit ({out['rate_wall']:,.0f} "
           f"events/s), start-up {out['startup']:.1f}s, processing {processing:.1f}s "
           f"({out['rate']:,.0f} events/s" + (f", {batches} micro-batches" if batches else "")
@@ -611,6 +653,20 @@ def report(args: argparse.Namespace, tps: List[dict], lats: List[dict]) -> str:
             f"**{t['sustained']:,.0f}** | {t['shutdown']:.1f} s | "
             f"{t['records']:,} | {'yes' if t['billing_ok'] else 'NO'} | "
             f"{'yes' if t['sessions_ok'] else 'NO'} ({t['sessions']:,} sessions) |")
+    lines += ["", f"CPU over the sustained part of each throughput run (Spark: from the first "
+                  f"micro-batch's commit to the last; local: the processing), in cores of "
+                  f"{os.cpu_count()} and in CPU µs per event (`benchmarks/cpu_share.py`, "
+                  f"snapshots every 0.5 s):", "",
+              "| users | runner | events/s sustained | pipeline: JVM | Python workers | its own process | broker (noida-db and its front) | benchmark | in all |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for t in tps:
+        c = t["cpu"]
+        if c:
+            per = 1e6 / t["sustained"]
+            cells = " | ".join(f"{c[k]:.2f} ({c[k] * per:.0f} µs)" for k in
+                               ("jvm", "python workers", "pipeline process", "broker", "benchmark"))
+            lines.append(f"| {t['users']:,} | {t['runner']} | {t['sustained']:,.0f} | {cells} | "
+                         f"{sum(c.values()):.2f} ({sum(c.values()) * per:.0f} µs) |")
     lines += [
         "",
         f"Latency (events produced at a fixed rate for {args.latency_seconds:g} s; latency of an "
@@ -691,7 +747,7 @@ def main() -> None:
             try:
                 with EmbeddedKafka() as broker:
                     t = throughput(runner, broker.bootstrap_servers,
-                                   getattr(args, f"{runner}_events"), shape)
+                                   getattr(args, f"{runner}_events"), shape, broker.process.pid)
                 tps.append(t)
                 if not t["billing_ok"]:
                     continue
