@@ -117,6 +117,26 @@ from results import compile_bytecode  # noqa: E402
 from spark_vs_native import write_results  # noqa: E402
 
 
+def _cpu_table(caption: str, rate_column: str, benchmark_column: str,
+               rows: List[Tuple[dict, str, Optional[float]]]) -> List[str]:
+    """A table of the cores each part used (`cpu_share.cores`, a run's `cpu`) and their sum:
+    rows of (run, its rate cell, the events' rate to show CPU µs per event too, or None); a
+    run without CPU figures is left out."""
+    lines = ["", caption, "",
+             f"| users | runner | {rate_column} | pipeline: JVM | Python workers | its own "
+             f"process | broker (noida-db and its front) | {benchmark_column} | in all |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for run, rate_cell, rate in rows:
+        c = run["cpu"]
+        if c:
+            parts = [c[k] for k in ("jvm", "python workers", "pipeline process", "broker",
+                                    "benchmark")] + [sum(c.values())]
+            cells = " | ".join(f"{v:.2f}" + (f" ({v * 1e6 / rate:.0f} µs)" if rate else "")
+                               for v in parts)
+            lines.append(f"| {run['users']:,} | {run['runner']} | {rate_cell} | {cells} |")
+    return lines
+
+
 class BenchmarkError(RuntimeError):
     pass
 
@@ -653,20 +673,12 @@ def report(args: argparse.Namespace, tps: List[dict], lats: List[dict]) -> str:
             f"**{t['sustained']:,.0f}** | {t['shutdown']:.1f} s | "
             f"{t['records']:,} | {'yes' if t['billing_ok'] else 'NO'} | "
             f"{'yes' if t['sessions_ok'] else 'NO'} ({t['sessions']:,} sessions) |")
-    lines += ["", f"CPU over the sustained part of each throughput run (Spark: from the first "
-                  f"micro-batch's commit to the last; local: the processing), in cores of "
-                  f"{os.cpu_count()} and in CPU µs per event (`benchmarks/cpu_share.py`, "
-                  f"snapshots every 0.5 s):", "",
-              "| users | runner | events/s sustained | pipeline: JVM | Python workers | its own process | broker (noida-db and its front) | benchmark | in all |",
-              "|---|---|---|---|---|---|---|---|---|"]
-    for t in tps:
-        c = t["cpu"]
-        if c:
-            per = 1e6 / t["sustained"]
-            cells = " | ".join(f"{c[k]:.2f} ({c[k] * per:.0f} µs)" for k in
-                               ("jvm", "python workers", "pipeline process", "broker", "benchmark"))
-            lines.append(f"| {t['users']:,} | {t['runner']} | {t['sustained']:,.0f} | {cells} | "
-                         f"{sum(c.values()):.2f} ({sum(c.values()) * per:.0f} µs) |")
+    lines += _cpu_table(
+        f"CPU over the sustained part of each throughput run (Spark: from the first "
+        f"micro-batch's commit to the last; local: the processing), in cores of "
+        f"{os.cpu_count()} and in CPU µs per event (`benchmarks/cpu_share.py`, snapshots every "
+        f"0.5 s):", "events/s sustained", "benchmark",
+        [(t, f"{t['sustained']:,.0f}", t["sustained"]) for t in tps])
     lines += [
         "",
         f"Latency (events produced at a fixed rate for {args.latency_seconds:g} s; latency of an "
@@ -686,17 +698,11 @@ def report(args: argparse.Namespace, tps: List[dict], lats: List[dict]) -> str:
             + (f"{x['drain']:.1f} s" if x["drain"] is not None else "-")
             + f" | {x['seen']:,} ({x['unmatched']} unmatched records) | "
             f"{'yes' if x['converged'] else 'NO'} |")
-    lines += ["", f"CPU while the events were produced, in cores of {os.cpu_count()} "
-                  "(`benchmarks/cpu_share.py`: each one's CPU time over the time "
-                  "taken to produce them):", "",
-              "| users | runner | rate | pipeline: JVM | Python workers | its own process | broker (noida-db and its front) | benchmark's producer and consumer | in all |",
-              "|---|---|---|---|---|---|---|---|---|"]
-    for x in lats:
-        c = x["cpu"]
-        if c:
-            lines.append(f"| {x['users']:,} | {x['runner']} | {x['rate']:,.0f}/s | {c['jvm']:.2f} | "
-                         f"{c['python workers']:.2f} | {c['pipeline process']:.2f} | "
-                         f"{c['broker']:.2f} | {c['benchmark']:.2f} | {sum(c.values()):.2f} |")
+    lines += _cpu_table(
+        f"CPU while the events were produced, in cores of {os.cpu_count()} "
+        "(`benchmarks/cpu_share.py`: each one's CPU time over the time taken to produce them):",
+        "rate", "benchmark's producer and consumer",
+        [(x, f"{x['rate']:,.0f}/s", None) for x in lats])
     stops = ", ".join(f"{x['runner']} ({x['users']:,} users) at {x['rate']:,.0f}/s exited with {x['stop_rc']} {x['stop_s']:.1f} s after SIGINT"
                       + (" (killed)" if x["killed"] else "") for x in lats)
     lines += ["", f"- *p50 first → last third*: the median latency of the events produced in "
