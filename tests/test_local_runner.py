@@ -11,7 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import pomset as pm
-from pomset.runners.spark.stateful import _SlotChunks, _data
+from pomset.runners.spark.stateful import PAGE_SLOTS, _SlotPages, _restored
 from pomset.runtime.kernel_host import InMemoryStates, KernelHost, unslotted
 from pomset.triggers.saved_state import state_from_bytes, state_to_bytes
 from pomset.triggers.reducers import CombineReducer
@@ -88,7 +88,7 @@ def test_collect_leaves_only_keeps_leaves():
 # --- the kernel's state is plain data ---------------------------------------------------------
 
 class _MapState(dict):
-    """A map state's calls over a dict (`_SlotChunks` takes Spark's)."""
+    """A map state's calls over a dict (`_SlotPages` takes Spark's)."""
 
     def getValue(self, key):
         return self.get(key)
@@ -100,17 +100,18 @@ class _MapState(dict):
         del self[key]
 
 
-def _host(ops, strategy, roundtrip: bool, only=None, chunked: bool = False) -> list:
+def _host(ops, strategy, roundtrip: bool, only=None, paged: int = 0) -> list:
     """The runtime's kernel host over a script of steps, optionally with every key's state,
     wake-up and hold going through bytes after every step (as Spark's buckets keep them;
-    `chunked`: the wake-up slots in a map state, as Spark's groupings keep them);
+    `paged`: the wake-up slots in a map state, as Spark's groupings keep them, `paged` slots to
+    a page);
     the panes of each step, in a canonical order (a step's panes have no order among them).
     With `only`, the elements of other keys are left out (their steps stay, empty)."""
     slots = _MapState()
 
     def new_host():
         return KernelHost(strategy, CombineReducer(pm.Sum()), "test",
-                          slot_store=_SlotChunks(slots) if chunked else None)
+                          slot_store=_SlotPages(slots, paged) if paged else None)
 
     host, steps = new_host(), []
     for op, a, b, c in ops:
@@ -129,26 +130,30 @@ def _host(ops, strategy, roundtrip: bool, only=None, chunked: bool = False) -> l
             states = {k: state_from_bytes(state_to_bytes(v))
                       for k, v in host.store.states.items()}
             queues = pickle.loads(pickle.dumps(host.save_queues()))
-            _assert_every_wake_up_is_saved(queues, states, slots if chunked else None)
+            _assert_every_wake_up_is_saved(queues, states, slots if paged else None, paged)
             host = new_host()
             host.store.states = states
             host.restore_queues(queues)
     return steps
 
 
-def _assert_every_wake_up_is_saved(queues, states, chunks):
+def _assert_every_wake_up_is_saved(queues, states, chunks, page_slots=0):
     """Saved wake-ups name every live window's at its time (a pickle of them each once), and
     saved holds only what still holds. A slot saved before may still name a window since
     merged away or moved: the kernel skips it when due (the round trip's panes show it).
-    Slots kept in chunks (`_SlotChunks`) have every chunk the saved queues count, and no
-    other."""
+    Slots kept in pages (`_SlotPages`) have every chunk of their page the saved queues count,
+    and no other."""
     for domain, attr in (("event", "et"), ("processing", "pt")):
         saved = set()
         slots = queues["timers"][domain]
         if chunks is not None:
-            assert {(slot, c) for slot, n in slots.items() for c in range(n)} == {
-                (slot, c) for d, slot, c in chunks if d == domain}
-            slots = {slot: b"".join(_data(chunks[domain, slot, c][0]) for c in range(n))
+            assert {(slot // page_slots, c) for slot, n in slots.items() for c in range(n)} == {
+                (page, c) for d, page, c in chunks if d == domain}
+            pages = {(page, c): _restored(text) for (d, page, c), (text,) in chunks.items()
+                     if d == domain}
+            assert {(page, s) for (page, _), held in pages.items() for s in held} == {
+                (slot // page_slots, slot) for slot in slots}
+            slots = {slot: b"".join(pages[slot // page_slots, c].get(slot, b"") for c in range(n))
                      for slot, n in slots.items()}
         for data in slots.values():
             f = io.BytesIO(data)
@@ -219,17 +224,65 @@ def test_kernel_state_round_trips_through_bytes(ops, sessions, trigger):
         allowed_lateness_us=to_micros(10_000))
     kept = _host(ops, strategy, roundtrip=False)
     assert _host(ops, strategy, roundtrip=True) == kept
-    assert _host(ops, strategy, roundtrip=True, chunked=True) == kept
+    for paged in (1, 3, PAGE_SLOTS):
+        assert _host(ops, strategy, roundtrip=True, paged=paged) == kept
 
 
 def test_a_slot_chunk_missing_from_the_state_is_a_checkpoint_error():
-    """Slots kept in chunks: one the saved queues count but the state lacks is named, not
-    skipped (its wake-ups would never fire)."""
+    """Slots kept in pages of chunks: a chunk the saved queues count but the state lacks is
+    named, not skipped (its wake-ups would never fire)."""
     slots = _MapState()
-    saved = _SlotChunks(slots).save("event", {}, {5: b"x"})
-    assert saved == {5: 1} and _data(slots["event", 5, 0][0]) == b"x"
-    with pytest.raises(pm.CheckpointError, match="slot 5 lack chunk 1 of 2"):
-        _SlotChunks(slots).read("event", 5, 2)
+    saved = _SlotPages(slots, 4).save("event", {}, {5: b"x"})
+    assert saved == {5: 1} and _restored(slots["event", 1, 0][0]) == {5: b"x"}
+    with pytest.raises(pm.CheckpointError, match="slots 4-7 lack chunk 1 of 2"):
+        _SlotPages(slots, 4).read("event", 5, 2)
+
+
+class _CountingMapState(_MapState):
+    """A map state that counts its calls (each a round trip to Spark's state store)."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def getValue(self, key):
+        self.calls += 1
+        return super().getValue(key)
+
+    def updateValue(self, key, value):
+        self.calls += 1
+        super().updateValue(key, value)
+
+    def removeKey(self, key):
+        self.calls += 1
+        super().removeKey(key)
+
+
+def test_slot_pages_cost_a_round_trip_a_page_not_a_slot():
+    """A step's new wake-ups in 40 slots of 3 pages are written as a chunk per page, without
+    reading them; reading a slot reads its page's chunks once, and the step writes the page
+    back as one chunk (what it still holds and what the step added) and removes the rest; a
+    page whose last slot was read is removed."""
+    slots = _CountingMapState()
+    first = _SlotPages(slots, 16).save("event", {}, {s: b"a%d" % s for s in range(40)})
+    assert slots.calls == 3 and set(first.values()) == {1}
+    second = _SlotPages(slots, 16).save("event", first, {s: b"b%d" % s for s in range(0, 40, 8)})
+    assert slots.calls == 6 and set(second.values()) == {2}
+    store, slots.calls = _SlotPages(slots, 16), 0
+    assert store.read("event", 0, second[0]) == b"a0b0"
+    assert store.read("event", 3, second[3]) == b"a3"   # the page is read once
+    assert slots.calls == 2
+    unread = {s: n for s, n in second.items() if s not in (0, 3)}
+    third = store.save("event", unread, {2: b"c2"})
+    assert slots.calls == 2 + 2   # page 0 as one chunk, its second chunk removed
+    assert {s: third[s] for s in (1, 2, 16, 32)} == {1: 1, 2: 1, 16: 2, 32: 2}
+    assert _restored(slots["event", 0, 0][0])[2] == b"a2c2" and ("event", 0, 1) not in slots
+    store = _SlotPages(slots, 16)
+    for s in range(32, 40):
+        store.read("event", s, third[s])
+    left = {s: n for s, n in third.items() if s < 32}
+    assert set(store.save("event", left, {})) == set(left)
+    assert not [k for k in slots if k[1] == 2]
 
 
 def test_a_restored_host_reads_only_the_wake_up_slots_a_step_needs():

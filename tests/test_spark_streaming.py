@@ -259,31 +259,15 @@ def test_buckets_are_the_cores_or_the_users_and_a_checkpoint_placed_otherwise_is
     run_state(old, buckets=2)   # as pomset wrote it before keys were routed by `bucket_of`
     with pytest.raises(pm.CheckpointError, match="new --checkpoint_dir"):
         _run_state(spark_session, old, p.nodes, options)
-    unlabelled = str(tmp_path / "unlabelled")
-    os.makedirs(unlabelled)
-    run_state(unlabelled, buckets=2, routing=2)   # buckets grouped by their plain numbers
-    with pytest.raises(pm.CheckpointError, match="routing 2, now 7"):
-        _run_state(spark_session, unlabelled, p.nodes, options)
-    sharded = str(tmp_path / "sharded")
-    os.makedirs(sharded)
-    run_state(sharded, buckets=2, routing=3)   # every grouping's state kept a key at a time
-    with pytest.raises(pm.CheckpointError, match="routing 3, now 7"):
-        _run_state(spark_session, sharded, p.nodes, options)
-    whole = str(tmp_path / "whole")
-    os.makedirs(whole)
-    run_state(whole, buckets=2, routing=4)   # a shard's states pickled together
-    with pytest.raises(pm.CheckpointError, match="routing 4, now 7"):
-        _run_state(spark_session, whole, p.nodes, options)
-    queued = str(tmp_path / "queued")
-    os.makedirs(queued)
-    run_state(queued, buckets=2, routing=5)   # the wake-up slots kept in the meta
-    with pytest.raises(pm.CheckpointError, match="routing 5, now 7"):
-        _run_state(spark_session, queued, p.nodes, options)
-    binary = str(tmp_path / "binary")
-    os.makedirs(binary)
-    run_state(binary, buckets=2, routing=6)   # state values kept as binary
-    with pytest.raises(pm.CheckpointError, match="routing 6, now 7"):
-        _run_state(spark_session, binary, p.nodes, options)
+    # 2: buckets grouped by their plain numbers; 3: every grouping's state kept a key at a
+    # time; 4: a shard's states pickled together; 5: the wake-up slots kept in the meta; 6:
+    # state values kept as binary; 7: a map state entry per wake-up slot
+    for routing in (2, 3, 4, 5, 6, 7):
+        earlier = str(tmp_path / f"routing-{routing}")
+        os.makedirs(earlier)
+        run_state(earlier, buckets=2, routing=routing)
+        with pytest.raises(pm.CheckpointError, match=f"routing {routing}, now 8"):
+            _run_state(spark_session, earlier, p.nodes, options)
 
 
 def test_a_keying_task_folds_columns_into_partials_per_key_and_window():

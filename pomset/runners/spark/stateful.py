@@ -19,9 +19,9 @@ markers said (`pomset.runtime.markers.Channels`: the watermark per upstream chan
 clock, the marker range upstream), the output watermark, and the wake-ups and holds the
 kernel asked for, naming pickled keys and windows, checked lazily against the key's state
 when due (`KernelHost.save_queues`: the wake-ups in slots of a minute, each pickled; a
-grouping kept a key at a time keeps its slots in a map state of their own, `slots`, read only
-when a micro-batch may fire them and added to a chunk at a time, `_SlotChunks`, so its meta
-stays small however many windows wait for their wake-ups). Every value is kept pickled, as
+grouping kept a key at a time keeps its slots in a map state of their own, `slots`, a page of
+slots to an entry, read only when a micro-batch may fire them and added to a chunk at a time,
+`_SlotPages`, so its meta stays small however many windows wait for their wake-ups). Every value is kept pickled, as
 base64 text (`TEXT`).
 Each micro-batch a bucket moves its processing clock to the latest its markers show, takes its
 elements at that time, fires the processing-time wake-ups now due, then moves the watermark
@@ -226,7 +226,7 @@ class KernelProcessor(_Host):
             self.windows = handle.getMapState("windows", "w binary", TEXT)
         else:
             self.keys = handle.getMapState("keys", "shard int", TEXT)
-            self.slots = handle.getMapState("slots", "d string, slot long, c int", TEXT)
+            self.slots = handle.getMapState("slots", "d string, page long, c int", TEXT)
 
     def step(self, meta: _Meta, inputs: Dict[int, packs.Bus],
              markers: List[Tuple[int, Marker]]) -> Dict[Optional[str], list]:
@@ -254,7 +254,7 @@ class KernelProcessor(_Host):
             states = _ShardedStates(self.keys)
             host = KernelHost(self.strategy, self.reducer(), self.label, states,
                               keep_late=self.late_tag is not None,
-                              slot_store=_SlotChunks(self.slots))
+                              slot_store=_SlotPages(self.slots))
             if saved is not None:
                 host.restore_queues(saved, key_of=states.key)
             host.processing_time(meta.clock, out)
@@ -547,39 +547,67 @@ class _ShardedStates:
         self.dirty.clear()
 
 
-class _SlotChunks:
-    """A grouping's saved wake-up slots (`KernelHost`'s `SlotStore`) in its `slots` map state:
-    (domain, slot, chunk) -> wake-ups pickled, the step's meta keeping how many chunks each
-    slot has. A step reads only the slots that may be due, taking them out (what stays queued
-    is saved again), and adds one chunk to each slot it has new wake-ups for, so the wake-ups
-    it carries follow what it touches, not every live window's (a long allowed lateness keeps
-    one for each)."""
+class _SlotPages:
+    """A grouping's saved wake-up slots (`KernelHost`'s `SlotStore`) in its `slots` map state,
+    `PAGE_SLOTS` slots to a page: (domain, page, chunk) -> {slot: its wake-ups pickled}, the
+    step's meta keeping how many chunks each slot's page has. A step adds one chunk to each
+    page it has new wake-ups for, without reading it; reading a slot that may be due reads its
+    page's chunks once, and at the end of the step the page is written back as one chunk of
+    what it still holds and what the step added (or removed, when that is nothing). Each
+    state request costs Spark some code generation, so the unit is a page, not a slot: a
+    micro-batch whose sessions end over an hour of event time (and expire a day later) wrote
+    some 150 slot chunks, and read 120 more, per bucket."""
 
-    def __init__(self, slots: Any) -> None:
-        self.map = slots
+    def __init__(self, slots: Any, page_slots: int = 0) -> None:
+        self.map, self.size = slots, page_slots or PAGE_SLOTS
+        self.pages: Dict[Tuple[str, int], Dict[int, bytes]] = {}   # the pages read, unread slots
+        self.counts: Dict[Tuple[str, int], int] = {}   # their chunks before this step
 
     def read(self, domain: str, slot: int, chunks: int) -> bytes:
-        parts = []
-        for c in range(chunks):
-            row = self.map.getValue((domain, slot, c))
-            if row is None:
-                raise CheckpointError(f"the saved {domain}-time wake-ups of slot {slot} lack "
-                                      f"chunk {c} of {chunks}: the checkpoint's state is "
-                                      f"incomplete")
-            parts.append(_data(row[0]))
-            self.map.removeKey((domain, slot, c))
-        return b"".join(parts)
+        page = (domain, slot // self.size)
+        held = self.pages.get(page)
+        if held is None:
+            held = self.pages[page] = {}
+            self.counts[page] = chunks
+            for c in range(chunks):
+                row = self.map.getValue((domain, page[1], c))
+                if row is None:
+                    raise CheckpointError(
+                        f"the saved {domain}-time wake-ups of slots {page[1] * self.size}-"
+                        f"{(page[1] + 1) * self.size - 1} lack chunk {c} of {chunks}: the "
+                        f"checkpoint's state is incomplete")
+                for s, data in _restored(row[0]).items():
+                    held[s] = held.get(s, b"") + data
+        return held.pop(slot, b"")
 
     def save(self, domain: str, unread: Dict[int, int], new: Dict[int, bytes]) -> Dict[int, int]:
-        chunks = dict(unread)
+        size = self.size
+        chunks: Dict[int, int] = {}   # page -> its chunks now
+        added: Dict[int, Dict[int, bytes]] = {}
         for slot, data in new.items():
-            c = chunks.get(slot, 0)
-            self.map.updateValue((domain, slot, c), (_text(data),))
-            chunks[slot] = c + 1
-        return chunks
+            added.setdefault(slot // size, {})[slot] = data
+        for (d, page), held in self.pages.items():
+            if d != domain:
+                continue
+            kept = {**held, **{slot: held.get(slot, b"") + data
+                               for slot, data in added.pop(page, {}).items()}}
+            old = self.counts[d, page]
+            if kept:
+                self.map.updateValue((domain, page, 0), (_stored(kept),))
+                chunks[page] = 1
+            for c in range(1 if kept else 0, old):
+                self.map.removeKey((domain, page, c))
+        for slot, c in unread.items():
+            chunks.setdefault(slot // size, c)
+        for page, data in added.items():
+            c = chunks.get(page, 0)
+            self.map.updateValue((domain, page, c), (_stored(data),))
+            chunks[page] = c + 1
+        return {slot: chunks[slot // size] for slot in [*unread, *new]}
 
 
 SHARDS = 64
+PAGE_SLOTS = 16   # wake-up slots (of `kernel_host.SLOT_US`) to a saved page, `_SlotPages`
 LOAD_ALL = 8   # more missing shards than this are read by iterating over the map
 
 
