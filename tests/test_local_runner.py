@@ -147,10 +147,11 @@ def _assert_every_wake_up_is_saved(queues, states, chunks, page_slots=0):
         saved = set()
         slots = queues["timers"][domain]
         if chunks is not None:
-            assert {(slot // page_slots, c) for slot, n in slots.items() for c in range(n)} == {
-                (page, c) for d, page, c in chunks if d == domain}
-            pages = {(page, c): _restored(text) for (d, page, c), (text,) in chunks.items()
+            keys = [(k[0].split(":"), text) for k, (text,) in chunks.items()]
+            pages = {(int(page), int(c)): _restored(text) for (d, page, c), text in keys
                      if d == domain}
+            assert {(slot // page_slots, c) for slot, n in slots.items() for c in range(n)} == \
+                set(pages)
             assert {(page, s) for (page, _), held in pages.items() for s in held} == {
                 (slot // page_slots, slot) for slot in slots}
             slots = {slot: b"".join(pages[slot // page_slots, c].get(slot, b"") for c in range(n))
@@ -233,7 +234,7 @@ def test_a_slot_chunk_missing_from_the_state_is_a_checkpoint_error():
     named, not skipped (its wake-ups would never fire)."""
     slots = _MapState()
     saved = _SlotPages(slots, 4).save("event", {}, {5: b"x"})
-    assert saved == {5: 1} and _restored(slots["event", 1, 0][0]) == {5: b"x"}
+    assert saved == {5: 1} and _restored(slots[("event:1:0",)][0]) == {5: b"x"}
     with pytest.raises(pm.CheckpointError, match="slots 4-7 lack chunk 1 of 2"):
         _SlotPages(slots, 4).read("event", 5, 2)
 
@@ -276,13 +277,13 @@ def test_slot_pages_cost_a_round_trip_a_page_not_a_slot():
     third = store.save("event", unread, {2: b"c2"})
     assert slots.calls == 2 + 2   # page 0 as one chunk, its second chunk removed
     assert {s: third[s] for s in (1, 2, 16, 32)} == {1: 1, 2: 1, 16: 2, 32: 2}
-    assert _restored(slots["event", 0, 0][0])[2] == b"a2c2" and ("event", 0, 1) not in slots
+    assert _restored(slots[("event:0:0",)][0])[2] == b"a2c2" and ("event:0:1",) not in slots
     store = _SlotPages(slots, 16)
     for s in range(32, 40):
         store.read("event", s, third[s])
     left = {s: n for s, n in third.items() if s < 32}
     assert set(store.save("event", left, {})) == set(left)
-    assert not [k for k in slots if k[1] == 2]
+    assert not [k for k in slots if k[0].startswith("event:2:")]
 
 
 def test_a_restored_host_reads_only_the_wake_up_slots_a_step_needs():

@@ -113,8 +113,8 @@ def unpack_columns(payload: bytes) -> Columns:
 # the version of how a checkpoint's keyed state was placed: `bucket_of`, `bucket_labels`, and
 # the form a grouping keeps its state in (`stateful.KernelProcessor`: 4, a window at a time;
 # 5, a shard's keys' states pickled one by one; 6, a grouping's wake-up slots in a map state
-# of their own; 7, state values kept as base64 text, `stateful.TEXT`; 8, wake-up slots kept a
-# page of them to an entry, `stateful._SlotPages`)
+# of their own; 7, state values kept as base64 text, `stateful.TEXT`; 8, a step's entries in
+# one map state, the wake-up slots a page of them to an entry, `stateful._SlotPages`)
 ROUTING = 8
 
 

@@ -9,20 +9,23 @@ the kernel: it needs both an event-time and a processing-time clock, and a `Test
 processing clock besides. Markers carry both in band, as the data-trace model's
 synchronization markers do, and the bucket keeps the kernel's wake-ups itself.
 
-State, in Spark state variables: the keys' window states (`keys`: shard -> the saved
-`KeyState` of each of the bucket's keys that hash to it, so a micro-batch reads and writes a
-shard per round trip to the state store, not a key, and unpickles only the keys it touches,
-and of those only the windows it reads, `triggers.saved_state`;
-for a windowed combine under the timed watermark trigger, `windows`: window -> the pickled
-table of its keys' records, see `runtime.timed_combine`), and the bucket's `meta`: what its
-markers said (`pomset.runtime.markers.Channels`: the watermark per upstream channel, the
-clock, the marker range upstream), the output watermark, and the wake-ups and holds the
-kernel asked for, naming pickled keys and windows, checked lazily against the key's state
-when due (`KernelHost.save_queues`: the wake-ups in slots of a minute, each pickled; a
-grouping kept a key at a time keeps its slots in a map state of their own, `slots`, a page of
-slots to an entry, read only when a micro-batch may fire them and added to a chunk at a time,
-`_SlotPages`, so its meta stays small however many windows wait for their wake-ups). Every value is kept pickled, as
-base64 text (`TEXT`).
+State, in Spark state variables: each step keeps its entries in one map state, `state`
+(`_Entry`), since Spark sets every state variable up again in each task of each micro-batch;
+a grouping kept a key at a time also has `keys`, read whole when a micro-batch touches most
+of it. `keys`: shard -> the saved `KeyState` of each of the bucket's keys that hash to it, so
+a micro-batch reads and writes a shard per round trip to the state store, not a key, and
+unpickles only the keys it touches, and of those only the windows it reads,
+`triggers.saved_state`. In `state`: for a windowed combine under the timed watermark trigger,
+an entry per window holding the pickled table of its keys' records (`runtime.timed_combine`);
+the bucket's `meta`: what its markers said (`pomset.runtime.markers.Channels`: the watermark
+per upstream channel, the clock, the marker range upstream), the output watermark, and the
+wake-ups and holds the kernel asked for, naming pickled keys and windows, checked lazily
+against the key's state when due (`KernelHost.save_queues`: the wake-ups in slots of a
+minute, each pickled; a grouping kept a key at a time keeps its slots in entries of their
+own, a page of slots to an entry, read only when a micro-batch may fire them and added to a
+chunk at a time, `_SlotPages`, so its meta stays small however many windows wait for their
+wake-ups); a stateful ParDo's cells and timers, a side-input step's waiting elements, a
+template step's snapshot. Every value is kept pickled, as base64 text (`TEXT`).
 Each micro-batch a bucket moves its processing clock to the latest its markers show, takes its
 elements at that time, fires the processing-time wake-ups now due, then moves the watermark
 (firing event-time wake-ups in time order), as the local runner does; on a real clock it then
@@ -117,7 +120,8 @@ class _Host(StatefulProcessor):
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         collect_rarely()
-        self.meta = handle.getValueState("meta", TEXT)
+        self.entries = handle.getMapState("state", "k string", TEXT)
+        self.meta = _Entry(self.entries, "meta")
 
     def handleInputRows(self, key: Any, rows: Iterator[Any], timerValues: Any) -> Iterator[Any]:
         """`rows`: pandas frames of the bucket's bus rows; yields frames of bus rows: what the
@@ -222,11 +226,8 @@ class KernelProcessor(_Host):
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         super().init(handle)
-        if self.by_window:
-            self.windows = handle.getMapState("windows", "w binary", TEXT)
-        else:
+        if not self.by_window:   # read whole when a micro-batch needs most shards: alone
             self.keys = handle.getMapState("keys", "shard int", TEXT)
-            self.slots = handle.getMapState("slots", "d string, page long, c int", TEXT)
 
     def step(self, meta: _Meta, inputs: Dict[int, packs.Bus],
              markers: List[Tuple[int, Marker]]) -> Dict[Optional[str], list]:
@@ -241,7 +242,7 @@ class KernelProcessor(_Host):
         out: list = []
         if self.by_window:
             host: Any = TimedCombineHost(self.strategy, self.reducer(), self.label,
-                                         _WindowTables(self.windows))
+                                         _WindowTables(self.entries))
             if saved is not None:
                 host.restore_meta(saved)
             host.processing_time(meta.clock, out)
@@ -254,7 +255,7 @@ class KernelProcessor(_Host):
             states = _ShardedStates(self.keys)
             host = KernelHost(self.strategy, self.reducer(), self.label, states,
                               keep_late=self.late_tag is not None,
-                              slot_store=_SlotPages(self.slots))
+                              slot_store=_SlotPages(self.entries))
             if saved is not None:
                 host.restore_queues(saved, key_of=states.key)
             host.processing_time(meta.clock, out)
@@ -303,7 +304,7 @@ class StatefulDoFnProcessor(_Host):
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         super().init(handle)
-        self.data = handle.getValueState("data", TEXT)
+        self.data = _Entry(self.entries, "data")
         self.host = StatefulDoFnHost(self.transform, list(self.outs), self.label, self.lateness)
         self.host.runner.setup()
 
@@ -357,7 +358,7 @@ class SideInputProcessor(_Host):
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         super().init(handle)
-        self.data = handle.getValueState("data", TEXT)
+        self.data = _Entry(self.entries, "data")
         self.runner = DoFnRunner(self.transform, list(self.outs), self.label, self.schema)
         self.runner.setup()
 
@@ -454,23 +455,44 @@ def _elements(inputs: Dict[int, packs.Bus], index: int) -> list:
     return bus.all_elements() if bus is not None else []
 
 
+class _Entry:
+    """One entry of a stateful step's `state` map state, used as a value state: a step keeps
+    everything in that one state variable (a grouping's key shards, read whole at times, in
+    one more), since Spark sets every state variable up again in each task of each
+    micro-batch, with code generation and an analyzer pass (a fifth of the JVM's CPU in the
+    Kafka benchmark when a grouping had three)."""
+
+    def __init__(self, entries: Any, name: str) -> None:
+        self.map, self.key = entries, (name,)
+
+    def get(self) -> Any:
+        return self.map.getValue(self.key)
+
+    def update(self, row: Tuple[str]) -> None:
+        self.map.updateValue(self.key, row)
+
+
 class _WindowTables:
-    """A bucket's windows' tables in its `windows` map state, one entry per window (keyed by
+    """A bucket's windows' tables in its `state` map state, one entry per window (keyed by
     the pickled window), one round trip each."""
 
-    def __init__(self, windows: Any) -> None:
-        self.map = windows
+    def __init__(self, entries: Any) -> None:
+        self.map = entries
 
     def load(self, window: Any) -> Dict[Any, list]:
-        row = self.map.getValue((codec.dumps(window),))
+        row = self.map.getValue(_window_key(window))
         return {} if row is None else _restored(row[0])
 
     def save(self, tables: Dict[Any, Dict[Any, list]]) -> None:
         for window, table in tables.items():
             if table:
-                self.map.updateValue((codec.dumps(window),), (_stored(table),))
+                self.map.updateValue(_window_key(window), (_stored(table),))
             else:
-                self.map.removeKey((codec.dumps(window),))
+                self.map.removeKey(_window_key(window))
+
+
+def _window_key(window: Any) -> Tuple[str]:
+    return ("w" + _text(codec.dumps(window)),)
 
 
 class _ShardedStates:
@@ -548,8 +570,8 @@ class _ShardedStates:
 
 
 class _SlotPages:
-    """A grouping's saved wake-up slots (`KernelHost`'s `SlotStore`) in its `slots` map state,
-    `PAGE_SLOTS` slots to a page: (domain, page, chunk) -> {slot: its wake-ups pickled}, the
+    """A grouping's saved wake-up slots (`KernelHost`'s `SlotStore`) in its `state` map state,
+    `PAGE_SLOTS` slots to a page: "domain:page:chunk" -> {slot: its wake-ups pickled}, the
     step's meta keeping how many chunks each slot's page has. A step adds one chunk to each
     page it has new wake-ups for, without reading it; reading a slot that may be due reads its
     page's chunks once, and at the end of the step the page is written back as one chunk of
@@ -570,7 +592,7 @@ class _SlotPages:
             held = self.pages[page] = {}
             self.counts[page] = chunks
             for c in range(chunks):
-                row = self.map.getValue((domain, page[1], c))
+                row = self.map.getValue(_page_key(domain, page[1], c))
                 if row is None:
                     raise CheckpointError(
                         f"the saved {domain}-time wake-ups of slots {page[1] * self.size}-"
@@ -593,17 +615,22 @@ class _SlotPages:
                                for slot, data in added.pop(page, {}).items()}}
             old = self.counts[d, page]
             if kept:
-                self.map.updateValue((domain, page, 0), (_stored(kept),))
+                self.map.updateValue(_page_key(domain, page, 0), (_stored(kept),))
                 chunks[page] = 1
             for c in range(1 if kept else 0, old):
-                self.map.removeKey((domain, page, c))
+                self.map.removeKey(_page_key(domain, page, c))
         for slot, c in unread.items():
             chunks.setdefault(slot // size, c)
         for page, data in added.items():
             c = chunks.get(page, 0)
-            self.map.updateValue((domain, page, c), (_stored(data),))
+            self.map.updateValue(_page_key(domain, page, c), (_stored(data),))
             chunks[page] = c + 1
         return {slot: chunks[slot // size] for slot in [*unread, *new]}
+
+
+def _page_key(domain: str, page: int, chunk: int) -> Tuple[str]:
+    """A wake-up page's chunk's key in the `state` map state."""
+    return (f"{domain}:{page}:{chunk}",)
 
 
 SHARDS = 64
@@ -634,14 +661,14 @@ class TemplateProcessor(_Host):
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         super().init(handle)
-        self.state = handle.getValueState("deployment", TEXT)
+        self.deployment = _Entry(self.entries, "deployment")
 
     def step(self, meta: _Meta, inputs: Dict[int, packs.Bus],
              markers: List[Tuple[int, Marker]]) -> Dict[Optional[str], list]:
         from ...runtime.deployment import Deployment, as_elements, as_items
         d = Deployment(self.template_step, self.label, parallelism=1, sort=self.sort)
         finished = False
-        saved = _loaded(self.state)
+        saved = _loaded(self.deployment)
         if saved is not None:
             snapshot, finished = saved
             d.restore(snapshot)
@@ -659,7 +686,7 @@ class TemplateProcessor(_Host):
         hold = d.hold()
         meta.out_wm = output_watermark(meta.out_wm, [meta.wm] + ([] if hold is None else [hold]))
         self.late = d.late - late
-        self.state.update((_stored((d.snapshot(), finished)),))
+        self.deployment.update((_stored((d.snapshot(), finished)),))
         return {None: as_elements(out)}
 
     def counts(self) -> Dict[str, int]:
