@@ -237,6 +237,8 @@ def test_a_slot_chunk_missing_from_the_state_is_a_checkpoint_error():
     assert saved == {5: 1} and _restored(slots[("event:1:0",)][0]) == {5: b"x"}
     with pytest.raises(pm.CheckpointError, match="slots 4-7 lack chunk 1 of 2"):
         _SlotPages(slots, 4).read("event", 5, 2)
+    with pytest.raises(pm.CheckpointError, match="slot 6 are missing from its page"):
+        _SlotPages(slots, 4).read("event", 6, 1)
 
 
 class _CountingMapState(_MapState):

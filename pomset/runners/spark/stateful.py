@@ -459,8 +459,8 @@ class _Entry:
     """One entry of a stateful step's `state` map state, used as a value state: a step keeps
     everything in that one state variable (a grouping's key shards, read whole at times, in
     one more), since Spark sets every state variable up again in each task of each
-    micro-batch, with code generation and an analyzer pass (a fifth of the JVM's CPU in the
-    Kafka benchmark when a grouping had three)."""
+    micro-batch, with code generation and an analyzer pass (a fifth of the JVM's samples in
+    the Kafka benchmark, with three variables per grouping)."""
 
     def __init__(self, entries: Any, name: str) -> None:
         self.map, self.key = entries, (name,)
@@ -600,7 +600,12 @@ class _SlotPages:
                         f"checkpoint's state is incomplete")
                 for s, data in _restored(row[0]).items():
                     held[s] = held.get(s, b"") + data
-        return held.pop(slot, b"")
+        data = held.pop(slot, None)
+        if data is None:
+            raise CheckpointError(f"the saved {domain}-time wake-ups of slot {slot} are missing "
+                                  f"from its page's {chunks} chunks: the checkpoint's state is "
+                                  f"incomplete")
+        return data
 
     def save(self, domain: str, unread: Dict[int, int], new: Dict[int, bytes]) -> Dict[int, int]:
         size = self.size
