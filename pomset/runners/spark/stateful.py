@@ -569,6 +569,9 @@ class _ShardedStates:
         self.dirty.clear()
 
 
+PAGE_SLOTS = 16   # wake-up slots (of `kernel_host.SLOT_US`) to a saved page, `_SlotPages`
+
+
 class _SlotPages:
     """A grouping's saved wake-up slots (`KernelHost`'s `SlotStore`) in its `state` map state,
     `PAGE_SLOTS` slots to a page: "domain:page:chunk" -> {slot: its wake-ups pickled}, the
@@ -580,8 +583,8 @@ class _SlotPages:
     micro-batch whose sessions end over an hour of event time (and expire a day later) wrote
     some 150 slot chunks, and read 120 more, per bucket."""
 
-    def __init__(self, slots: Any, page_slots: int = 0) -> None:
-        self.map, self.size = slots, page_slots or PAGE_SLOTS
+    def __init__(self, entries: Any, page_slots: int = PAGE_SLOTS) -> None:
+        self.map, self.size = entries, page_slots
         self.pages: Dict[Tuple[str, int], Dict[int, bytes]] = {}   # the pages read, unread slots
         self.counts: Dict[Tuple[str, int], int] = {}   # their chunks before this step
 
@@ -639,7 +642,6 @@ def _page_key(domain: str, page: int, chunk: int) -> Tuple[str]:
 
 
 SHARDS = 64
-PAGE_SLOTS = 16   # wake-up slots (of `kernel_host.SLOT_US`) to a saved page, `_SlotPages`
 LOAD_ALL = 8   # more missing shards than this are read by iterating over the map
 
 
