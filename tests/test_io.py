@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import pomset as pm
 from pomset.sdk.errors import PipelineConstructionError, UserCodeError
@@ -538,3 +539,28 @@ def test_parquet_timestamp_columns_give_the_same_event_times_as_their_values(tmp
         else:
             assert by_row[i] == event_time_micros(v if isinstance(v, dt.datetime) else v)
     assert len(bad) == 1 and "null" in bad[0].value.error
+
+
+JSON_TEXTS = st.one_of(
+    st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+                 lambda inner: st.lists(inner, max_size=3)
+                 | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+                 max_leaves=8).map(json.dumps),
+    st.text(alphabet=' \t\n\r{}[]",:0123456789.eE+-truefalsnNaI\ufeff', max_size=12))
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=JSON_TEXTS, around=st.sampled_from(["", " ", "\n", "x", ",1", "\ufeff"]),
+       before=st.booleans())
+def test_json_loads_is_json_loads(text, around, before):
+    """The records' and lines' JSON parse (the C scanner taken directly when the text is one
+    value alone) gives json.loads's value, or its error, for any text."""
+    from pomset.sdk.io.base import json_loads
+    text = around + text if before else text + around
+
+    def parse(loads):
+        try:
+            return ("value", repr(loads(text)))
+        except ValueError as e:
+            return ("error", type(e), str(e))
+    assert parse(json_loads) == parse(json.loads)

@@ -20,6 +20,7 @@ import datetime as _dt
 import decimal
 import enum
 import glob
+import json
 import os
 import re
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
@@ -285,6 +286,21 @@ def window_fields(wv: WindowedValue) -> Dict[str, Any]:
     pane = wv.pane if wv.pane is not None else NO_FIRING
     return {"window_start": start, "window_end": end, "timestamp": wv.ts / 1_000_000,
             "pane_timing": pane.timing.value, "pane_index": pane.index, "diff": wv.diff}
+
+
+_scan_json = json.JSONDecoder().scan_once
+
+
+def json_loads(text: str) -> Any:
+    """`json.loads(text)`, about twice as fast on a text that is one JSON value with nothing
+    around it (a record, a line): json.loads's Python layers cost about as much as the C
+    scanner's parse of a small object. Any other text goes through json.loads, so that its
+    value or its error is json.loads's."""
+    try:
+        value, end = _scan_json(text, 0)
+    except (StopIteration, ValueError):
+        return json.loads(text)
+    return value if end == len(text) else json.loads(text)
 
 
 def json_default(o: Any) -> Any:

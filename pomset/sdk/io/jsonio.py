@@ -7,7 +7,8 @@ from typing import Any, Iterator, Optional
 from ...windowing.beam_keywords import beam_keywords
 from ...windowing import WindowedValue
 from ..schema import SchemaLike
-from .base import FileSink, FileSource, LineWriter, OnBad, PathLike, RowMaker, binary_lines, json_default
+from .base import (FileSink, FileSource, LineWriter, OnBad, PathLike, RowMaker, binary_lines,
+                   json_default, json_loads)
 
 
 class ReadFromJson(FileSource):
@@ -25,7 +26,7 @@ class ReadFromJson(FileSource):
         super().__init__(pattern, timestamp_field, label, schema, timestamp_unit)
 
     def read_file(self, path: str, on_bad: OnBad) -> Iterator[WindowedValue]:
-        loads, element = json.loads, self.element
+        loads, element = json_loads, self.element
         for n, line in binary_lines(path, self.meter):
             if not line.strip():
                 continue

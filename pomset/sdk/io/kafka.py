@@ -34,7 +34,7 @@ from ..errors import KafkaUnreachableError, PipelineConstructionError, UserCodeE
 from ..event_time import event_time_micros, time_unit, warn_other_unit
 from ..kinds import NOT_KV
 from ..schema import SchemaLike, as_schema, conform
-from .base import DeadLetterSource, OnBad, Sink, annotates, json_default
+from .base import DeadLetterSource, OnBad, Sink, annotates, json_default, json_loads
 
 FORMATS = ("json", "str", "bytes")
 DIFF_HEADER = "pomset-diff"
@@ -246,7 +246,7 @@ class ReadFromKafka(DeadLetterSource):
                     raise ValueError(f"is not UTF-8 text ({e.reason} at byte {e.start})") from None
                 if self.value_format == "json":
                     try:
-                        value = json.loads(value)
+                        value = json_loads(value)
                     except json.JSONDecodeError as e:
                         raise ValueError(f"is not valid JSON: {e.msg} at column {e.colno}") from None
             ts = self._event_time(msg, value, now_us)
