@@ -230,6 +230,19 @@ class TestDoFn:
         assert values(result.collect(odd)) == [1, 3] and len(outs) == 3
         assert result.metrics()["ParDo(Split)"]["emitted[odd]"] == 2
 
+    def test_one_iterable_mixes_plain_timestamped_windowed_and_tagged_outputs(self):
+        """A FlatMap's plain outputs take the input's time, window, pane and diff; the others
+        say their own time, window or output."""
+        p = pm.Pipeline(runner="local")
+        outs = (p | pm.Create([TV(1, 5)]) | pm.WindowInto(pm.FixedWindows(10))
+                | pm.FlatMap(lambda x: [x, TV(x + 1, 3), pm.WindowedValue(x + 2, 12, iw(10, 20)),
+                                        pm.TaggedOutput("side", x + 3), x + 4])
+                .with_outputs("side", main="main"))
+        result = p.run()
+        assert [(wv.value, int(wv.timestamp), wv.window) for wv in result.collect(outs.main)] == [
+            (1, 5, iw(0, 10)), (2, 3, iw(0, 10)), (3, 12, iw(10, 20)), (5, 5, iw(0, 10))]
+        assert values(result.collect(outs.side)) == [4]
+
     def test_tagged_outputs_with_custom_main_tag_and_map(self):
         p = pm.Pipeline(runner="local")
         outs = (p | pm.Create([1, 2, 3])

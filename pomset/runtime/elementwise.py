@@ -6,7 +6,8 @@ from __future__ import annotations
 import traceback
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from ..windowing import GLOBAL_WINDOW, MIN_MICROS, NO_FIRING, TimestampedValue, WindowedValue
+from ..windowing import (GLOBAL_WINDOW, MIN_MICROS, NO_FIRING, GlobalWindows, TimestampedValue,
+                         WindowedValue)
 from ..sdk.core import ParDo, WindowInto
 from ..sdk.dofn import DeadLetter, TaggedOutput, context_params, make_invoker
 from ..sdk.errors import UserCodeError
@@ -15,6 +16,8 @@ from ..sdk.user_metrics import MetricsContainer, enter
 from .batches import BatchCaller, metadata, split
 
 raw = WindowedValue.raw
+# outputs that say more than a value (`DoFnRunner._out`)
+_WRAPPED = (TaggedOutput, WindowedValue, TimestampedValue)
 Outputs = Dict[Optional[str], list]
 SideArgs = Callable[[Any], Tuple[tuple, dict]]
 
@@ -130,8 +133,12 @@ class DoFnRunner:
                     if isinstance(r, (str, bytes, dict)):
                         raise TypeError(f"{self.label} must return an iterable of outputs, got a "
                                         f"{type(r).__name__} (wrap a single output in a list)")
-                    for item in r:
-                        self._out(item, wv, outs)
+                    ts, window, pane, diff = wv.ts, wv.window, wv.pane, wv.diff
+                    for item in r:   # `_out`, a plain value's case inlined
+                        if type(item) in _WRAPPED:
+                            self._out(item, wv, outs)
+                        else:
+                            main.append(raw(item, ts, window, pane, diff))
             except Exception as e:
                 if dead_tag is None:
                     raise user_code_error(self.label, wv.value, e) from e
@@ -293,6 +300,12 @@ def assign_windows(transform: WindowInto, bundle: List[WindowedValue], owned: bo
     fn = transform.window_fn
     if fn is None:
         return bundle
+    if type(fn) is GlobalWindows:   # one window for all: no call per element
+        if owned:
+            for wv in bundle:
+                wv.window = GLOBAL_WINDOW
+            return list(bundle)
+        return [raw(wv.value, wv.ts, GLOBAL_WINDOW, wv.pane, wv.diff) for wv in bundle]
     assign, check = fn._assign, not fn.is_builtin()
     out: List[WindowedValue] = []
     append = out.append
