@@ -107,22 +107,27 @@ class PartialFold:
 
     def add(self, elements: Sequence[WindowedValue], keys: Sequence[bytes]) -> None:
         """Fold `elements`, whose values are (key, value) pairs, `keys` their keys pickled."""
-        parts, create, add, combine = (self.parts, self.reducer.create, self.reducer.add,
-                                       self.combiner.combine)
+        parts, create = self.parts, self.reducer.create
+        add, add_one = self.reducer.add, self.reducer.add_one
+        # the timestamp combiner inlined (earliest, or latest): a call per element cost more
+        latest = self.combiner is TimestampCombiner.OUTPUT_AT_LATEST
         tally = self.tally
         for wv, kb in zip(elements, keys):
             key, value = wv.value
+            ts = wv.ts
             try:
-                part = parts.get((kb, wv.window))
+                at = (kb, wv.window)
+                part = parts.get(at)
                 if part is None:
-                    part = parts[(kb, wv.window)] = [key, create(), wv.ts, []]
-                else:
-                    part[2] = combine(part[2], wv.ts)
-                part[1] = add(part[1], value, wv.diff)
+                    part = parts[at] = [key, create(), ts, []]
+                elif (ts > part[2]) if latest else (ts < part[2]):
+                    part[2] = ts
+                part[1] = (add_one(part[1], value) if wv.diff == 1
+                           else add(part[1], value, wv.diff))
             except Exception as e:
                 raise user_code_error(self.label, wv.value, e) from e
             if tally:
-                part[3].append(wv.ts)
+                part[3].append(ts)
 
     def take(self) -> Tuple[List[WindowedValue], List[bytes]]:
         """The partials folded so far, as (key, accumulator) elements, with their pickled keys;
