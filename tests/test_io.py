@@ -15,6 +15,7 @@ from hypothesis import given, settings, strategies as st
 
 import pomset as pm
 from pomset.sdk.errors import PipelineConstructionError, UserCodeError
+from pomset.sdk.io.base import json_loads
 from pomset.windowing import GLOBAL_WINDOW, MIN_MICROS
 
 UTC = dt.timezone.utc
@@ -555,7 +556,6 @@ JSON_TEXTS = st.one_of(
 def test_json_loads_is_json_loads(text, around, before):
     """The records' and lines' JSON parse (the C scanner taken directly when the text is one
     value alone) gives json.loads's value, or its error, for any text."""
-    from pomset.sdk.io.base import json_loads
     text = around + text if before else text + around
 
     def parse(loads):
