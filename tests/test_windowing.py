@@ -159,6 +159,22 @@ class TestGlobalWindows:
         assert list(fn.assign_windows(10**9, None)) == [pm.GlobalWindow()]
         assert not fn.is_merging()
 
+    def test_window_into_global_updates_only_the_steps_own_elements(self):
+        """The runtime's WindowInto(GlobalWindows) (one window for all, no call per element)
+        moves elements in place only when they are the step's own (`owned`); otherwise it
+        leaves its input as it was and outputs new elements, as for any other WindowFn."""
+        from pomset.runtime.elementwise import assign_windows
+        from pomset.windowing import NO_FIRING, WindowedValue
+        into = pm.WindowInto(pm.GlobalWindows())
+        for owned in (False, True):
+            bundle = [WindowedValue.raw(v, 10 * v, iw(0, 60), NO_FIRING, 1 - 2 * (v % 2))
+                      for v in range(4)]
+            out = assign_windows(into, bundle, owned, "into")
+            assert [(wv.value, wv.ts, wv.window, wv.diff) for wv in out] == [
+                (v, 10 * v, pm.GlobalWindow(), 1 - 2 * (v % 2)) for v in range(4)]
+            assert out is not bundle
+            assert all((wv.window == pm.GlobalWindow()) == owned for wv in bundle)
+
     def test_pipeline_default_is_global(self):
         panes = run_collect(lambda p: p | pm.Create([TV(("a", 1), 5), TV(("a", 2), 500), ("b", 3)])
                             | pm.GroupByKey())
