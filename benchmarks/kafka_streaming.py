@@ -713,7 +713,8 @@ def report(args: argparse.Namespace, tps: List[dict], lats: List[dict]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """The benchmark's flags (also the shape `kafka_cores` runs, at their defaults)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runners", default="local,spark")
     ap.add_argument("--local-events", type=int, default=200_000)
@@ -743,7 +744,11 @@ def main() -> None:
     ap.add_argument("--drain-timeout", type=float, default=180.0)
     ap.add_argument("--timeout", type=float, default=900.0, help="per pipeline run")
     ap.add_argument("--no-write", action="store_true")
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    args = parser().parse_args()
     compile_bytecode()
     from pomset.broker import EmbeddedKafka
     tps, lats, errors = [], [], []
