@@ -61,6 +61,7 @@ def calibrated(cpus: List[int]) -> Dict[int, float]:
 
 def report(args: argparse.Namespace, shape: argparse.Namespace, runs: List[Dict[str, Any]],
            calibrations: List[Dict[int, float]]) -> str:
+    """The block for BENCHMARKS.md: each run's rate and CPU, the calibrations, the ratio."""
     lines = [
         f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/kafka_cores.py` "
         f"(`{' '.join(a for a in sys.argv[1:] if a != '--no-write') or 'defaults'}`): the Spark "
@@ -75,8 +76,9 @@ def report(args: argparse.Namespace, shape: argparse.Namespace, runs: List[Dict[
     ]
     for r in runs:
         c, rate = r["cpu"], r["sustained"]
-        cells = " | ".join(f"{v:.2f} ({v * 1e6 / rate:.0f} µs)" for v in
-                           (c["jvm"], c["python workers"], c["broker"], sum(c.values())))
+        cells = (" | ".join(f"{v:.2f} ({v * 1e6 / rate:.0f} µs)" for v in
+                            (c["jvm"], c["python workers"], c["broker"], sum(c.values())))
+                 if c else "- | - | - | -")   # a run too short for two CPU snapshots
         lines.append(f"| {r['round']} | {r['cores']} | **{rate:,.0f}** | {cells} | "
                      f"{'yes' if r['billing_ok'] else 'NO'} | {'yes' if r['sessions_ok'] else 'NO'} |")
     one = statistics.median(r["sustained"] for r in runs if r["cores"] == 1)
