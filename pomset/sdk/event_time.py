@@ -63,8 +63,10 @@ def event_time_micros(value: Any, unit: str = "s") -> int:
 
 def _number_micros(number: Any, original: Any, unit: str) -> int:
     num, den = TIME_UNITS[unit]
-    # a float (a JSON time's usual type) skips the ABC check, which costs more than the rest
-    if type(number) is not float and (type(number) is int or isinstance(number, numbers.Integral)):
+    # exact int first; a float (a JSON time's usual type) skips the ABC check, which costs
+    # more than the rest
+    kind = type(number)
+    if kind is int or (kind is not float and isinstance(number, numbers.Integral)):
         n = int(number)   # to whole µs toward zero, as the columnar paths divide
         micros = n * num // den if n >= 0 else -(-n * num // den)
         if abs(micros) >= MAX_MICROS:
