@@ -6,7 +6,7 @@ import json
 import time
 import uuid
 from collections import Counter
-from typing import Any, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional
 
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -37,13 +37,16 @@ def produce(bootstrap: str, topic: str, records: Iterable[dict]) -> None:
     assert p.flush(30) == 0
 
 
-def read_topic(bootstrap: str, topic: str, timeout: float = 30.0) -> List[Any]:
-    """Every committed record of a topic (read_committed), to its current end."""
+def read_topic(bootstrap: str, topic: str, timeout: float = 30.0,
+               start: Optional[Dict[int, int]] = None, committed: bool = True) -> List[Any]:
+    """Every committed record of a topic (read_committed; every record but markers with
+    `committed=False`), to its current end; from each partition's offset in `start`, else 0."""
+    isolation = "read_committed" if committed else "read_uncommitted"
     c = Consumer(dict(CAP, **{"bootstrap.servers": bootstrap, "group.id": f"t-{uuid.uuid4().hex}",
-                              "isolation.level": "read_committed", "enable.partition.eof": True,
+                              "isolation.level": isolation, "enable.partition.eof": True,
                               "enable.auto.commit": False}))
     parts = sorted(c.list_topics(topic, timeout=10).topics[topic].partitions)
-    c.assign([TopicPartition(topic, p, 0) for p in parts])
+    c.assign([TopicPartition(topic, p, (start or {}).get(p, 0)) for p in parts])
     open_parts, out = set(parts), []
     deadline = time.monotonic() + timeout
     while open_parts and time.monotonic() < deadline:
@@ -80,3 +83,43 @@ def _hashable(v: Any) -> Any:
     if isinstance(v, dict):
         return tuple(sorted((k, _hashable(x)) for k, x in v.items()))
     return v
+
+
+def transactional_log(bootstrap: str, topic: str, seed: int, transactions: int = 40,
+                      producers: int = 2, pad: int = 1000) -> List[Any]:
+    """Fill one partition with `transactions` transactions of random sizes (up to 400 records
+    of about `pad` bytes) from `producers` transactional producers taking turns at random,
+    about a third of them aborted, with a plain idempotent producer's records between them:
+    the (offset, value) of every committed record, in offset order."""
+    import random
+    rng = random.Random(seed)
+    run = uuid.uuid4().hex[:8]
+    txns = [Producer({"bootstrap.servers": bootstrap, "transactional.id": f"log-{run}-{i}",
+                      "linger.ms": 5}) for i in range(producers)]
+    plain = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
+    for p in txns:
+        p.init_transactions()
+    delivered: dict = {}
+
+    def record(p: Any, value: bytes) -> None:
+        p.produce(topic, value=value, partition=0,
+                  on_delivery=lambda err, m: delivered.__setitem__(m.value(), m.offset()))
+
+    committed = []
+    for t in range(transactions):
+        p, abort = rng.choice(txns), rng.random() < 0.35
+        values = [json.dumps({"t": t, "i": i, "pad": "x" * rng.randint(0, pad)}).encode()
+                  for i in range(rng.choice([1, 5, 50, 400]))]
+        p.begin_transaction()
+        for v in values:
+            record(p, v)
+        p.flush(30)
+        (p.abort_transaction if abort else p.commit_transaction)(30)
+        committed += [] if abort else values
+        if rng.random() < 0.3:
+            extra = [json.dumps({"plain": t, "i": i}).encode() for i in range(rng.randint(1, 20))]
+            for v in extra:
+                record(plain, v)
+            assert plain.flush(30) == 0
+            committed += extra
+    return sorted((delivered[v], v) for v in committed)

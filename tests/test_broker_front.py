@@ -3,7 +3,10 @@ broker holds them (until records come or MaxWaitMs), so an idle consumer waits i
 asking tens of thousands of times a second; records still come at once; the broker's
 address in its answers is the front's; a fetch's answer is cut to the request's MaxBytes and
 PartitionMaxBytes at record batch boundaries (the first batch always kept), so that a consumer
-behind by more than it may receive still progresses. The frame readers are checked against
+behind by more than it may receive still progresses; a read_committed answer lists only the
+aborted transactions that end at or after its fetch offset, as a Kafka broker's does (the ends
+looked up by the front), so that a consumer that starts or goes on after an aborted
+transaction still reads that producer's committed records. The frame readers are checked against
 frames written here from the Kafka protocol's schemas (Fetch v4 to v16: fixed-width fields
 to v11, flexible with topic names at v12, flexible with topic ids from v13)."""
 from __future__ import annotations
@@ -20,7 +23,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from hypothesis import given, settings, strategies as st
 
 from pomset.broker import EmbeddedKafka
-from pomset.broker_front import _address, _fetch_response, capped, empty_fetch, request
+from pomset.broker_front import (_address, _batch_markers, _fetch_response, answer, empty_fetch,
+                                 lookup_request, request, stale_aborts)
 
 
 def _uvarint(n: int) -> bytes:
@@ -52,18 +56,19 @@ def _topic_name(version: int) -> bytes:
 
 
 def fetch_request(version: int, max_wait_ms: int, max_bytes: int = 1 << 20,
-                  partition_max_bytes: tuple = ()) -> bytes:
+                  partition_max_bytes: tuple = (), isolation: int = 0,
+                  offset: int = 100) -> bytes:
     """A Fetch request (v4+) for one partition of one topic per entry of
-    `partition_max_bytes`, that partition's limit."""
+    `partition_max_bytes`, that partition's limit, each from `offset`."""
     flexible = version >= 12
     header = struct.pack(">hhi", 1, version, 7) + struct.pack(">h", 6) + b"client"
     body = b"" if version >= 15 else struct.pack(">i", -1)   # replica id
-    body += struct.pack(">iiib", max_wait_ms, 1, max_bytes, 0)
+    body += struct.pack(">iiib", max_wait_ms, 1, max_bytes, isolation)
     body += struct.pack(">ii", 0, -1) if version >= 7 else b""   # session id and epoch
     parts = []
     for i, limit in enumerate(partition_max_bytes):
         p = struct.pack(">i", i) + (struct.pack(">i", -1) if version >= 9 else b"")
-        p += struct.pack(">q", 100) + (struct.pack(">i", -1) if version >= 12 else b"")
+        p += struct.pack(">q", offset) + (struct.pack(">i", -1) if version >= 12 else b"")
         p += (struct.pack(">q", -1) if version >= 5 else b"") + struct.pack(">i", limit)
         parts.append(p + (TAGS if flexible else b""))
     topics = [_topic_name(version) + _array(parts, flexible) + (TAGS if flexible else b"")]
@@ -74,15 +79,16 @@ def fetch_request(version: int, max_wait_ms: int, max_bytes: int = 1 << 20,
 
 
 def fetch_response(version: int, records: list, error: int = 0, partition_error: int = 0,
-                   aborted: int = 0) -> bytes:
+                   aborted: list = ()) -> bytes:
     """A Fetch response (v4+) naming one partition of one topic per entry of `records`, the
-    bytes of its records."""
+    bytes of its records, each listing the `aborted` transactions (producer id, first offset)."""
     flexible = version >= 12
     parts = []
     for i, data in enumerate(records):
         p = struct.pack(">ihqq", i, partition_error, 10, 10)
         p += struct.pack(">q", 0) if version >= 5 else b""   # log start offset
-        p += _array([struct.pack(">qq", 5, 3) + (TAGS if flexible else b"")] * aborted, flexible)
+        p += _array([struct.pack(">qq", *a) + (TAGS if flexible else b"") for a in aborted],
+                    flexible)
         p += struct.pack(">i", -1) if version >= 11 else b""   # preferred read replica
         if flexible:
             p += _uvarint(len(data) + 1) + data + PARTITION_TAGS
@@ -109,7 +115,7 @@ def test_a_fetch_requests_max_wait_is_read_in_every_encoding(version):
 @pytest.mark.parametrize("version", [4, 7, 11, 12, 13, 16])
 def test_a_fetch_response_is_empty_only_without_records_and_errors(version):
     assert empty_fetch(fetch_response(version, [b"", b""]), version)
-    assert empty_fetch(fetch_response(version, [b"", b""], aborted=2), version)
+    assert empty_fetch(fetch_response(version, [b"", b""], aborted=[(5, 3)] * 2), version)
     assert not empty_fetch(fetch_response(version, [b"", b"x" * 70]), version)
     assert not empty_fetch(fetch_response(version, [b"x" * 70, b""]), version)
     if version >= 7:
@@ -120,9 +126,9 @@ def test_a_fetch_response_is_empty_only_without_records_and_errors(version):
 
 @pytest.mark.parametrize("version", CUT_VERSIONS)
 def test_a_fetch_requests_limits_are_read_by_topic_and_partition(version):
-    caps = request(fetch_request(version, 500, 5000, (700, 300))).caps
+    fetch = request(fetch_request(version, 500, 5000, (700, 300))).fetch
     topic = uuid.UUID(int=42).bytes if version >= 13 else b"views"
-    assert (caps.total, caps.partitions, caps.least) == (5000, {(topic, 0): 700, (topic, 1): 300},
+    assert (fetch.total, fetch.partitions, fetch.least) == (5000, {(topic, 0): 700, (topic, 1): 300},
                                                          300)
 
 
@@ -130,8 +136,8 @@ def test_a_fetch_requests_limits_are_read_by_topic_and_partition(version):
 def test_a_fetch_response_over_its_limits_is_cut_at_batch_boundaries(version):
     a = [batch(i, 300) for i in range(4)]
     b = [batch(i, 150) for i in range(4)]
-    caps = request(fetch_request(version, 500, 1000, (700, 700))).caps
-    cut = capped(fetch_response(version, [b"".join(a), b"".join(b)]), version, caps)
+    fetch = request(fetch_request(version, 500, 1000, (700, 700))).fetch
+    cut = answer(fetch_response(version, [b"".join(a), b"".join(b)]), version, fetch)
     # partition 0 within its 700 bytes, partition 1 within the 400 left of the 1000
     assert cut == fetch_response(version, [a[0] + a[1], b[0] + b[1]])
     assert [p.end - p.start for p in _fetch_response(cut, version)[1]] == [600, 300]
@@ -139,29 +145,29 @@ def test_a_fetch_response_over_its_limits_is_cut_at_batch_boundaries(version):
 
 @pytest.mark.parametrize("version", CUT_VERSIONS)
 def test_a_fetch_response_within_its_limits_passes_as_it_came(version):
-    caps = request(fetch_request(version, 500, 1000, (400, 400))).caps
+    fetch = request(fetch_request(version, 500, 1000, (400, 400))).fetch
     small = fetch_response(version, [batch(0, 100), batch(0, 100)])
-    assert capped(small, version, caps) is small   # no longer than the least limit: not read
+    assert answer(small, version, fetch) is small   # no longer than the least limit: not read
     fits = fetch_response(version, [batch(0, 400), batch(0, 300) + batch(1, 100)])
-    assert len(fits) > caps.least and capped(fits, version, caps) is fits
-    assert capped(fits, version, None) is fits   # an unread request limits nothing
+    assert len(fits) > fetch.least and answer(fits, version, fetch) is fits
+    assert answer(fits, version, None) is fits   # an unread request limits nothing
 
 
 @pytest.mark.parametrize("version", CUT_VERSIONS)
 def test_the_first_batch_of_a_fetch_response_is_kept_whatever_its_size(version):
-    caps = request(fetch_request(version, 500, 1000, (500, 500))).caps
+    fetch = request(fetch_request(version, 500, 1000, (500, 500))).fetch
     big, small = batch(0, 3000), batch(1, 100)
-    cut = capped(fetch_response(version, [b"", big + small, small]), version, caps)
+    cut = answer(fetch_response(version, [b"", big + small, small]), version, fetch)
     assert cut == fetch_response(version, [b"", big, b""])
 
 
 @pytest.mark.parametrize("version", [11, 12])
 def test_a_fetch_response_that_cannot_be_read_passes_as_it_came(version):
-    caps = request(fetch_request(version, 500, 100, (100,))).caps
+    fetch = request(fetch_request(version, 500, 100, (100,))).fetch
     truncated = fetch_response(version, [batch(0, 300) + batch(1, 300)])[:-1]
-    assert capped(truncated, version, caps) is truncated
+    assert answer(truncated, version, fetch) is truncated
     bad = fetch_response(version, [struct.pack(">qi", 0, -5) + bytes(300)])
-    assert capped(bad, version, caps) is bad
+    assert answer(bad, version, fetch) is bad
 
 
 @settings(max_examples=300, deadline=None)
@@ -170,8 +176,8 @@ def test_a_fetch_response_that_cannot_be_read_passes_as_it_came(version):
        st.integers(0, 1500), st.lists(st.integers(0, 800), min_size=3, max_size=3))
 def test_a_cut_keeps_each_partitions_first_whole_batches_that_fit(version, sizes, total, limits):
     batches = [[batch(i, n) for i, n in enumerate(part)] for part in sizes]
-    caps = request(fetch_request(version, 500, total, tuple(limits[:len(sizes)]))).caps
-    cut = capped(fetch_response(version, [b"".join(part) for part in batches]), version, caps)
+    fetch = request(fetch_request(version, 500, total, tuple(limits[:len(sizes)]))).fetch
+    cut = answer(fetch_response(version, [b"".join(part) for part in batches]), version, fetch)
     kept = [cut[p.start:p.end] for p in _fetch_response(cut, version)[1]]
     left, first, counts = total, True, []
     for part, limit, records in zip(batches, limits, kept):
@@ -185,6 +191,59 @@ def test_a_cut_keeps_each_partitions_first_whole_batches_that_fit(version, sizes
         first, left = first and not n, left - len(records)
         counts.append(n)
     assert sum(map(len, kept)) <= total or sum(counts) == 1
+
+
+def record_batch(offset: int, producer: int, attributes: int, payload: int = 20) -> bytes:
+    """A record batch's 61-byte header (magic 2) and `payload` bytes of filler."""
+    length = 49 + payload
+    return (struct.pack(">qiibIhiqqqhii", offset, length, 0, 2, 0, attributes, 0, 0, 0, producer,
+                        0, 0, 1) + bytes(payload))
+
+
+@pytest.mark.parametrize("version", CUT_VERSIONS)
+def test_a_read_committed_answer_lists_the_aborted_transactions_that_end_at_or_after_its_offset(
+        version):
+    """A Kafka broker lists an aborted transaction in a read_committed answer only where its
+    marker is at or after the fetch offset: a client that never reads the marker would drop
+    every later record of that producer. One begun at or after the offset, or whose end is not
+    known, stays listed; a read_uncommitted answer passes as it came."""
+    topic = uuid.UUID(int=42).bytes if version >= 13 else b"views"
+    records = record_batch(100, 9, 0)
+    listed = [(5, 3), (6, 50), (7, 120), (8, 60)]
+    frame = fetch_response(version, [records], aborted=listed)
+    fetch = request(fetch_request(version, 500, 1 << 20, (1 << 20,), isolation=1)).fetch
+    assert fetch.read_committed and fetch.offsets == {(topic, 0): 100}
+    assert stale_aborts(_fetch_response(frame, version)[1], fetch) == [
+        (topic, 0, 5, 3), (topic, 0, 6, 50), (topic, 0, 8, 60)]
+    ends = {(topic, 0, 5, 3): 40, (topic, 0, 6, 50): 150}   # 8's end not known
+    assert answer(frame, version, fetch, ends) == fetch_response(
+        version, [records], aborted=[(6, 50), (7, 120), (8, 60)])
+    ends[(topic, 0, 8, 60)] = 99
+    assert answer(frame, version, fetch, ends) == fetch_response(
+        version, [records], aborted=[(6, 50), (7, 120)])
+    uncommitted = request(fetch_request(version, 500, 1 << 20, (1 << 20,))).fetch
+    assert stale_aborts(_fetch_response(frame, version)[1], uncommitted) == []
+
+
+def test_a_transactions_marker_is_found_in_its_partitions_batches():
+    """A producer's transaction begins at its first transactional batch after its previous
+    marker; a control batch of that producer is its marker. Non-transactional batches and
+    other producers' markers do not end it."""
+    log = [record_batch(10, 1, 0x10), record_batch(11, 1, 0x10), record_batch(12, 2, 0x10),
+           record_batch(13, -1, 0), record_batch(14, 1, 0x30, 6), record_batch(15, 2, 0x30, 6),
+           record_batch(16, 1, 0x10), record_batch(17, 1, 0x30, 6), record_batch(18, 3, 0x10)]
+    frame = b"".join(log)
+    assert _batch_markers(frame, 0, len(frame)) == {(1, 10): 14, (2, 12): 15, (1, 16): 17}
+    later = len(log[0])   # read from offset 11: producer 1's first transaction matches no entry
+    assert _batch_markers(frame, later, len(frame)) == {(1, 11): 14, (2, 12): 15, (1, 16): 17}
+
+
+@pytest.mark.parametrize("version", CUT_VERSIONS)
+def test_the_fronts_own_lookup_is_a_fetch_of_one_partition_from_an_offset(version):
+    topic = uuid.UUID(int=42).bytes if version >= 13 else b"views"
+    asked = request(lookup_request(version, topic, 3, 42, 9))
+    assert (asked.api_key, asked.version, asked.correlation, asked.wait_ms) == (1, version, 9, 0)
+    assert asked.fetch.offsets == {(topic, 3): 42} and not asked.fetch.read_committed
 
 
 def test_only_a_produce_with_acks_0_goes_unanswered():
