@@ -790,10 +790,12 @@ def sink_table(c: Columns, annotate: bool) -> Optional[Any]:
 # --- reading ------------------------------------------------------------------------------------
 
 def reads_columns(source: Any) -> bool:
-    """Whether a source can be read as columns: a Parquet source whose files share a schema."""
+    """Whether a source can be read as columns: a Parquet source whose files all have its
+    schema as it is (files whose schemas are unified are read as elements, cast)."""
     import pyarrow as pa
     from ..sdk.io.parquetio import ReadFromParquet
-    if not isinstance(source, ReadFromParquet) or source.schema() is None:
+    if not isinstance(source, ReadFromParquet) or source.schema() is None \
+            or not source.uniform():
         return False
     field = source.timestamp_field
     if field is None:
