@@ -5,8 +5,9 @@ from typing import Any, Iterator, List, Optional, Sequence
 
 from ...windowing.beam_keywords import beam_keywords
 from ...windowing import GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, WindowedValue
+from ...windowing.time import GLOBAL_WINDOW_MAX_MICROS
 from ..schema import rows_of
-from .base import FileSink, FileSource, OnBad, PathLike, TableWriter
+from .base import TIME_COLUMNS, FileSink, FileSource, OnBad, PathLike, TableWriter
 from .parquet_schema import (SCHEMA_MISMATCH, FileSchemas, SchemaMismatchError,  # noqa: F401
                              conform_batch, unify_files)
 
@@ -133,14 +134,9 @@ class ReadFromParquet(FileSource):
 
 
 
-#: the extra columns a Parquet sink writes as timestamps (µs, UTC), not seconds
-TIME_COLUMNS = ("window_start", "window_end", "timestamp")
-#: the instants a timestamp column can hold for its readers (Python's datetime: years 1 to
-#: 9999); the end of the global window, after them, is written as null
-DATETIME_MICROS = (-62_135_596_800_000_000, 253_402_300_799_999_999)
-
-
 class _ParquetWriter(TableWriter):
+    time_micros = True
+
     def write_table(self, table: Any, path: str) -> None:
         import pyarrow.parquet as pq
         if self.annotate:
@@ -148,21 +144,25 @@ class _ParquetWriter(TableWriter):
         pq.write_table(table, path, compression=self.sink.compression)
 
 
+#: the times a Parquet sink writes as null, being no element's own: event time's minimum (an
+#: element never timestamped) and, from it on, the end of the global window (its panes' time)
+NO_TIME_MICROS = (MIN_MICROS, GLOBAL_WINDOW_MAX_MICROS)
+
+
 def _as_timestamps(table: Any) -> Any:
-    """The window bounds and event time, which the rows carry as float seconds, as Parquet
-    timestamps (µs, UTC): exact within years 1 to 9999, where seconds since the epoch as a
-    float64 still resolve a microsecond; null beyond them (the end of the global window)."""
+    """The window bounds and event time, which the rows carry as int64 µs, as Parquet
+    timestamps (µs, UTC): exact for every event time, before year 1 and after 9999 too;
+    null for `NO_TIME_MICROS` and the global window's bounds."""
     import pyarrow as pa
     import pyarrow.compute as pc
-    low, high = DATETIME_MICROS[0] / 1e6, DATETIME_MICROS[1] / 1e6
+    low, high = NO_TIME_MICROS
     for name in TIME_COLUMNS:
         i = table.schema.get_field_index(name)
         column = table.column(i)
-        if pa.types.is_floating(column.type):
-            inside = pc.and_(pc.greater_equal(column, low), pc.less_equal(column, high))
-            column = pc.if_else(inside, column, pa.scalar(None, column.type))
-            micros = pc.cast(pc.round(pc.multiply(column, 1e6)), pa.int64())
-            table = table.set_column(i, name, micros.cast(pa.timestamp("us", tz="UTC")))
+        if pa.types.is_integer(column.type):
+            timed = pc.and_(pc.greater(column, low), pc.less(column, high))
+            column = pc.if_else(timed, column, pa.scalar(None, column.type))
+            table = table.set_column(i, name, column.cast(pa.timestamp("us", tz="UTC")))
     return table
 
 
