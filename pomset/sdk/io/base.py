@@ -21,6 +21,7 @@ import decimal
 import enum
 import glob
 import json
+import math
 import os
 import re
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
@@ -336,6 +337,31 @@ def json_default(o: Any) -> Any:
     if hasattr(o, "as_py"):  # pyarrow scalars
         return o.as_py()
     return str(o)
+
+
+_strict_json = json.JSONEncoder(default=json_default, ensure_ascii=False, allow_nan=False).encode
+_NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+
+
+def json_text(value: Any) -> str:
+    """`value` as strict JSON (what JSON has no type for as `json_default` writes it): NaN,
+    Infinity and -Infinity, which JSON cannot hold, as the strings "NaN", "Infinity" and
+    "-Infinity", wherever they are in the value."""
+    try:
+        return _strict_json(value)
+    except ValueError:   # a float JSON cannot hold, or a value that holds itself
+        plain = json.loads(json.dumps(value, default=json_default, ensure_ascii=False))
+        return _strict_json(_finite(plain))
+
+
+def _finite(v: Any) -> Any:
+    if isinstance(v, float):
+        return v if math.isfinite(v) else _NON_FINITE[repr(v)]
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_finite(x) for x in v]
+    return v
 
 
 def arrow_table(rows: Sequence[Dict[str, Any]], annotate: bool, sink_name: str,
