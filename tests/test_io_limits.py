@@ -2,7 +2,8 @@
 local runner and Spark batch: Parquet files of one source unify to one schema by Arrow's
 promotion or fail before reading, naming the files and the column (or send the file that does
 not fit to dead letters); event times beyond year 9999 are written exactly; NaN and the
-infinities are written to JSON as strings, so that every line is strict JSON."""
+infinities are written to JSON (files and Kafka) as strings, so that every record is strict
+JSON."""
 from __future__ import annotations
 
 import json
@@ -14,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import pomset as pm
+from kafka_util import new_topic, read_topic
 from pomset import col
 from pomset.sdk.errors import UserCodeError
 from pomset.sdk.io.parquetio import SchemaMismatchError
@@ -206,3 +208,13 @@ def test_json_and_text_sinks_write_nan_and_infinity_as_strings(tmp_path, runner)
         fields = [{k: r[k] for k in ("v", "w") if k in r} for r in got]
         key = lambda r: json.dumps(r, sort_keys=True)   # noqa: E731
         assert sorted(fields, key=key) == sorted(want, key=key), name
+
+
+def test_kafka_sink_writes_nan_and_infinity_as_strings(kafka_broker):
+    topic = new_topic(kafka_broker, "nan")
+    with pm.Pipeline(options=pm.PipelineOptions(["--runner=local", "--quiet"])) as p:
+        (p | pm.Create([{"v": math.nan, "w": [math.inf, -math.inf]}])
+         | pm.WriteToKafka(kafka_broker, topic, key=lambda r: {"k": math.nan}))
+    [record] = read_topic(kafka_broker, topic)
+    assert _strict(record.value()) == {"v": "NaN", "w": ["Infinity", "-Infinity"]}
+    assert _strict(record.key()) == {"k": "NaN"}
