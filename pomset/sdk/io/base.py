@@ -281,21 +281,18 @@ class RowMaker:
 
 def window_fields(wv: WindowedValue, micros: bool = False) -> Dict[str, Any]:
     """The extra columns for one element: the times in seconds, or in µs with `micros`."""
-    w = wv.window
-    scale = 1 if micros else 1_000_000
+    w, ts = wv.window, wv.ts
     if isinstance(w, GlobalWindow):
         start = end = None
     else:
-        start_us = getattr(w, "start_us", None)
-        start = None if start_us is None else _in(start_us, scale)
-        end = _in(w.max_ts + 1, scale)
+        start, end = getattr(w, "start_us", None), w.max_ts + 1
+    if not micros:
+        start = None if start is None else start / 1_000_000
+        end = None if end is None else end / 1_000_000
+        ts = ts / 1_000_000
     pane = wv.pane if wv.pane is not None else NO_FIRING
-    return {"window_start": start, "window_end": end, "timestamp": _in(wv.ts, scale),
+    return {"window_start": start, "window_end": end, "timestamp": ts,
             "pane_timing": pane.timing.value, "pane_index": pane.index, "diff": wv.diff}
-
-
-def _in(us: int, scale: int) -> Any:
-    return us if scale == 1 else us / scale
 
 
 _scan_json = json.JSONDecoder().scan_once

@@ -133,7 +133,6 @@ class ReadFromParquet(FileSource):
                 meter.at(row)
 
 
-
 class _ParquetWriter(TableWriter):
     time_micros = True
 
