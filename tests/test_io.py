@@ -328,7 +328,7 @@ def test_global_window_retracting_output_has_null_window_bounds(tmp_path):
        | pm.WriteToParquet(str(tmp_path / "g")))
     p.run()
     rows = pq.read_table(shard(tmp_path / "g")).to_pylist()
-    # the end of the global window, after year 9999, is no timestamp a reader can hold
+    # the end of the global window is no element's own time: it has no bounds and no time
     assert [(r["key"], r["value"], r["window_start"], r["window_end"], r["timestamp"],
              r["pane_timing"], r["diff"]) for r in rows] == [("a", 3, None, None, None,
                                                                "ON_TIME", 1)]

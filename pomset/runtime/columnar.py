@@ -756,10 +756,11 @@ _ACCUMULATOR: Dict[type, Callable[..., Any]] = {
 
 # --- writing ------------------------------------------------------------------------------------
 
-def sink_table(c: Columns, annotate: bool) -> Optional[Any]:
+def sink_table(c: Columns, annotate: bool, micros: bool = False) -> Optional[Any]:
     """The rows a file sink writes for a bundle, as an Arrow table with the columns its
     `RowMaker` gives elements (the fields, `key`/`value`, or `value`; then, `annotate`, the
-    window, time, pane and diff columns); None for keyed bundles (written as elements)."""
+    window, time, pane and diff columns, the times in seconds or, `micros`, int64 µs); None
+    for keyed bundles (written as elements)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     t = plain(c.table)
@@ -775,12 +776,15 @@ def sink_table(c: Columns, annotate: bool) -> Optional[Any]:
         return None   # the elements' way names the clash
     if annotate:
         n = t.num_rows
+        time = (lambda us: us) if micros else (   # noqa: E731
+            lambda us: pc.divide(pc.cast(us, pa.float64(), safe=False), 1e6))
         if c.windowed:
-            out["window_start"] = pc.divide(pc.cast(t.column(WS), pa.float64()), 1e6)
-            out["window_end"] = pc.divide(pc.cast(t.column(WE), pa.float64()), 1e6)
+            out["window_start"] = time(t.column(WS))
+            out["window_end"] = time(t.column(WE))
         else:
-            out["window_start"] = out["window_end"] = pa.nulls(n, pa.float64())
-        out["timestamp"] = pc.divide(pc.cast(t.column(TS), pa.float64()), 1e6)
+            out["window_start"] = out["window_end"] = pa.nulls(
+                n, pa.int64() if micros else pa.float64())
+        out["timestamp"] = time(t.column(TS))
         out["pane_timing"] = pa.array([c.pane.timing.value] * n, pa.string())
         out["pane_index"] = pa.array([c.pane.index] * n, pa.int64())
         out["diff"] = pa.array([1] * n, pa.int64())
@@ -790,10 +794,12 @@ def sink_table(c: Columns, annotate: bool) -> Optional[Any]:
 # --- reading ------------------------------------------------------------------------------------
 
 def reads_columns(source: Any) -> bool:
-    """Whether a source can be read as columns: a Parquet source whose files share a schema."""
+    """Whether a source can be read as columns: a Parquet source whose files all have its
+    schema as it is (files whose schemas are unified are read as elements, cast)."""
     import pyarrow as pa
     from ..sdk.io.parquetio import ReadFromParquet
-    if not isinstance(source, ReadFromParquet) or source.schema() is None:
+    if not isinstance(source, ReadFromParquet) or source.schema() is None \
+            or not source.uniform():
         return False
     field = source.timestamp_field
     if field is None:

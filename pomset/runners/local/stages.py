@@ -510,7 +510,8 @@ class SinkStage(Stage):
         if self.writer is None:
             self.writer = self.sink.writer(self.node.inputs[0], self.sink.part_path(self.part))
         if isinstance(bundle, Columns):
-            table = columnar.sink_table(bundle, self.writer.annotate)
+            table = columnar.sink_table(bundle, self.writer.annotate,
+                                       self.writer.time_micros)
             if table is not None:
                 self.writer.write_arrow(table)
                 return

@@ -32,7 +32,7 @@ from ...sdk.core import Filter, GroupByKey, ParDo, WindowInto
 from ...sdk.expressions import Expr, kind
 from ...sdk.event_time import TIME_UNITS
 from ...sdk.io.base import EXTRA_NAMES, annotates
-from ...sdk.io.parquetio import DATETIME_MICROS, ReadFromParquet, WriteToParquet
+from ...sdk.io.parquetio import NO_TIME_MICROS, ReadFromParquet, WriteToParquet
 from ...sdk.relational import FieldsCombineFn, FieldsToRow, KeyFields, _FieldsMap
 from ...windowing import (GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, PaneInfo,
                           TimestampCombiner, WindowedValue)
@@ -439,15 +439,15 @@ def parquet_output(c: Columnar, sink: Any, pcoll: Any) -> Optional[Any]:
             columns.append(_c(n).cast("double").alias(n))
         else:
             columns.append(_c(n))
-    if annotate:   # times as Parquet timestamps (µs, UTC), as the element path writes them
-        low, high = DATETIME_MICROS
-        seconds = lambda name: F.timestamp_micros(F.when(   # noqa: E731
-            (F.col(name) >= low) & (F.col(name) <= high), F.col(name)))
+    if annotate:   # times as Parquet timestamps (µs, UTC, exact), as the element path writes them
+        low, high = NO_TIME_MICROS
+        micros = lambda name: F.timestamp_micros(F.when(   # noqa: E731
+            (F.col(name) > low) & (F.col(name) < high), F.col(name)))
         null = F.lit(None).cast("timestamp")
         pane = c.pane
-        columns += [(seconds(WS) if c.windowed else null).alias("window_start"),
-                    (seconds(WE) if c.windowed else null).alias("window_end"),
-                    seconds(TS).alias("timestamp"),
+        columns += [(micros(WS) if c.windowed else null).alias("window_start"),
+                    (micros(WE) if c.windowed else null).alias("window_end"),
+                    micros(TS).alias("timestamp"),
                     F.lit(pane.timing.value).alias("pane_timing"),
                     F.lit(pane.index).cast("long").alias("pane_index"),
                     F.lit(1).cast("long").alias("diff")]

@@ -21,6 +21,7 @@ import decimal
 import enum
 import glob
 import json
+import math
 import os
 import re
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
@@ -239,6 +240,8 @@ EXTRA_COLUMNS: Tuple[Tuple[str, str], ...] = (
     ("pane_timing", "string"), ("pane_index", "int64"), ("diff", "int64"),
 )
 EXTRA_NAMES = tuple(name for name, _ in EXTRA_COLUMNS)
+#: the extra columns that are times: seconds since the epoch, or exact µs where a sink asks
+TIME_COLUMNS = ("window_start", "window_end", "timestamp")
 
 
 def annotates(pcoll: PCollection) -> bool:
@@ -249,11 +252,13 @@ def annotates(pcoll: PCollection) -> bool:
 
 
 class RowMaker:
-    """Turns WindowedValues into row dicts for one sink."""
+    """Turns WindowedValues into row dicts for one sink; the times as float seconds, or as
+    int µs (exact for every event time) with `micros`."""
 
-    def __init__(self, annotate: bool, sink_name: str) -> None:
+    def __init__(self, annotate: bool, sink_name: str, micros: bool = False) -> None:
         self.annotate = annotate
         self.sink_name = sink_name
+        self.micros = micros
 
     def __call__(self, wv: WindowedValue) -> Dict[str, Any]:
         v = wv.value
@@ -270,21 +275,23 @@ class RowMaker:
                     f"{self.sink_name}: element {v!r} has field(s) {clash}, which clash with the "
                     f"window/pane columns the sink adds for windowed or retracting input "
                     f"({', '.join(EXTRA_NAMES)}); rename them first")
-            row.update(window_fields(wv))
+            row.update(window_fields(wv, self.micros))
         return row
 
 
-def window_fields(wv: WindowedValue) -> Dict[str, Any]:
-    """The extra columns for one element."""
-    w = wv.window
+def window_fields(wv: WindowedValue, micros: bool = False) -> Dict[str, Any]:
+    """The extra columns for one element: the times in seconds, or in µs with `micros`."""
+    w, ts = wv.window, wv.ts
     if isinstance(w, GlobalWindow):
         start = end = None
     else:
-        start_us = getattr(w, "start_us", None)
-        start = None if start_us is None else start_us / 1_000_000
-        end = (w.max_ts + 1) / 1_000_000
+        start, end = getattr(w, "start_us", None), w.max_ts + 1
+    if not micros:
+        start = None if start is None else start / 1_000_000
+        end = None if end is None else end / 1_000_000
+        ts = ts / 1_000_000
     pane = wv.pane if wv.pane is not None else NO_FIRING
-    return {"window_start": start, "window_end": end, "timestamp": wv.ts / 1_000_000,
+    return {"window_start": start, "window_end": end, "timestamp": ts,
             "pane_timing": pane.timing.value, "pane_index": pane.index, "diff": wv.diff}
 
 
@@ -329,11 +336,38 @@ def json_default(o: Any) -> Any:
     return str(o)
 
 
+_strict_json = json.JSONEncoder(default=json_default, ensure_ascii=False, allow_nan=False).encode
+_NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+
+
+def json_text(value: Any) -> str:
+    """`value` as strict JSON (what JSON has no type for as `json_default` writes it): NaN,
+    Infinity and -Infinity, which JSON cannot hold, as the strings "NaN", "Infinity" and
+    "-Infinity", wherever they are in the value."""
+    try:
+        return _strict_json(value)
+    except ValueError:   # a float JSON cannot hold, or a value that holds itself
+        plain = json.loads(json.dumps(value, default=json_default, ensure_ascii=False))
+        return _strict_json(_finite(plain))
+
+
+def _finite(v: Any) -> Any:
+    if isinstance(v, float):
+        return v if math.isfinite(v) else _NON_FINITE[repr(v)]
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_finite(x) for x in v]
+    return v
+
+
 def arrow_table(rows: Sequence[Dict[str, Any]], annotate: bool, sink_name: str,
-                fallback: Optional[Callable[[str, List[Any], Exception], Any]] = None) -> Any:
-    """A pyarrow Table of the rows: columns in first-seen order (the extra columns last, typed),
-    missing fields null. A column Arrow cannot hold as one type goes to `fallback(name,
-    values, error)` if given (returning an array), else is a clear error."""
+                fallback: Optional[Callable[[str, List[Any], Exception], Any]] = None,
+                micros: bool = False) -> Any:
+    """A pyarrow Table of the rows: columns in first-seen order (the extra columns last, typed;
+    the times int64 µs with `micros`, as `RowMaker(micros=True)` gives them), missing fields
+    null. A column Arrow cannot hold as one type goes to `fallback(name, values, error)` if
+    given (returning an array), else is a clear error."""
     import pyarrow as pa
     names: Dict[str, None] = {}
     for row in rows:
@@ -341,6 +375,8 @@ def arrow_table(rows: Sequence[Dict[str, Any]], annotate: bool, sink_name: str,
             if k not in names:
                 names[k] = None
     extra = dict(EXTRA_COLUMNS) if annotate else {}
+    if micros:
+        extra.update((name, "int64") for name in TIME_COLUMNS if name in extra)
     value_names = [n for n in names if n not in extra]
     arrays, fields = [], []
     for name in value_names:
@@ -533,14 +569,17 @@ class LineWriter:
 
 class TableWriter:
     """Buffers rows and writes them as one Arrow table at the end (so every row shares one
-    schema, whatever fields later elements add). Subclasses implement `write_table`."""
+    schema, whatever fields later elements add). Subclasses implement `write_table`; one
+    that sets `time_micros` gets the time columns as int64 µs, not float seconds."""
+
+    time_micros = False
 
     def __init__(self, path: str, annotate: bool, sink_name: str, sink: Any) -> None:
         self.path = path
         self.annotate = annotate
         self.sink_name = sink_name
         self.sink = sink
-        self.make_row = RowMaker(annotate, sink_name)
+        self.make_row = RowMaker(annotate, sink_name, self.time_micros)
         self.rows: List[Dict[str, Any]] = []
         self.tables: List[Any] = []   # parts written as Arrow tables (`write_arrow`)
         self.closed = False
@@ -561,7 +600,7 @@ class TableWriter:
 
     def rows_table(self) -> Any:
         """The rows written as elements, as a table."""
-        return arrow_table(self.rows, self.annotate, self.sink_name)
+        return arrow_table(self.rows, self.annotate, self.sink_name, micros=self.time_micros)
 
     def table(self) -> Any:
         import pyarrow as pa

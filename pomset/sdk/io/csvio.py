@@ -6,7 +6,6 @@ import codecs
 import csv
 import io
 import itertools
-import json
 import os
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
@@ -14,7 +13,7 @@ from ...windowing.beam_keywords import beam_keywords
 from ...windowing import GLOBAL_WINDOW, MIN_MICROS, NO_FIRING, WindowedValue
 from ..schema import SchemaLike
 from .base import (FileSink, FileSource, OnBad, PathLike, TableWriter, arrow_table,
-                   json_default)
+                   json_text)
 from .csv_types import SAMPLE_ROWS, declared_types, infer_types, typed_columns
 
 _raw = WindowedValue.raw
@@ -278,7 +277,7 @@ class _CsvLines:
 
 def _csv_cell(v: Any) -> Any:
     if isinstance(v, (dict, list, tuple, set, frozenset)):
-        return json.dumps(v, default=json_default, ensure_ascii=False)
+        return json_text(v)
     return v
 
 

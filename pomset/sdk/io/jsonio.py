@@ -8,7 +8,7 @@ from ...windowing.beam_keywords import beam_keywords
 from ...windowing import WindowedValue
 from ..schema import SchemaLike
 from .base import (FileSink, FileSource, LineWriter, OnBad, PathLike, RowMaker, binary_lines,
-                   json_default, json_loads)
+                   json_loads, json_text)
 
 
 class ReadFromJson(FileSource):
@@ -52,12 +52,11 @@ class ReadFromJson(FileSource):
 class _JsonWriter(LineWriter):
     def __init__(self, path: str, annotate: bool, sink_name: str, sink: Any) -> None:
         make_row = RowMaker(annotate, sink_name)
-        dumps = json.dumps
 
         def line(wv: WindowedValue) -> str:
             row = make_row(wv)
             try:
-                return dumps(row, default=json_default, ensure_ascii=False)
+                return json_text(row)
             except (TypeError, ValueError) as e:
                 raise ValueError(f"{sink_name}: cannot write {wv.value!r} as JSON: {e}") from None
         super().__init__(path, line)
@@ -66,6 +65,7 @@ class _JsonWriter(LineWriter):
 class WriteToJson(FileSink):
     """Writes one JSON object per line (the element's columns, plus window_start, window_end,
     timestamp, pane_timing, pane_index and diff for windowed or retracting input). Values JSON
-    cannot hold are written as strings (datetimes in ISO-8601)."""
+    cannot hold are written as strings (datetimes in ISO-8601; NaN, Infinity and -Infinity
+    as "NaN", "Infinity" and "-Infinity"), so that every line is strict JSON."""
 
     writer_class = _JsonWriter

@@ -34,7 +34,7 @@ from ..errors import KafkaUnreachableError, PipelineConstructionError, UserCodeE
 from ..event_time import event_time_micros, time_unit, warn_other_unit
 from ..kinds import NOT_KV
 from ..schema import SchemaLike, as_schema, conform
-from .base import DeadLetterSource, OnBad, Sink, annotates, json_default, json_loads
+from .base import DeadLetterSource, OnBad, Sink, annotates, json_loads, json_text
 
 FORMATS = ("json", "str", "bytes")
 DIFF_HEADER = "pomset-diff"
@@ -350,17 +350,12 @@ class PartitionWatermarks:
 
 # --- writing ------------------------------------------------------------------------------------
 
-# `json.dumps` with these arguments, without building an encoder per call (a fifth of a
-# record's JSON time)
-_json = json.JSONEncoder(default=json_default, ensure_ascii=False).encode
-
-
 def _key_bytes(key: Any) -> Optional[bytes]:
     if key is None or isinstance(key, bytes):
         return key
     if isinstance(key, str):
         return key.encode("utf-8")
-    return _json(key).encode("utf-8")
+    return json_text(key).encode("utf-8")
 
 
 class WriteToKafka(Sink):
@@ -401,7 +396,7 @@ class WriteToKafka(Sink):
         def encode(wv: WindowedValue) -> Tuple:
             v = wv.value
             if fmt == "json":
-                value = _json(v).encode("utf-8")
+                value = json_text(v).encode("utf-8")
             elif fmt == "str":
                 if not isinstance(v, str):
                     raise UserCodeError(f"{name}: value_format='str' needs str elements, "

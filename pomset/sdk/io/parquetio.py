@@ -5,39 +5,73 @@ from typing import Any, Iterator, List, Optional, Sequence
 
 from ...windowing.beam_keywords import beam_keywords
 from ...windowing import GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, WindowedValue
+from ...windowing.time import GLOBAL_WINDOW_MAX_MICROS
 from ..schema import rows_of
-from .base import FileSink, FileSource, OnBad, PathLike, TableWriter
+from .base import TIME_COLUMNS, FileSink, FileSource, OnBad, PathLike, TableWriter
+from .parquet_schema import (SCHEMA_MISMATCH, FileSchemas, SchemaMismatchError,  # noqa: F401
+                             conform_batch, unify_files)
 
 
 class ReadFromParquet(FileSource):
     """The rows (as `pm.Row`s of python values) of the Parquet files matching a glob pattern
     (or a directory, or a list of them), optionally only some `columns`. The PCollection's
-    schema is the files' (their columns, or the chosen ones). With `timestamp_field`, event
-    time comes from that column (a timestamp column, a number of `timestamp_unit`s since the
-    epoch, seconds by default, or ISO-8601 strings; read even when not among `columns`). A row whose timestamp is null or not a time
-    is a malformed record, reported as `file:N` with N its row number from 1; a file that is
-    not Parquet is one malformed record (its path)."""
+    schema is the files' (their columns, or the chosen ones), unified by Arrow's promotion
+    (`parquet_schema`): a column int64 in one file and double in another is double, one some
+    files lack is null in their rows. A column whose types do not unify (int64 and string)
+    fails the source before any row is read, naming the column and the files of each type,
+    or, with `schema_mismatch="dead_letter"`, makes each file that does not fit one malformed
+    record (its path). A value that does not fit its column's unified type (an int64 a double
+    cannot hold exactly) is a malformed record. With `timestamp_field`, event time comes from
+    that column (a timestamp column, a number of `timestamp_unit`s since the epoch, seconds by
+    default, or ISO-8601 strings; read even when not among `columns`). A row whose timestamp
+    is null or not a time is a malformed record, reported as `file:N` with N its row number
+    from 1; a file that is not Parquet is one malformed record (its path)."""
 
     batch_size = 65_536
 
     @beam_keywords(file_pattern="pattern")
     def __init__(self, pattern: PathLike, columns: Optional[Sequence[str]] = None,
                  timestamp_field: Optional[str] = None, label: Optional[str] = None, *,
-                 timestamp_unit: str = "s") -> None:
+                 timestamp_unit: str = "s", schema_mismatch: str = "fail") -> None:
         super().__init__(pattern, timestamp_field, label, timestamp_unit=timestamp_unit)
         if columns is not None:
             if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
                 raise TypeError(f"columns must be a list of column names, got {columns!r}")
             columns = list(columns)
+        if schema_mismatch not in SCHEMA_MISMATCH:
+            raise ValueError(f"schema_mismatch must be 'fail' or 'dead_letter', got "
+                             f"{schema_mismatch!r}")
         self.columns: Optional[List[str]] = columns
-        self._file_schema: Any = False   # not read yet
+        self.schema_mismatch = schema_mismatch
+        self._file_schemas: Optional[FileSchemas] = None   # not read yet
+
+    def file_schemas(self) -> FileSchemas:
+        """The files' unified schema (the chosen columns and the timestamp field), read from
+        their footers once."""
+        if self._file_schemas is None:
+            wanted = self.columns
+            field = self.timestamp_field
+            if wanted is not None and field is not None and field not in wanted:
+                wanted = wanted + [field]
+            self._file_schemas = unify_files(self.name, self.files(), wanted,
+                                             self.schema_mismatch)
+        return self._file_schemas
 
     def schema(self) -> Any:
-        """The first file's schema (the chosen columns), when every file has the same; None
-        when they differ or the first is not Parquet (its rows then fail as malformed)."""
-        if self._file_schema is False:
-            self._file_schema = _common_schema(self.files(), self.columns)
-        return self._file_schema
+        """The files' unified schema (the chosen columns); None when no file is Parquet or a
+        chosen column is in none of them (the read then fails naming it)."""
+        import pyarrow as pa
+        unified = self.file_schemas().schema
+        if unified is None or self.columns is None:
+            return unified
+        if any(c not in unified.names for c in self.columns):
+            return None
+        return pa.schema([unified.field(c) for c in self.columns])
+
+    def uniform(self) -> bool:
+        """Whether every file is Parquet with exactly the unified schema (so a reader of
+        columns may read them as they are)."""
+        return self.file_schemas().uniform
 
     def read_size(self, path: str) -> int:
         """How much reading `path` is, in the units its reader reports to `meter`: rows, from
@@ -52,32 +86,41 @@ class ReadFromParquet(FileSource):
     def read_file(self, path: str, on_bad: OnBad) -> Iterator[WindowedValue]:
         import pyarrow as pa
         import pyarrow.parquet as pq
+        schemas = self.file_schemas()
+        if path in schemas.rejected:
+            self.bad(on_bad, path, path, None, schemas.rejected[path])
+            return
         try:
             pf = pq.ParquetFile(path)
         except (pa.ArrowException, OSError) as e:
             self.bad(on_bad, path, path, None, f"not a readable Parquet file: {e}")
             return
         field = self.timestamp_field
-        columns, drop = self.columns, None
-        if columns is not None:
-            available = pf.schema_arrow.names
-            missing = [c for c in columns if c not in available]
+        available = pf.schema_arrow.names
+        if self.columns is not None:
+            missing = [c for c in self.columns if c not in available]
             if missing:
                 raise ValueError(f"{self.name}: {path} has no column(s) {missing}; its columns "
                                  f"are {available}")
-            if field is not None and field not in columns and field in available:
-                columns, drop = columns + [field], field
+        target = pf.schema_arrow if schemas.schema is None else schemas.schema
+        drop = field if (self.columns is not None and field not in self.columns
+                         and field in target.names) else None
         element, row, meter = self.element, 0, self.meter
-        kind = pf.schema_arrow.field(field).type if field in pf.schema_arrow.names else None
+        kind = target.field(field).type if field in target.names else None
         # A timestamp column in s, ms or µs converts to event time losslessly in Arrow, a
         # batch at a time; other columns (and nulls) go through element() per row.
         vectorized = kind is not None and pa.types.is_timestamp(kind) and kind.unit != "ns"
-        for batch in pf.iter_batches(batch_size=self.batch_size, columns=columns):
+        columns = [n for n in target.names if n in available]
+        for read in pf.iter_batches(batch_size=self.batch_size, columns=columns):
+            batch, misfits = conform_batch(read, target)
             records = rows_of(batch)
             times = (batch.column(field).cast(pa.timestamp("us", kind.tz)).cast(pa.int64()).to_pylist()
                      if vectorized else [None] * len(records))
-            for record, ts in zip(records, times):
+            for i, (record, ts) in enumerate(zip(records, times)):
                 row += 1
+                if i in misfits:
+                    self.bad(on_bad, rows_of(read.slice(i, 1))[0], path, row, misfits[i])
+                    continue
                 if ts is not None and MIN_MICROS < ts < MAX_MICROS:
                     wv = WindowedValue.raw(record, ts, GLOBAL_WINDOW, NO_FIRING, 1)
                 else:
@@ -90,31 +133,9 @@ class ReadFromParquet(FileSource):
                 meter.at(row)
 
 
-def _common_schema(files: List[str], columns: Optional[List[str]]) -> Any:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    try:
-        schemas = [pq.read_schema(f) for f in files]
-    except (pa.ArrowException, OSError):
-        return None
-    first = schemas[0].remove_metadata()
-    if any(not s.remove_metadata().equals(first) for s in schemas[1:]):
-        return None
-    if columns is not None:
-        if any(c not in first.names for c in columns):
-            return None
-        first = pa.schema([first.field(c) for c in columns])
-    return first
-
-
-#: the extra columns a Parquet sink writes as timestamps (µs, UTC), not seconds
-TIME_COLUMNS = ("window_start", "window_end", "timestamp")
-#: the instants a timestamp column can hold for its readers (Python's datetime: years 1 to
-#: 9999); the end of the global window, after them, is written as null
-DATETIME_MICROS = (-62_135_596_800_000_000, 253_402_300_799_999_999)
-
-
 class _ParquetWriter(TableWriter):
+    time_micros = True
+
     def write_table(self, table: Any, path: str) -> None:
         import pyarrow.parquet as pq
         if self.annotate:
@@ -122,21 +143,25 @@ class _ParquetWriter(TableWriter):
         pq.write_table(table, path, compression=self.sink.compression)
 
 
+#: the times a Parquet sink writes as null, being no element's own: event time's minimum (an
+#: element never timestamped) and, from it on, the end of the global window (its panes' time)
+NO_TIME_MICROS = (MIN_MICROS, GLOBAL_WINDOW_MAX_MICROS)
+
+
 def _as_timestamps(table: Any) -> Any:
-    """The window bounds and event time, which the rows carry as float seconds, as Parquet
-    timestamps (µs, UTC): exact within years 1 to 9999, where seconds since the epoch as a
-    float64 still resolve a microsecond; null beyond them (the end of the global window)."""
+    """The window bounds and event time, which the rows carry as int64 µs, as Parquet
+    timestamps (µs, UTC): exact for every event time, before year 1 and after 9999 too;
+    null for `NO_TIME_MICROS` and the global window's bounds."""
     import pyarrow as pa
     import pyarrow.compute as pc
-    low, high = DATETIME_MICROS[0] / 1e6, DATETIME_MICROS[1] / 1e6
+    low, high = NO_TIME_MICROS
     for name in TIME_COLUMNS:
         i = table.schema.get_field_index(name)
         column = table.column(i)
-        if pa.types.is_floating(column.type):
-            inside = pc.and_(pc.greater_equal(column, low), pc.less_equal(column, high))
-            column = pc.if_else(inside, column, pa.scalar(None, column.type))
-            micros = pc.cast(pc.round(pc.multiply(column, 1e6)), pa.int64())
-            table = table.set_column(i, name, micros.cast(pa.timestamp("us", tz="UTC")))
+        if pa.types.is_integer(column.type):
+            timed = pc.and_(pc.greater(column, low), pc.less(column, high))
+            column = pc.if_else(timed, column, pa.scalar(None, column.type))
+            table = table.set_column(i, name, column.cast(pa.timestamp("us", tz="UTC")))
     return table
 
 

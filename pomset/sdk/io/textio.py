@@ -1,12 +1,11 @@
 """Text files: one element per line."""
 from __future__ import annotations
 
-import json
 from typing import Any, Iterator, Optional
 
 from ...windowing.beam_keywords import beam_keywords
 from ...windowing import GLOBAL_WINDOW, MIN_MICROS, NO_FIRING, WindowedValue
-from .base import FileSink, FileSource, LineWriter, OnBad, PathLike, RowMaker, binary_lines, json_default
+from .base import FileSink, FileSource, LineWriter, OnBad, PathLike, RowMaker, binary_lines, json_text
 
 _raw = WindowedValue.raw
 
@@ -44,7 +43,7 @@ class _TextWriter(LineWriter):
             make_row = RowMaker(True, sink_name)
 
             def line(wv: WindowedValue) -> str:
-                return json.dumps(make_row(wv), default=json_default, ensure_ascii=False)
+                return json_text(make_row(wv))
         else:
             def line(wv: WindowedValue) -> str:
                 return str(wv.value)
