@@ -108,13 +108,13 @@ EXAMPLE = os.path.join(ROOT, "examples", "video_sessions.py")
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 BEGIN, END = "<!-- kafka-streaming-results:begin -->", "<!-- kafka-streaming-results:end -->"
+SUMMARY = "kafka-streaming-summary"
 CAP = {"fetch.max.bytes": 1 << 20, "max.partition.fetch.bytes": 1 << 20}
 
 import video_sessions as vs  # noqa: E402
 from pomset.sdk.io.base import event_time_micros  # noqa: E402
 import cpu_share  # noqa: E402
-from results import compile_bytecode  # noqa: E402
-from spark_vs_native import write_results  # noqa: E402
+from results import compile_bytecode, markers, write_block, write_plot  # noqa: E402
 
 
 def _cpu_table(caption: str, rate_column: str, benchmark_column: str,
@@ -642,7 +642,7 @@ def report(args: argparse.Namespace, tps: List[dict], lats: List[dict]) -> str:
     import importlib.metadata as md
     spark = md.version("pyspark")
     lines = [
-        f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/kafka_streaming.py` "
+        f"Measured by `benchmarks/kafka_streaming.py` "
         f"(`{' '.join(a for a in sys.argv[1:] if a != '--no-write') or 'defaults'}`): {args.ads} ads, "
         f"session gap {args.gap_minutes:g} min, early panes every {args.early_seconds:g} s, "
         f"seed {args.seed}; exactly once (`--checkpoint_dir`); local runner "
@@ -711,6 +711,29 @@ def report(args: argparse.Namespace, tps: List[dict], lats: List[dict]) -> str:
               f"- *drain*: from the last produce call until the netted billing topic equals "
               f"the batch answer. Stopping: {stops}."]
     return "\n".join(lines)
+
+
+def summary(tps: List[dict], lats: List[dict]) -> str:
+    """The table docs/performance.md shows: each runner's sustained rate and its latency at the
+    rates the latency runs produced."""
+    lines = ["| users | runner | events/s sustained | latency p50 / p99 at an input rate of |",
+             "|---|---|---|---|"]
+    for t in tps:
+        runs = sorted((x for x in lats if (x["users"], x["runner"]) == (t["users"], t["runner"])),
+                      key=lambda x: x["rate"])
+        at = "; ".join(f"{x['rate']:,.0f}/s: {x['p50']:.2f} / {x['p99']:.2f} s" for x in runs)
+        lines.append(f"| {t['users']:,} | {t['runner']} | **{t['sustained']:,.0f}** | {at or '-'} |")
+    return "\n".join(lines)
+
+
+def latency_plot(lats: List[dict]) -> Dict[str, Any]:
+    """The latency runs as curves: p50 latency by input rate, a curve per runner and shape."""
+    series: Dict[str, List[List[float]]] = {}
+    for x in lats:
+        series.setdefault(f"{x['runner']}, {x['users']:,} users", []).append([x["rate"], x["p50"]])
+    return {"title": "Kafka end to end (video sessions, exactly once): latency by input rate",
+            "xlabel": "input rate (events/s)", "ylabel": "p50 latency (s)", "series": series,
+            "note": f"benchmarks/kafka_streaming.py, {os.cpu_count()} cores, broker on the same cores"}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -784,7 +807,9 @@ def main() -> None:
     if failures:
         sys.exit("FAILED: " + "; ".join(failures))
     if not args.no_write:
-        write_results(os.path.join(ROOT, "BENCHMARKS.md"), text, BEGIN, END)
+        write_block(BEGIN, END, text)
+        write_block(*markers(SUMMARY), summary(tps, lats))
+        write_plot("kafka_latency", latency_plot(lats))
 
 
 if __name__ == "__main__":
