@@ -487,7 +487,7 @@ def summary(doc: Dict[str, Any]) -> str:
     """The table docs/performance.md shows: per shape, pomset's schema'd pipeline on each runner
     beside the peer a user would pick there (best times)."""
     best = {(r["engine"], r["shape"]): r for r in doc["results"]}
-    lines = ["| shape | output rows | pomset local | DuckDB | Polars | local / DuckDB | "
+    lines = [header(doc), "", "| shape | output rows | pomset local | DuckDB | Polars | local / DuckDB | "
              "pomset Spark | hand-written PySpark | Spark / PySpark |",
              "|---|---|---|---|---|---|---|---|---|"]
     cell = lambda e, s: f"{best[e, s]['best']:.2f} s" if (e, s) in best else "-"   # noqa: E731

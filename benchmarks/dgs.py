@@ -397,10 +397,11 @@ def report(results: Dict[str, Dict[str, List[Dict[str, Any]]]], calib: Tuple[flo
     return "\n".join(lines)
 
 
-def summary(results: Dict[str, Dict[str, List[Dict[str, Any]]]], calib: Tuple[float, float]) -> str:
-    """The table docs/performance.md shows: per shape, the pipeline reading its streams at 1 and
-    2 workers against the hand-written loop over the same files (medians)."""
-    lines = ["| shape | events | hand-written loop | pomset, 1 worker | pomset, 2 workers | "
+def summary(head: str, results: Dict[str, Dict[str, List[Dict[str, Any]]]],
+            calib: Tuple[float, float]) -> str:
+    """The table docs/performance.md shows, under `head`: per shape, the pipeline reading its
+    streams at 1 and 2 workers against the hand-written loop over the same files (medians)."""
+    lines = [head, "", "| shape | events | hand-written loop | pomset, 1 worker | pomset, 2 workers | "
              "2 workers vs the loop | keyed GroupByKey, 2 workers |", "|---|---|---|---|---|---|---|"]
     for shape, variants in results.items():
         med = {v: statistics.median(r["seconds"] for r in runs) for v, runs in variants.items()}
@@ -471,14 +472,14 @@ def main() -> int:
     shutil.rmtree(scratch)
     lat = [latency(ms, rate=100_000, seconds=6, per_barrier=10_000)
            for ms in ((20, 100, 250, 1000) if args.latency else ())]
-    block = (f"Measured by `benchmarks/dgs.py "
-             f"{' '.join(sys.argv[1:])}` ({os.cpu_count()} cores, Python "
-             f"{sys.version.split()[0]}; medians of {args.repeats} interleaved runs, each in a "
-             f"fresh process).\n\n" + report(results, (one, two), lat, ceilings))
+    head = (f"Measured by `benchmarks/dgs.py {' '.join(sys.argv[1:])}` ({os.cpu_count()} cores, "
+            f"Python {sys.version.split()[0]}; medians of {args.repeats} interleaved runs, each "
+            f"in a fresh process).")
+    block = head + "\n\n" + report(results, (one, two), lat, ceilings)
     print(block)
     if args.write:
         write_block(BEGIN, END, block)
-        write_block(*markers("dgs-summary"), summary(results, (one, two)))
+        write_block(*markers("dgs-summary"), summary(head, results, (one, two)))
     return 0
 
 

@@ -638,9 +638,17 @@ def event_latencies(events: List[dict], produced_at: List[float], records: List[
 
 # --- the report ---------------------------------------------------------------------------------
 
-def report(args: argparse.Namespace, tps: List[dict], lats: List[dict]) -> str:
+def machine() -> str:
+    """The machine and the versions the run measured."""
     import importlib.metadata as md
-    spark = md.version("pyspark")
+    return (f"Machine: {os.cpu_count()} cores, {platform.system()} {platform.release()}, Python "
+            f"{platform.python_version()}, Spark {md.version('pyspark')}, confluent-kafka "
+            f"{md.version('confluent-kafka')}, embedded broker noida-db {md.version('noida-db')} "
+            f"(broker, pipeline and the benchmark's producer and consumer on the same "
+            f"{os.cpu_count()} cores).")
+
+
+def report(args: argparse.Namespace, tps: List[dict], lats: List[dict]) -> str:
     lines = [
         f"Measured by `benchmarks/kafka_streaming.py` "
         f"(`{' '.join(a for a in sys.argv[1:] if a != '--no-write') or 'defaults'}`): {args.ads} ads, "
@@ -649,10 +657,7 @@ def report(args: argparse.Namespace, tps: List[dict], lats: List[dict]) -> str:
         f"`--checkpoint_interval={args.checkpoint_interval:g}`; Spark `--spark_master=local[2]` "
         f"`--spark_conf=spark.sql.shuffle.partitions=2` `--trigger_interval={args.trigger_interval:g}`.",
         "",
-        f"Machine: {os.cpu_count()} cores, {platform.system()} {platform.release()}, Python "
-        f"{platform.python_version()}, Spark {spark}, confluent-kafka {md.version('confluent-kafka')}, "
-        f"embedded broker noida-db {md.version('noida-db')} (broker, pipeline and the benchmark's "
-        f"producer and consumer on the same 2 cores).",
+        machine(),
         "",
         "Throughput (`--until=latest` over a pre-filled topic):",
         "",
@@ -713,10 +718,10 @@ def report(args: argparse.Namespace, tps: List[dict], lats: List[dict]) -> str:
     return "\n".join(lines)
 
 
-def summary(tps: List[dict], lats: List[dict]) -> str:
-    """The table docs/performance.md shows: each runner's sustained rate and its latency at the
-    rates the latency runs produced."""
-    lines = ["| users | runner | events/s sustained | latency p50 / p99 at an input rate of |",
+def summary(head: str, tps: List[dict], lats: List[dict]) -> str:
+    """The table docs/performance.md shows, under `head`: each runner's sustained rate and its
+    latency at the rates the latency runs produced."""
+    lines = [head, "", "| users | runner | events/s sustained | latency p50 / p99 at an input rate of |",
              "|---|---|---|---|"]
     for t in tps:
         runs = sorted((x for x in lats if (x["users"], x["runner"]) == (t["users"], t["runner"])),
@@ -808,7 +813,7 @@ def main() -> None:
         sys.exit("FAILED: " + "; ".join(failures))
     if not args.no_write:
         write_block(BEGIN, END, text)
-        write_block(*markers(SUMMARY), summary(tps, lats))
+        write_block(*markers(SUMMARY), summary(machine(), tps, lats))
         write_plot("kafka_latency", latency_plot(lats))
 
 

@@ -363,7 +363,7 @@ def main() -> None:
             json.dump(figures, f, indent=1)
     if not args.no_write:
         write_block(BEGIN, END, block)
-        write_block(*markers(SUMMARY), "\n".join(speedups(figures, counts)))
+        write_block(*markers(SUMMARY), "\n".join([header(args), ""] + speedups(figures, counts)))
         write_plot("ordered_parallel", speedup_plot(figures, counts))
 
 
@@ -466,12 +466,16 @@ def speedup_plot(figures: Dict[str, Any], counts: List[int]) -> Dict[str, Any]:
                     f"{usable_cores()} cores"}
 
 
+def header(args: Any) -> str:
+    """What the tables were measured by and on."""
+    return (f"Measured by `benchmarks/ordered_parallel.py --workers {args.workers}`: "
+            f"{args.lines:,} lines, {args.numbers:,} numbers, best of {args.repeats}. Machine: "
+            f"{usable_cores()} cores, {platform.system()} {platform.release()}, Python "
+            f"{platform.python_version()}, numpy {np.__version__}.")
+
+
 def render(figures: Dict[str, Any], counts: List[int], args: Any) -> str:
-    lines = [f"Measured by `benchmarks/ordered_parallel.py "
-             f"--workers {args.workers}`: {args.lines:,} lines, {args.numbers:,} numbers, "
-             f"best of {args.repeats}. Machine: {usable_cores()} cores, "
-             f"{platform.system()} {platform.release()}, Python {platform.python_version()}, "
-             f"numpy {np.__version__}.", ""]
+    lines = [header(args), ""]
     lines += speedups(figures, counts)
     lines += ["", f"Default flags (`--workers=0`, one per core: {usable_cores()}; "
               "`--worker_mode=auto`) against `--workers=1`, same run, results checked equal; "

@@ -33,14 +33,15 @@ SET = [
               [], ["--events", "50000", "--repeat", "1", "--beam-repeat", "1"]),
     Benchmark("columnar", "batch over Parquet: local against DuckDB and Polars, Spark against PySpark",
               ["--rows", "10000000", "--shape", "a,b,c", "--repeat", "3"],
-              ["--rows", "1000000", "--shape", "a,c", "--repeat", "1"]),
+              ["--rows", "1000000", "--shape", "a", "--repeat", "1"]),
     Benchmark("spark_streaming", "Spark streaming against native Structured Streaming",
               [], ["--shapes", "10000:400000:4"]),
     Benchmark("kafka_streaming", "Kafka end to end, exactly once, local and Spark",
-              [], ["--users", "10000", "--local-events", "50000", "--spark-events", "100000",
-                   "--latency-seconds", "15", "--rate-fractions", "0.5"]),
+              [], ["--users", "10000", "--local-events", "30000", "--spark-events", "60000",
+                   "--spark-batch-records", "20000", "--latency-seconds", "10",
+                   "--rate-fractions", "0.5"]),
     Benchmark("kafka_cores", "Kafka on Spark by the cores it has", ["--rounds", "3"],
-              ["--rounds", "1", "--events", "100000"]),
+              ["--rounds", "1", "--events", "60000"]),
     Benchmark("stateful_vs_beam", "stateful DoFns against Beam's DirectRunner",
               [], ["--events", "20000", "--repeat", "1"]),
     Benchmark("traces_yahoo", "local streaming: typed templates against hand-written",
@@ -53,7 +54,7 @@ SET = [
               ["--repeats", "1", "--shapes", "fraud,windows", "--variants",
                "sequential,seq-files,files-1,files-2", "--no-latency"]),
     Benchmark("vsn_elastic", "VSN reconfiguration and shared input", ["--tweets", "50000"],
-              ["--sizes", "10000,100000", "--tweets", "10000", "--repeats", "1"]),
+              ["--sizes", "10000", "--tweets", "5000", "--repeats", "1"]),
 ]
 
 
