@@ -4,7 +4,10 @@
 # .venv-worker, the test cluster's worker Python (pyarrow, pandas, numpy and no pomset), and
 # unpacks Beam's own examples and tests from the pinned apache-beam wheel into .beam-src
 # (tests/test_beam_*.py run them on pomset; pip fetches the wheel, nothing installs it).
-# `make bench` also installs apache-beam, which only the benchmark uses. `make docs` builds the
+# `make bench` runs the benchmark set (benchmarks/run_all.py) and rewrites the tables in BENCHMARKS.md
+# and docs/performance.md and the plots in docs/img; `make bench-quick` runs it at small sizes in
+# under ten minutes and prints only; both install apache-beam, DuckDB and Polars, the peers
+# only the benchmarks use. `make docs` builds the
 # documentation site into site/ (mkdocs, the API reference from the docstrings); `make test`
 # installs the docs tools too, since a test builds the site.
 PYTHON ?= python3.11
@@ -13,7 +16,7 @@ WORKER_VENV := .venv-worker
 BEAM_SRC := .beam-src
 PY := $(VENV)/bin/python
 
-.PHONY: demo test docs bench clean
+.PHONY: demo test docs bench bench-quick clean
 
 $(PY):
 	$(shell command -v $(PYTHON) || command -v python3) -m venv $(VENV)
@@ -52,7 +55,10 @@ docs: $(VENV)/.installed-docs
 	$(PY) -m mkdocs build --strict
 
 bench: $(VENV)/.installed-dev
-	$(PY) benchmarks/local_vs_beam.py
+	$(PY) benchmarks/run_all.py
+
+bench-quick: $(VENV)/.installed-dev
+	$(PY) benchmarks/run_all.py --quick
 
 clean:
 	rm -rf $(VENV) $(WORKER_VENV) $(BEAM_SRC) figures site .pytest_cache .hypothesis

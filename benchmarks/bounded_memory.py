@@ -180,7 +180,7 @@ def render(local: Dict[str, Any], spark: Dict[str, Any], args: argparse.Namespac
            m: Dict[str, str], match: bool) -> str:
     mb = lambda kb: f"{kb / 1024:,.0f} MB"   # noqa: E731
     lines = [
-        f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/bounded_memory.py` "
+        f"Measured by `benchmarks/bounded_memory.py` "
         f"(`--rows {args.rows} --spark-rows {args.spark_rows}`, {args.keys:,} keys, event "
         f"times over 6 h, {WINDOW_S // 60}-minute windows, seed {args.seed}; median time of "
         f"{args.repeat} runs per mode on the local runner, {args.spark_repeat} on Spark, each "
@@ -223,7 +223,6 @@ def main(argv: Optional[List[str]] = None) -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--repeat", type=int, default=3, help="local runs per mode (median)")
     ap.add_argument("--spark-repeat", type=int, default=1, help="Spark runs per mode (median)")
-    ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
     ap.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md")
     ap.add_argument("--worker", choices=("local", "spark"), help=argparse.SUPPRESS)
     ap.add_argument("--mode", help=argparse.SUPPRESS)
@@ -255,8 +254,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     if not match:
         raise SystemExit("the configurations wrote different results")
     if not args.no_write:
-        from spark_vs_native import write_results   # not in the measured workers' imports
-        write_results(args.out, text, BEGIN, END)
+        from results import write_block   # not in the measured workers' imports
+        write_block(BEGIN, END, text)
 
 
 if __name__ == "__main__":

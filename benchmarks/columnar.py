@@ -333,6 +333,7 @@ def main() -> None:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--data-dir", default="/tmp/pomset-bench")
     ap.add_argument("--out", default="results.json")
+    ap.add_argument("--no-write", action="store_true", help="print only; leave the docs")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--worker-out", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -453,12 +454,17 @@ def main() -> None:
         json.dump(doc, f, indent=1)
     if spark is not None:
         spark.stop()
-    print(markdown(doc))
+    block = header(doc) + "\n\n" + markdown(doc)
+    print(block)
     print(f"wrote {args.out}", file=sys.stderr)
     if any(n.startswith("MISMATCH") for n in notes):
         for n in notes:
             print("FAIL: " + n, file=sys.stderr)
         sys.exit(1)
+    if not args.no_write:
+        from results import markers, write_block
+        write_block(*markers("columnar-results"), block)
+        write_block(*markers("columnar-summary"), summary(doc))
 
 
 def spark_run(engine: str, spark: Any, pattern: str, window: int, out: str, master: str) -> None:
@@ -467,6 +473,34 @@ def spark_run(engine: str, spark: Any, pattern: str, window: int, out: str, mast
     else:
         run_pomset("schema" if engine == "spark-schema" else "map", "spark", pattern, window, out,
                    master)
+
+
+def header(doc: Dict[str, Any]) -> str:
+    """What the table was measured by and on."""
+    versions = ", ".join(f"{k} {v}" for k, v in doc["versions"].items())
+    return (f"Measured by `benchmarks/columnar.py {' '.join(a for a in doc['argv'] if a != '--no-write')}` "
+            f"(best of the runs; ratio = best time / the peer's best time in the same run). "
+            f"Machine: {doc['machine']}, {versions}.")
+
+
+def summary(doc: Dict[str, Any]) -> str:
+    """The table docs/performance.md shows: per shape, pomset's schema'd pipeline on each runner
+    beside the peer a user would pick there (best times)."""
+    best = {(r["engine"], r["shape"]): r for r in doc["results"]}
+    lines = [header(doc), "", "| shape | output rows | pomset local | DuckDB | Polars | local / DuckDB | "
+             "pomset Spark | hand-written PySpark | Spark / PySpark |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    cell = lambda e, s: f"{best[e, s]['best']:.2f} s" if (e, s) in best else "-"   # noqa: E731
+    ratio = lambda a, b, s: (f"**{best[a, s]['best'] / best[b, s]['best']:.2f}x**"   # noqa: E731
+                             if (a, s) in best and (b, s) in best else "-")
+    for shape in dict.fromkeys(r["shape"] for r in doc["results"]):
+        r = next(x for x in doc["results"] if x["shape"] == shape)
+        lines.append(f"| {shape} ({r['rows']:,} rows, {r['files']} file{'s' if r['files'] > 1 else ''}, "
+                     f"{r['window_s']} s windows) | {r['out_rows']:,} | {cell('local-schema', shape)} | "
+                     f"{cell('duckdb', shape)} | {cell('polars', shape)} | "
+                     f"{ratio('local-schema', 'duckdb', shape)} | {cell('spark-schema', shape)} | "
+                     f"{cell('spark-native', shape)} | {ratio('spark-schema', 'spark-native', shape)} |")
+    return "\n".join(lines)
 
 
 def markdown(doc: Dict[str, Any]) -> str:

@@ -397,6 +397,24 @@ def report(results: Dict[str, Dict[str, List[Dict[str, Any]]]], calib: Tuple[flo
     return "\n".join(lines)
 
 
+def summary(head: str, results: Dict[str, Dict[str, List[Dict[str, Any]]]],
+            calib: Tuple[float, float]) -> str:
+    """The table docs/performance.md shows, under `head`: per shape, the pipeline reading its
+    streams at 1 and 2 workers against the hand-written loop over the same files (medians)."""
+    lines = [head, "", "| shape | events | hand-written loop | pomset, 1 worker | pomset, 2 workers | "
+             "2 workers vs the loop | keyed GroupByKey, 2 workers |", "|---|---|---|---|---|---|---|"]
+    for shape, variants in results.items():
+        med = {v: statistics.median(r["seconds"] for r in runs) for v, runs in variants.items()}
+        cell = lambda v: f"{med[v]:.2f} s" if v in med else "-"   # noqa: E731
+        gain = (f"**{med['seq-files'] / med['files-2']:.2f}x**"
+                if {"seq-files", "files-2"} <= med.keys() else "-")
+        lines.append(f"| {shape} | {next(iter(variants.values()))[0]['n']:,} | {cell('seq-files')} | "
+                     f"{cell('files-1')} | {cell('files-2')} | {gain} | {cell('keyed-2')} |")
+    one, two = calib
+    return "\n".join(lines + ["", f"Calibration in the same run: 2 processes do **{2 * one / two:.2f}x** "
+                                  "the work of one."])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--events", type=int, default=0,
@@ -427,7 +445,7 @@ def main() -> int:
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
         return 0
     from ordered_parallel import calibration
-    from results import compile_bytecode, write_block
+    from results import compile_bytecode, markers, write_block
     compile_bytecode()
     shapes = args.shapes.split(",")
     events = {s: args.events or defaults[s] for s in shapes}
@@ -454,13 +472,14 @@ def main() -> int:
     shutil.rmtree(scratch)
     lat = [latency(ms, rate=100_000, seconds=6, per_barrier=10_000)
            for ms in ((20, 100, 250, 1000) if args.latency else ())]
-    block = (f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/dgs.py "
-             f"{' '.join(sys.argv[1:])}` ({os.cpu_count()} cores, Python "
-             f"{sys.version.split()[0]}; medians of {args.repeats} interleaved runs, each in a "
-             f"fresh process).\n\n" + report(results, (one, two), lat, ceilings))
+    head = (f"Measured by `benchmarks/dgs.py {' '.join(sys.argv[1:])}` ({os.cpu_count()} cores, "
+            f"Python {sys.version.split()[0]}; medians of {args.repeats} interleaved runs, each "
+            f"in a fresh process).")
+    block = head + "\n\n" + report(results, (one, two), lat, ceilings)
     print(block)
     if args.write:
         write_block(BEGIN, END, block)
+        write_block(*markers("dgs-summary"), summary(head, results, (one, two)))
     return 0
 
 

@@ -17,7 +17,6 @@ import argparse
 import os
 import statistics
 import sys
-import time
 from contextlib import contextmanager
 from typing import Any, Dict, Iterator, List
 
@@ -25,8 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import kafka_streaming as ks  # noqa: E402
 from ordered_parallel import calibration  # noqa: E402
-from results import ROOT, compile_bytecode  # noqa: E402
-from spark_vs_native import write_results  # noqa: E402
+from results import compile_bytecode, write_block, write_plot  # noqa: E402
 
 BEGIN, END = "<!-- kafka-cores-results:begin -->", "<!-- kafka-cores-results:end -->"
 SPIN = 20_000_000   # calibration iterations per process, about a second here
@@ -63,7 +61,7 @@ def report(args: argparse.Namespace, shape: argparse.Namespace, runs: List[Dict[
            calibrations: List[Dict[int, float]]) -> str:
     """The block for BENCHMARKS.md: each run's rate and CPU, the calibrations, the ratio."""
     lines = [
-        f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/kafka_cores.py` "
+        f"Measured by `benchmarks/kafka_cores.py` "
         f"(`{' '.join(a for a in sys.argv[1:] if a != '--no-write') or 'defaults'}`): the Spark "
         f"throughput run of `kafka_streaming` ({shape.users:,} users, {args.events:,} events, "
         f"micro-batches of up to {shape.spark_batch_records:,}, `--spark_master=local[2]`, two "
@@ -98,6 +96,20 @@ def report(args: argparse.Namespace, shape: argparse.Namespace, runs: List[Dict[
     return "\n".join(lines)
 
 
+def cores_plot(runs: List[Dict[str, Any]], calibrations: List[Dict[int, float]]) -> Dict[str, Any]:
+    """Sustained events/s by cores (each run a point, the medians a curve) beside what the
+    calibration says two cores give independent work."""
+    one = statistics.median(r["sustained"] for r in runs if r["cores"] == 1)
+    calib = statistics.median(c[1] * 2 / c[2] for c in calibrations)
+    medians = [[n, statistics.median(r["sustained"] for r in runs if r["cores"] == n)]
+               for n in (1, 2)]
+    return {"title": "Kafka end to end on Spark (10,000 users): throughput by cores",
+            "xlabel": "cores", "ylabel": "events/s sustained",
+            "series": {"pomset on Spark (median)": medians,
+                       "one core's rate x the calibration": [[1, one], [2, one * calib]]},
+            "note": "benchmarks/kafka_cores.py: the whole run confined to the cores shown"}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--users", type=int, default=10_000)
@@ -127,7 +139,8 @@ def main() -> None:
     if wrong:
         sys.exit("FAILED: the netted outputs differ from the batch answer in " + ", ".join(wrong))
     if not args.no_write:
-        write_results(os.path.join(ROOT, "BENCHMARKS.md"), text, BEGIN, END)
+        write_block(BEGIN, END, text)
+        write_plot("kafka_cores", cores_plot(runs, calibrations))
 
 
 if __name__ == "__main__":

@@ -108,13 +108,13 @@ EXAMPLE = os.path.join(ROOT, "examples", "video_sessions.py")
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 BEGIN, END = "<!-- kafka-streaming-results:begin -->", "<!-- kafka-streaming-results:end -->"
+SUMMARY = "kafka-streaming-summary"
 CAP = {"fetch.max.bytes": 1 << 20, "max.partition.fetch.bytes": 1 << 20}
 
 import video_sessions as vs  # noqa: E402
 from pomset.sdk.io.base import event_time_micros  # noqa: E402
 import cpu_share  # noqa: E402
-from results import compile_bytecode  # noqa: E402
-from spark_vs_native import write_results  # noqa: E402
+from results import compile_bytecode, markers, write_block, write_plot  # noqa: E402
 
 
 def _cpu_table(caption: str, rate_column: str, benchmark_column: str,
@@ -638,21 +638,26 @@ def event_latencies(events: List[dict], produced_at: List[float], records: List[
 
 # --- the report ---------------------------------------------------------------------------------
 
-def report(args: argparse.Namespace, tps: List[dict], lats: List[dict]) -> str:
+def machine() -> str:
+    """The machine and the versions the run measured."""
     import importlib.metadata as md
-    spark = md.version("pyspark")
+    return (f"Machine: {os.cpu_count()} cores, {platform.system()} {platform.release()}, Python "
+            f"{platform.python_version()}, Spark {md.version('pyspark')}, confluent-kafka "
+            f"{md.version('confluent-kafka')}, embedded broker noida-db {md.version('noida-db')} "
+            f"(broker, pipeline and the benchmark's producer and consumer on the same "
+            f"{os.cpu_count()} cores).")
+
+
+def report(args: argparse.Namespace, tps: List[dict], lats: List[dict]) -> str:
     lines = [
-        f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/kafka_streaming.py` "
+        f"Measured by `benchmarks/kafka_streaming.py` "
         f"(`{' '.join(a for a in sys.argv[1:] if a != '--no-write') or 'defaults'}`): {args.ads} ads, "
         f"session gap {args.gap_minutes:g} min, early panes every {args.early_seconds:g} s, "
         f"seed {args.seed}; exactly once (`--checkpoint_dir`); local runner "
         f"`--checkpoint_interval={args.checkpoint_interval:g}`; Spark `--spark_master=local[2]` "
         f"`--spark_conf=spark.sql.shuffle.partitions=2` `--trigger_interval={args.trigger_interval:g}`.",
         "",
-        f"Machine: {os.cpu_count()} cores, {platform.system()} {platform.release()}, Python "
-        f"{platform.python_version()}, Spark {spark}, confluent-kafka {md.version('confluent-kafka')}, "
-        f"embedded broker noida-db {md.version('noida-db')} (broker, pipeline and the benchmark's "
-        f"producer and consumer on the same 2 cores).",
+        machine(),
         "",
         "Throughput (`--until=latest` over a pre-filled topic):",
         "",
@@ -711,6 +716,29 @@ def report(args: argparse.Namespace, tps: List[dict], lats: List[dict]) -> str:
               f"- *drain*: from the last produce call until the netted billing topic equals "
               f"the batch answer. Stopping: {stops}."]
     return "\n".join(lines)
+
+
+def summary(head: str, tps: List[dict], lats: List[dict]) -> str:
+    """The table docs/performance.md shows, under `head`: each runner's sustained rate and its
+    latency at the rates the latency runs produced."""
+    lines = [head, "", "| users | runner | events/s sustained | latency p50 / p99 at an input rate of |",
+             "|---|---|---|---|"]
+    for t in tps:
+        runs = sorted((x for x in lats if (x["users"], x["runner"]) == (t["users"], t["runner"])),
+                      key=lambda x: x["rate"])
+        at = "; ".join(f"{x['rate']:,.0f}/s: {x['p50']:.2f} / {x['p99']:.2f} s" for x in runs)
+        lines.append(f"| {t['users']:,} | {t['runner']} | **{t['sustained']:,.0f}** | {at or '-'} |")
+    return "\n".join(lines)
+
+
+def latency_plot(lats: List[dict]) -> Dict[str, Any]:
+    """The latency runs as curves: p50 latency by input rate, a curve per runner and shape."""
+    series: Dict[str, List[List[float]]] = {}
+    for x in lats:
+        series.setdefault(f"{x['runner']}, {x['users']:,} users", []).append([x["rate"], x["p50"]])
+    return {"title": "Kafka end to end (video sessions, exactly once): latency by input rate",
+            "xlabel": "input rate (events/s)", "ylabel": "p50 latency (s)", "series": series,
+            "note": f"benchmarks/kafka_streaming.py, {os.cpu_count()} cores, broker on the same cores"}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -784,7 +812,9 @@ def main() -> None:
     if failures:
         sys.exit("FAILED: " + "; ".join(failures))
     if not args.no_write:
-        write_results(os.path.join(ROOT, "BENCHMARKS.md"), text, BEGIN, END)
+        write_block(BEGIN, END, text)
+        write_block(*markers(SUMMARY), summary(machine(), tps, lats))
+        write_plot("kafka_latency", latency_plot(lats))
 
 
 if __name__ == "__main__":

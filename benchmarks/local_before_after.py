@@ -19,10 +19,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from typing import Any, Dict, List
 
-from spark_vs_native import write_results
+from results import write_block
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -85,12 +84,12 @@ def main() -> None:
     text = render(rows, args, head + ("+changes" if dirty else ""))
     print(text)
     if not args.no_write:
-        write_results(os.path.join(ROOT, "BENCHMARKS.md"), text, BEGIN, END)
+        write_block(BEGIN, END, text)
 
 
 def render(rows: List[Dict[str, Any]], args: argparse.Namespace, head: str) -> str:
     n = args.events
-    lines = [f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/local_before_after.py "
+    lines = [f"Measured by `benchmarks/local_before_after.py "
              f"--base {args.base}` at {head} ({n:,} events, {args.keys} keys, seed {args.seed}; "
              f"median of {args.repeat} interleaved runs of each side, each in a fresh process; "
              f"{os.cpu_count()} cores).", "",

@@ -231,7 +231,7 @@ def mb(kb: int) -> str:
 
 def render(rows: List[Dict[str, Any]], args: argparse.Namespace, m: Dict[str, str]) -> str:
     lines = [
-        f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/local_vs_beam.py` "
+        f"Measured by `benchmarks/local_vs_beam.py` "
         f"(`--events {args.events}`"
         + (f" `--beam-events {args.beam_events}`" if args.beam_events != args.events else "")
         + (f" `--gc-gen0 {args.gc_gen0}`" if args.gc_gen0 else "")
@@ -274,22 +274,6 @@ def render(rows: List[Dict[str, Any]], args: argparse.Namespace, m: Dict[str, st
     return "\n".join(lines)
 
 
-def write_markdown(text: str, path: str) -> None:
-    block = f"{BEGIN}\n{text}\n{END}"
-    if os.path.exists(path):
-        with open(path) as f:
-            old = f.read()
-        if BEGIN in old and END in old:
-            head, rest = old.split(BEGIN, 1)
-            new = head + block + rest.split(END, 1)[1]
-        else:
-            new = old.rstrip("\n") + "\n\n" + block + "\n"
-    else:
-        new = "# Benchmarks\n\n" + block + "\n"
-    with open(path, "w") as f:
-        f.write(new)
-
-
 def profile(args: argparse.Namespace) -> None:
     import cProfile
     import pstats
@@ -323,7 +307,6 @@ def main(argv: Optional[List[str]] = None) -> None:
     ap.add_argument("--gc-gen0", type=int, default=0,
                     help="experiment: set Python's generation-0 GC threshold (default 700) in "
                          "both engines' processes before the run")
-    ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
     ap.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md")
     ap.add_argument("--profile", choices=("fixed", "sessions"), help="cProfile pomset on one shape")
     ap.add_argument("--top", type=int, default=30, help="functions to show with --profile")
@@ -368,8 +351,8 @@ def main(argv: Optional[List[str]] = None) -> None:
               f"{r['ratio']:6.1f}x {r['pomset']['peak_kb'] / 1024:10.0f} {r['beam']['peak_kb'] / 1024:8.0f}  "
               f"{'yes' if r['match'] else 'NO'}")
     if not args.no_write:
-        write_markdown(render(rows, args, m), args.out)
-        print(f"\nwrote {os.path.relpath(args.out, os.getcwd())}")
+        from results import write_block   # not in the measured workers' imports
+        print(f"\nwrote {', '.join(write_block(BEGIN, END, render(rows, args, m)))}")
     if not all(r["match"] for r in rows):
         sys.exit(1)
 

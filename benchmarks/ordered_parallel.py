@@ -73,10 +73,11 @@ from pomset.triggers.strategy import WindowingStrategy  # noqa: E402
 from pomset.windowing import GLOBAL_WINDOW, MAX_MICROS, NO_FIRING, WindowedValue  # noqa: E402
 from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 from pomset.sdk.options import usable_cores  # noqa: E402
-from results import write_block  # noqa: E402
+from results import markers, write_block, write_plot  # noqa: E402
 import local_vs_beam  # noqa: E402
 
 BEGIN, END = "<!-- ordered-parallel-results:begin -->", "<!-- ordered-parallel-results:end -->"
+SUMMARY = "ordered-parallel-summary"
 
 
 # --- calibration ---------------------------------------------------------------------------------
@@ -362,6 +363,8 @@ def main() -> None:
             json.dump(figures, f, indent=1)
     if not args.no_write:
         write_block(BEGIN, END, block)
+        write_block(*markers(SUMMARY), "\n".join([header(args), ""] + speedups(figures, counts)))
+        write_plot("ordered_parallel", speedup_plot(figures, counts))
 
 
 def measure(paths: dict, counts: List[int], args: Any) -> Dict[str, Any]:
@@ -436,15 +439,11 @@ def measure(paths: dict, counts: List[int], args: Any) -> Dict[str, Any]:
     return figures
 
 
-def render(figures: Dict[str, Any], counts: List[int], args: Any) -> str:
+def speedups(figures: Dict[str, Any], counts: List[int]) -> List[str]:
+    """The table of each pipeline's time at each worker count and its speed-up over one."""
     cal = figures["calibration"]
-    lines = [f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/ordered_parallel.py "
-             f"--workers {args.workers}`: {args.lines:,} lines, {args.numbers:,} numbers, "
-             f"best of {args.repeats}. Machine: {usable_cores()} cores, "
-             f"{platform.system()} {platform.release()}, Python {platform.python_version()}, "
-             f"numpy {np.__version__}.", ""]
     head = "| shape | mode | " + " | ".join(f"{k} worker{'s' if k > 1 else ''}" for k in counts)
-    lines += [head + " |", "|---|---|" + "---|" * len(counts)]
+    lines = [head + " |", "|---|---|" + "---|" * len(counts)]
     lines.append("| calibration (independent Python work in k processes) | processes | "
                  + " | ".join(f"**{cal[k]:.2f}x**" for k in counts) + " |")
     for name, row in figures["pipelines"].items():
@@ -452,6 +451,32 @@ def render(figures: Dict[str, Any], counts: List[int], args: Any) -> str:
         cells = [f"{secs[1]:.2f} s"] + [f"{secs[k]:.2f} s (**{secs[1] / secs[k]:.2f}x**)"
                                         for k in counts[1:]]
         lines.append(f"| {name} | {row['mode']} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def speedup_plot(figures: Dict[str, Any], counts: List[int]) -> Dict[str, Any]:
+    """Speed-up over one worker by worker count, a curve per pipeline and the calibration's."""
+    series = {"calibration": [[k, figures["calibration"][k]] for k in counts]}
+    for name, row in figures["pipelines"].items():
+        series[name] = [[k, row["seconds"][1] / row["seconds"][k]] for k in counts]
+    return {"title": "Local runner, --workers: speed-up over one worker", "xlabel": "workers",
+            "ylabel": "speed-up over one worker", "series": series, "ideal": True,
+            "logx": max(counts) > 4,
+            "note": f"benchmarks/ordered_parallel.py --workers {','.join(map(str, counts))}, "
+                    f"{usable_cores()} cores"}
+
+
+def header(args: Any) -> str:
+    """What the tables were measured by and on."""
+    return (f"Measured by `benchmarks/ordered_parallel.py --workers {args.workers}`: "
+            f"{args.lines:,} lines, {args.numbers:,} numbers, best of {args.repeats}. Machine: "
+            f"{usable_cores()} cores, {platform.system()} {platform.release()}, Python "
+            f"{platform.python_version()}, numpy {np.__version__}.")
+
+
+def render(figures: Dict[str, Any], counts: List[int], args: Any) -> str:
+    lines = [header(args), ""]
+    lines += speedups(figures, counts)
     lines += ["", f"Default flags (`--workers=0`, one per core: {usable_cores()}; "
               "`--worker_mode=auto`) against `--workers=1`, same run, results checked equal; "
               "the local benchmark's shapes are `benchmarks/local_vs_beam.py`'s pomset pipeline "

@@ -203,7 +203,7 @@ def measure(path: str, counts: List[int], args: Any) -> Dict[str, Any]:
 
 def render(figures: Dict[str, Any], counts: List[int], args: Any) -> str:
     cal = figures["calibration"]
-    lines = [f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/schedulers.py --workers "
+    lines = [f"Measured by `benchmarks/schedulers.py --workers "
              f"{args.workers}`: {args.clicks:,} clicks of {args.users:,} users, best of "
              f"{args.repeats}. Machine: {usable_cores()} cores, {platform.system()} "
              f"{platform.release()}, Python {platform.python_version()}, numpy "

@@ -42,17 +42,40 @@ import sys
 import tempfile
 from typing import Any, Dict, List, Tuple
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 BEGIN, END = "<!-- spark-streaming-results:begin -->", "<!-- spark-streaming-results:end -->"
 STRETCH_S = 600   # event time each file covers
+EPOCH_S = 1_700_000_000
 FLAGS = ["--runner=spark", "--quiet", "--collect=leaves", "--streaming",
          "--streaming_until=latest", "--max_files_per_batch=1", "--max_out_of_orderness=120"]
 
 import pomset as pm  # noqa: E402
-from results import compile_bytecode  # noqa: E402
-from spark_vs_native import write_input, write_results  # noqa: E402
+from results import compile_bytecode, write_block  # noqa: E402
+
+
+def write_input(directory: str, rows: int, keys: int, files: int, seed: int,
+                stretch_s: int = 0) -> str:
+    """Seeded random (key, value, ts) rows in `files` Parquet files: event times over 6 hours
+    in every file, or file f's within its own `stretch_s` seconds from f * stretch_s."""
+    rng = np.random.default_rng(seed)
+    names = np.array([f"k{i:05d}" for i in range(keys)])
+    per = -(-rows // files)
+    for f in range(files):
+        n = min(per, rows - f * per)
+        start, span = (EPOCH_S + f * stretch_s, stretch_s) if stretch_s else (EPOCH_S, 6 * 3600)
+        table = pa.table({
+            "key": pa.array(names[rng.integers(0, keys, n)]),
+            "value": pa.array(rng.integers(1, 100, n), pa.int64()),
+            "ts": pa.array((start + rng.integers(0, span, n)) * 1_000_000, pa.timestamp("us", "UTC")),
+        })
+        pq.write_table(table, os.path.join(directory, f"part-{f:03d}.parquet"))
+    return os.path.join(directory, "part-*.parquet")
 
 
 def windowing() -> Any:
@@ -206,7 +229,7 @@ def main() -> None:
     if not all(r["ok"] for r in rows):
         sys.exit("a streaming run's panes differ from the batch sums")
     if not args.no_write:
-        write_results(os.path.join(ROOT, "BENCHMARKS.md"), text, BEGIN, END)
+        write_block(BEGIN, END, text)
 
 
 if __name__ == "__main__":

@@ -161,7 +161,7 @@ def profile(args: argparse.Namespace) -> None:
 
 def render(rows: List[Dict[str, Any]], args: argparse.Namespace, beam_version: str) -> str:
     lines = [
-        f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/stateful_vs_beam.py` "
+        f"Measured by `benchmarks/stateful_vs_beam.py` "
         f"({os.cpu_count()} cores; event times over {args.hours:g} h, seed {args.seed}; "
         f"medians of {args.repeat} runs each, every run in a fresh process; apache-beam "
         f"{beam_version}, DirectRunner, default options, in its own virtualenv; pomset's "
@@ -180,18 +180,6 @@ def render(rows: List[Dict[str, Any]], args: argparse.Namespace, beam_version: s
     return "\n".join(lines)
 
 
-def write_markdown(text: str, path: str) -> None:
-    block = f"{BEGIN}\n{text}\n{END}"
-    old = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
-    if BEGIN in old and END in old:
-        head, rest = old.split(BEGIN, 1)
-        new = head + block + rest.split(END, 1)[1]
-    else:
-        new = old.rstrip("\n") + "\n\n" + block + "\n"
-    with open(path, "w") as f:
-        f.write(new)
-
-
 def main(argv: Optional[List[str]] = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--events", type=int, default=100_000)
@@ -203,7 +191,6 @@ def main(argv: Optional[List[str]] = None) -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--beam-python", default=sys.executable,
                     help="the Python of a virtualenv with apache-beam")
-    ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--profile", action="store_true", help="cProfile pomset's side only")
     ap.add_argument("--top", type=int, default=25)
@@ -234,7 +221,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     text = render(rows, args, version)
     print(text)
     if not args.no_write:
-        write_markdown(text, args.out)
+        from results import write_block   # not in the measured workers' imports
+        write_block(BEGIN, END, text)
     if not all(r["match"] for r in rows):
         sys.exit(1)
 

@@ -198,7 +198,7 @@ def sharing(n_tweets: int, repeats: int) -> List[Dict[str, Any]]:
 def render(reconf: List[Dict[str, Any]], shared: List[Dict[str, Any]], cal: float,
            args: Any) -> str:
     ms = lambda s: f"{s * 1000:.2f} ms"   # noqa: E731
-    lines = [f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, "
+    lines = [f"Measured on {platform.machine()}, "
              f"{os.cpu_count()} cores, Python {platform.python_version()}.", "",
              "**Reconfiguration (Table IV / Fig. 9)**: from the barrier to the new instances "
              "running.", "",

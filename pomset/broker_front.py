@@ -1,7 +1,7 @@
 """The embedded broker's front: noida-db answers a Fetch at once even when it has no records,
 where a Kafka broker holds it until records come or the request's MaxWaitMs passes. Its
-clients then fetch in a loop: an idle consumer made some 38,000 requests a second here, most
-of a core between it and the broker. This front listens on the broker's port, passes every
+clients then fetch in a loop, an idle consumer keeping most of a core busy between it and
+the broker. This front listens on the broker's port, passes every
 request and response through (the broker's address in its answers changed to the front's),
 and keeps an empty Fetch response back as Kafka does: it asks again every `RETRY_S` until
 records come, or returns the last empty answer once the request's MaxWaitMs has passed.

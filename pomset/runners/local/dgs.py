@@ -2,8 +2,8 @@
 items as they come and the input watermark as it moves (its heartbeats); or, right after a
 `pm.dgs.ReadStreams` it alone reads, the streams themselves, which the plan's workers read
 each its own (the source stage then reads nothing). With one worker, or
-in the default `auto` worker mode, it runs the sequential program: measured here, a plan's
-worker processes pay only for updates of several µs (`BENCHMARKS.md`, DGS), so they are asked
+in the default `auto` worker mode, it runs the sequential program: a plan's worker
+processes pay only where an update costs several µs (`BENCHMARKS.md`, DGS), so they are asked
 for, with `--worker_mode=processes` (a synchronization plan with a leaf per worker, its
 workers forked processes) or `--worker_mode=threads` (the same on threads, for updates that
 release the GIL). Items behind the watermark are dropped and counted."""

@@ -1,25 +1,22 @@
 """Spark's Python worker daemon for local masters (`spark.python.daemon.module`): PySpark's own
 (`pyspark.daemon`), on a path without the zips of pyspark and py4j where the same packages are
 installed. Spark puts those zips first on its Python workers' path; a zip holds no bytecode,
-so every daemon compiled pyspark from source (0.5 s a start here), and every fresh worker
-re-read pyspark.zip's directory when PySpark invalidated the import caches. The zips are the
+so a daemon would compile pyspark from source at each start, and a fresh worker re-read
+pyspark.zip's directory whenever PySpark invalidates the import caches. The zips are the
 installed pyspark's own copies (its `python/lib`), so the installed packages are the same code.
-Spark also puts spark-core's jar on the path (it holds no Python): an archive on the path gets
-an importer that PySpark's per-task invalidation of the import caches made re-read its
-directory, twice (6,000 entries), 100-170 ms of every Python task here; it is dropped too.
-Started as `python -m pomset.runners.spark.daemon`, it imports once, before the daemon forks
-its workers, what pomset's tasks import (pyspark's worker, pomset's Spark tasks, pandas,
-pyarrow): each fresh worker used to import them itself, about 1 s of a loaded machine's time
-per worker, paid in a query's first micro-batch and whenever Spark starts a worker. The
-daemon forks no worker after a thread has started (a child of a threaded process may inherit
-a lock held by a thread it lacks): pyarrow's jemalloc would start one, so its background
-thread is off by default (pyarrow allocates with mimalloc), and if the imports still start a
-thread the daemon runs again without them. What it imported is then frozen out of the cyclic
-garbage collector (`gc.freeze`): PySpark's reused workers run a full collection after every
-task, which walked those 85,000 objects each time (30-35 ms here, 13% of the Python workers'
-CPU in the Kafka video-sessions benchmark at 2,880 events/s); module objects are never
-garbage. Only for local masters, whose workers run this Python: elsewhere pomset may be
-shipped, not installed."""
+Spark also puts spark-core's jar on the path (it holds no Python), whose importer PySpark's
+per-task invalidation of the import caches makes re-read its directory in every Python task;
+it is dropped too. Started as `python -m pomset.runners.spark.daemon`, it imports once, before
+the daemon forks its workers, what pomset's tasks import (pyspark's worker, pomset's Spark
+tasks, pandas, pyarrow), so that no fresh worker imports them itself in a query's first
+micro-batch or whenever Spark starts a worker. The daemon forks no worker after a thread has
+started (a child of a threaded process may inherit a lock held by a thread it lacks):
+pyarrow's jemalloc would start one, so its background thread is off by default (pyarrow
+allocates with mimalloc), and if the imports still start a thread the daemon runs again
+without them. What it imported is then frozen out of the cyclic garbage collector
+(`gc.freeze`): PySpark's reused workers run a full collection after every task, which would
+walk every imported object each time; module objects are never garbage. Only for local
+masters, whose workers run this Python: elsewhere pomset may be shipped, not installed."""
 from __future__ import annotations
 
 import gc

@@ -19,7 +19,7 @@ MIN_JAVA = 17
 
 #: The JIT of a local master's JVM started for a streaming run: C1 alone. With the full tiered
 #: JIT, C2 compiles the code Spark plans each micro-batch with for minutes after start-up, on
-#: the cores the pipeline runs on (BENCHMARKS.md, "the JVM's compiler"). A user's own flag in
+#: the cores the pipeline runs on. A user's own flag in
 #: spark.driver.extraJavaOptions comes after it and wins.
 LOCAL_JIT = "-XX:TieredStopAtLevel=1"
 

@@ -6,7 +6,7 @@ every Python process it starts: the workers, and on the driver the processes tha
 Python data sources, set up `transformWithState` and run a Python streaming source. A zip
 holds no bytecode and Python cannot cache what it compiles from one, so each of those
 processes compiled pyspark from source, and each Python task re-read the zips' directories
-(PySpark invalidates the import caches per task): 3-5 s of a streaming query's start here.
+(PySpark invalidates the import caches per task), slowing every streaming query's start.
 The zips are the installed pyspark's own copies, so without them these processes import the
 same code from the installed package and its bytecode. pomset's copy of the home is links to
 every file of the installed one but those zips, made once in pomset's cache directory. The

@@ -4,37 +4,33 @@ GroupAlsoByWindow kernel (`KernelProcessor`) and ParDos with side inputs.
 Spark groups a step's rows by a hash bucket of the key, and every micro-batch each bucket also
 receives a copy of every marker row of the step's inputs (`codec`): so each bucket is called
 once per micro-batch, with its keys' new elements, the watermark of every upstream channel and
-the processing clock. Spark's timers have one time domain per operator, which could not serve
+the processing clock. Spark's timers have one time domain per operator, which cannot serve
 the kernel: it needs both an event-time and a processing-time clock, and a `TestStream`'s own
 processing clock besides. Markers carry both in band, as the data-trace model's
 synchronization markers do, and the bucket keeps the kernel's wake-ups itself.
 
-State, in Spark state variables: each step keeps its entries in one map state, `state`
-(`_Entry`), since Spark sets every state variable up again in each task of each micro-batch;
-a grouping kept a key at a time also has `keys`, read whole when a micro-batch touches most
-of it. `keys`: shard -> the saved `KeyState` of each of the bucket's keys that hash to it, so
-a micro-batch reads and writes a shard per round trip to the state store, not a key, and
-unpickles only the keys it touches, and of those only the windows it reads,
-`triggers.saved_state`. In `state`: for a windowed combine under the timed watermark trigger,
-an entry per window holding the pickled table of its keys' records (`runtime.timed_combine`);
-the bucket's `meta`: what its markers said (`pomset.runtime.markers.Channels`: the watermark
-per upstream channel, the clock, the marker range upstream), the output watermark, and the
-wake-ups and holds the kernel asked for, naming pickled keys and windows, checked lazily
-against the key's state when due (`KernelHost.save_queues`: the wake-ups in slots of a
-minute, each pickled; a grouping kept a key at a time keeps its slots in entries of their
-own, a page of slots to an entry, read only when a micro-batch may fire them and added to a
-chunk at a time, `_SlotPages`, so its meta stays small however many windows wait for their
-wake-ups); a stateful ParDo's cells and timers, a side-input step's waiting elements, a
-template step's snapshot. Every value is kept pickled, as base64 text (`TEXT`).
+State, in Spark state variables, every value pickled as base64 text (`TEXT`). A step keeps its
+entries in one map state, `state` (`_Entry`), since Spark sets every state variable up again
+in each task of each micro-batch; a grouping kept a key at a time also has `keys`: shard -> the
+saved `KeyState` of each of the bucket's keys that hash to it, so that a micro-batch reads and
+writes a shard per round trip to the state store, not a key, and unpickles only the keys it
+touches and of those only the windows it reads (`triggers.saved_state`). In `state`: for a
+windowed combine under the timed watermark trigger, an entry per window holding the table of
+its keys' records (`runtime.timed_combine`); the bucket's `meta`: what its markers said
+(`pomset.runtime.markers.Channels`), the output watermark, and the wake-ups and holds the
+kernel asked for, checked lazily against the key's state when due (`KernelHost.save_queues`);
+a grouping kept a key at a time keeps its wake-up slots in pages of their own (`_SlotPages`),
+read only when a micro-batch may fire them, so that its meta stays small however many
+windows wait; a stateful ParDo's cells and timers, a side-input step's waiting elements, a
+template step's snapshot.
+
 Each micro-batch a bucket moves its processing clock to the latest its markers show, takes its
 elements at that time, fires the processing-time wake-ups now due, then moves the watermark
-(firing event-time wake-ups in time order), as the local runner does; on a real clock it then
+(firing event-time wake-ups in time order), as the local runner does. On a real clock it then
 moves its processing clock to the wall clock's time, so that what fell due while the
-micro-batch ran fires in it and not a micro-batch later, and a grouping waits for the
-processing-time wake-ups due within half a trigger interval (`KernelProcessor._settle`: an
-early pane a second after the micro-batch's elements arrived, when the step ended a little
-sooner), which the next micro-batch would fire a whole micro-batch later, loading and saving
-their keys' state again; and it emits its panes and
+micro-batch ran fires in it, and a grouping waits for the processing-time wake-ups due within
+half a trigger interval (`KernelProcessor._settle`), which the next micro-batch would fire a
+whole micro-batch late, loading and saving their keys' state again. It emits its panes and
 one marker with its output watermark (the minimum of its input watermark and its holds, never
 going back).
 """
@@ -51,7 +47,7 @@ import pyarrow as pa
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 # pandas is imported where frames are handled: at each query's start Spark unpickles these
 # processors in a Python process of its own that only calls `init` (transformWithState's
-# driver worker, one per stateful step), where importing pandas took most of a second
+# driver worker, one per stateful step), which should not pay for importing pandas
 
 from ...runtime.collector import collect_rarely
 from ...runtime.elementwise import DoFnRunner
@@ -421,8 +417,7 @@ def _frame(batches: List[pa.RecordBatch]) -> Any:
 
 # A state value's column: base64 text, not binary. Spark hands a binary value back to Python
 # pickled through a Java string a byte at a time (razorvine's `bytearray` form, widened to UTF-16
-# by any byte over 127): in the Kafka benchmark an eighth of the JVM's samples. ASCII text it
-# copies.
+# by any byte over 127); ASCII text it copies.
 TEXT = "v string"
 
 
@@ -459,8 +454,7 @@ class _Entry:
     """One entry of a stateful step's `state` map state, used as a value state: a step keeps
     everything in that one state variable (a grouping's key shards, read whole at times, in
     one more), since Spark sets every state variable up again in each task of each
-    micro-batch, with code generation and an analyzer pass (a fifth of the JVM's samples in
-    the Kafka benchmark, with three variables per grouping)."""
+    micro-batch, with code generation and an analyzer pass."""
 
     def __init__(self, entries: Any, name: str) -> None:
         self.map, self.key = entries, (name,)
