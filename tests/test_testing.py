@@ -3,6 +3,7 @@ is_empty and the rest, checked when the pipeline runs, on every runner; and the 
 Beam lacks, for panes (`panes_equal`) and retractions (`nets_to`)."""
 from __future__ import annotations
 
+import subprocess
 import sys
 import unittest
 
@@ -111,6 +112,29 @@ def test_test_pipeline_takes_its_flags_from_the_command_line(monkeypatch):
     monkeypatch.setattr(sys, "argv", ["pytest"])
     assert TestPipeline().options.workers >= 1
     assert pm.testing.TestStream is pm.TestStream
+
+
+PLUGGED = """
+from pomset.testing import TestPipeline, assert_that, equal_to
+import pomset as pm
+
+def test_flags_reach_the_pipeline():
+    with TestPipeline() as p:
+        assert_that(p | pm.Create([1, 2]) | pm.Map(lambda x: x * 10), equal_to([10, 20]))
+    assert (p.options.runner, p.options.workers, p.options.bundle_size) == ("local", 1, 3)
+"""
+
+
+def test_pytest_takes_test_pipeline_options_through_pomsets_plugin(tmp_path):
+    """pomset installs a pytest plugin (entry point `pytest11`), so a user's own suite takes
+    `--test-pipeline-options` as Beam's does, without a conftest of its own."""
+    (tmp_path / "test_plugged.py").write_text(PLUGGED)
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "--test-pipeline-options=--runner=local --workers=1 --bundle_size=3",
+                          str(tmp_path / "test_plugged.py")], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "1 passed" in run.stdout
 
 
 def test_an_integration_test_takes_what_it_needs_from_its_options(monkeypatch, tmp_path):
