@@ -8,11 +8,23 @@ from __future__ import annotations
 import fcntl
 import os
 import socket
-from typing import Optional
+from typing import Optional, Set
 
 from .errors import CheckpointError
 
 FILE = "pomset.lock"
+#: the descriptors of the locks this process holds: a forked child (a local worker process)
+#: closes its copies, so that the lock lasts as long as its owner, not its children
+_HELD: Set[int] = set()
+
+
+def _close_in_child() -> None:
+    for fd in _HELD:
+        os.close(fd)
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_close_in_child)
 
 
 class CheckpointLock:
@@ -37,6 +49,8 @@ class CheckpointLock:
         os.write(fd, f"process {os.getpid()} on host {socket.gethostname()}\n".encode())
         os.fsync(fd)
         self.fd: Optional[int] = fd
+        self.owner = os.getpid()
+        _HELD.add(fd)
         held = os.fstat(fd)
         self.identity = (held.st_dev, held.st_ino)
 
@@ -55,8 +69,9 @@ class CheckpointLock:
                 f"and restart, or see --on_lost_checkpoint (docs/fault-tolerance.md)")
 
     def release(self) -> None:
-        """Let another run take the directory (idempotent)."""
-        if self.fd is not None:
+        """Let another run take the directory (idempotent; a forked child holds nothing)."""
+        if self.fd is not None and os.getpid() == self.owner:
+            _HELD.discard(self.fd)
             fcntl.flock(self.fd, fcntl.LOCK_UN)
             os.close(self.fd)
             self.fd = None

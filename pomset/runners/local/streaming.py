@@ -23,7 +23,6 @@ from typing import Any, Callable, List, Optional, Tuple
 from ...sdk.errors import CheckpointError, CheckpointWarning
 from ...sdk.io import kafka_runs
 from ...sdk.io.kafka_clients import KafkaOutput, progress_topic
-from ...sdk.io.kafka_runs import pipeline_group
 from .checkpoint import Checkpoints
 from .kafka import KafkaSinkStage, KafkaSourceStage
 from .stages import SinkStage, Stage
@@ -66,8 +65,8 @@ class StreamingDriver:
                 topic, wrote_before = progress_topic(
                     self.checkpoints.directory, [s.node.transform for s in self.kafka_sinks],
                     self.run_id)
-                pointer = (pipeline_group(s.node.transform for s in self.stages),
-                           kafka_runs.pointer(self.run_id, self.checkpoints.directory))
+                pointer = kafka_runs.pointer((s.node.transform for s in self.stages),
+                                             self.run_id, self.checkpoints.directory)
             self.output = KafkaOutput([(s.node.transform, s.node.inputs[0])
                                        for s in self.kafka_sinks], self.run_id,
                                       transactional=self.checkpoints is not None,

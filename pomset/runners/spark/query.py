@@ -28,7 +28,7 @@ from ...runtime.markers import ChannelMarker
 from ...runtime.metrics import add_counts, complete, with_flow
 from ...sdk.io.kafka import WriteToKafka
 from ...sdk.io.kafka_clients import KafkaOutput, progress_topic
-from ...sdk.io.kafka_runs import pipeline_group, pointer
+from ...sdk.io.kafka_runs import pointer
 from ...sdk.result import PipelineResult
 from ...windowing import now_micros
 from .batch import BATCH_ROWS
@@ -84,9 +84,8 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
         writes = [[n for n in sinks if n.inputs[0] is x and n not in encoded] for x in targets]
         kafka = [(n.transform, n.inputs[0]) for n in sinks if isinstance(n.transform, WriteToKafka)]
         output = KafkaOutput(kafka, run_id, transactional=True, progress_topic=progress_topic(
-            checkpoint, [t for t, _ in kafka], run_id)[0], pointer=None if temporary else (
-                pipeline_group(n.transform for n in pipeline.nodes),
-                pointer(run_id, checkpoint))) if kafka else None
+            checkpoint, [t for t, _ in kafka], run_id)[0], pointer=None if temporary else
+            pointer((n.transform for n in pipeline.nodes), run_id, checkpoint)) if kafka else None
         committed = [output.committed_mark() if output else None]
         if not temporary:
             _repair(checkpoint, committed[0] if output is None else

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Iterable, List, NamedTuple, Optional
+from typing import Any, Iterable, List, NamedTuple, Optional, Tuple
 
 from .kafka import ReadFromKafka, WriteToKafka, client_config
 from .kafka_clients import committed_mark
@@ -37,9 +37,11 @@ def pipeline_group(transforms: Iterable[Any]) -> str:
     return f"pomset-pipeline-{digest}"
 
 
-def pointer(run_id: str, directory: str) -> str:
-    """The metadata of the pointer's offset commit: the run and its checkpoint directory."""
-    return json.dumps({"run_id": run_id, "checkpoint_dir": directory}, sort_keys=True)
+def pointer(transforms: Iterable[Any], run_id: str, directory: str) -> Tuple[str, str]:
+    """What a run of the pipeline of `transforms` commits with its first transaction (a
+    `KafkaOutput`'s `pointer`): its group and the metadata naming the run and its directory."""
+    return pipeline_group(transforms), json.dumps({"run_id": run_id, "checkpoint_dir": directory},
+                                                  sort_keys=True)
 
 
 def last_run(sinks: List[WriteToKafka], group: str) -> Optional[LastRun]:
