@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -161,26 +162,47 @@ def test_a_checkpoint_dir_deleted_under_a_local_run_stops_it_and_its_restart_ref
         start_run_state(str(checkpoint), p.nodes, "resume_from_mark", resumable=False)
 
 
-def test_a_deleted_spark_checkpoint_dir_is_refused_at_restart_unless_told_to_restart(
+def test_a_checkpoint_dir_deleted_under_a_spark_query_stops_it_and_its_restart_refuses(
         kafka_broker, tmp_path):
     source = new_topic(kafka_broker, "lost-spark-in", 1)
     out = new_topic(kafka_broker, "lost-spark-out", 1)
     checkpoint = tmp_path / "checkpoint"
-    command = _sum_job(kafka_broker, source, out, _flags("spark", checkpoint) + ["--until=latest"])
-    produce(kafka_broker, source, _records("a", range(0, 10)))
-    first = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert first.returncode == 0, first.stderr[-3000:]
-    run_id = _run_id(checkpoint)
-    shutil.rmtree(checkpoint)
+    flags = _flags("spark", checkpoint)
+    produce(kafka_broker, source, _records("a", range(0, 10)) + _records("z", range(50, 51)))
+    run = _start_and_read(_sum_job(kafka_broker, source, out, flags), kafka_broker, checkpoint,
+                          source)
+    try:
+        run_id = _run_id(checkpoint)
+        shutil.rmtree(checkpoint)
+        produce(kafka_broker, source, _records("b", range(60, 70)) + _records("y", range(100, 101)))
+        run.wait(120)
+    finally:
+        _kill(run)
+    stderr = run.stderr.read()
+    assert run.returncode != 0
+    assert f"CheckpointError: checkpoint directory {checkpoint} was deleted or replaced while " \
+           f"the run was running" in stderr, stderr[-3000:]
+    assert _sums(kafka_broker, out) == Counter({("a", 45, 10.0): 1})
+
+    command = _sum_job(kafka_broker, source, out, flags + ["--until=latest"])
     refused = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert refused.returncode != 0
     assert (f"CheckpointError: checkpoint directory {checkpoint} holds no run, but Kafka holds "
             f"the output of this pipeline's run {run_id} (checkpointed in {checkpoint}) up to "
             f"its progress mark ") in refused.stderr, refused.stderr[-3000:]
     assert not checkpoint.joinpath("pomset.json").exists(), "a refused run recorded a new run"
-    restarted = subprocess.run(command + ["--on_lost_checkpoint=restart"],
-                               capture_output=True, text=True, timeout=300)
+    # the stopped query's tasks wrote state there again: no new run starts over it
+    restart = command + ["--on_lost_checkpoint=restart"]
+    over_leftovers = subprocess.run(restart, capture_output=True, text=True, timeout=300)
+    assert over_leftovers.returncode != 0
+    assert re.search(f"CheckpointError: checkpoint directory {re.escape(str(checkpoint))} holds "
+                     r"no run \(pomset.json is missing\) but a run's checkpoint files: "
+                     r"(offsets, )?state;", over_leftovers.stderr), over_leftovers.stderr[-3000:]
+    shutil.rmtree(checkpoint)
+    restarted = subprocess.run(restart, capture_output=True, text=True, timeout=300)
     assert restarted.returncode == 0, restarted.stderr[-3000:]
     assert "--on_lost_checkpoint=restart: starting a new run" in restarted.stderr
     assert _run_id(checkpoint) != run_id
-    assert _sums(kafka_broker, out) == Counter({("a", 45, 10.0): 2})   # written again, as asked
+    # read again from the start, as asked: a's window twice
+    assert _sums(kafka_broker, out) == Counter({("a", 45, 10.0): 2, ("z", 50, 60.0): 1,
+                                                ("b", 645, 70.0): 1, ("y", 100, 110.0): 1})

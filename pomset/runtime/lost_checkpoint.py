@@ -8,12 +8,12 @@ mark committed, with none of its state)."""
 from __future__ import annotations
 
 import warnings
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Sequence
 
 from ..sdk.errors import CheckpointError, CheckpointWarning
 from ..sdk.io.kafka import WriteToKafka
 from ..sdk.io.kafka_runs import LastRun, last_run, pipeline_group
-from ..sdk.run_state import recorded
+from ..sdk.run_state import FILE, recorded
 from .fingerprint import resume_run_state
 
 _WAYS_OUT = ("pass --on_lost_checkpoint=restart to start over (a new run reading the sources "
@@ -24,14 +24,27 @@ _WAYS_OUT = ("pass --on_lost_checkpoint=restart to start over (a new run reading
 
 
 def start_run_state(directory: str, nodes: List[Any], on_lost: str, resumable: bool = True,
-                    **fresh: Any) -> Dict[str, Any]:
+                    leftovers: Sequence[str] = (), **fresh: Any) -> Dict[str, Any]:
     """The run's metadata (`resume_run_state`), deciding by `on_lost` when `directory` holds
     no run but Kafka holds this pipeline's output (see the module docstring); `resumable`
-    says whether the runner can resume from a mark alone."""
-    sinks = [n.transform for n in nodes if isinstance(n.transform, WriteToKafka)]
-    if recorded(directory) or not sinks:
+    says whether the runner can resume from a mark alone. `leftovers` are the runner's files
+    in `directory` (checkpoints): with no run recorded they belong to a lost one, and a new
+    run is refused rather than started on them."""
+    if recorded(directory):
         return resume_run_state(directory, nodes, **fresh)
-    found = last_run(sinks, pipeline_group(n.transform for n in nodes))
+    sinks = [n.transform for n in nodes if isinstance(n.transform, WriteToKafka)]
+    found = last_run(sinks, pipeline_group(n.transform for n in nodes)) if sinks else None
+    if found is not None and on_lost == "fail":
+        raise CheckpointError(f"{_what(directory, found)}: starting afresh would read the "
+                              f"sources from their start offsets and write that output twice. "
+                              f"Restore {found.directory} from a backup and restart; or "
+                              f"{_WAYS_OUT}")
+    if leftovers:
+        raise CheckpointError(
+            f"checkpoint directory {directory} holds no run ({FILE} is missing) but a run's "
+            f"checkpoint files: {', '.join(sorted(leftovers))}; they cannot be resumed without "
+            f"it, nor a new run started over them: restore the directory from a backup, or "
+            f"move them away")
     if found is None:
         return resume_run_state(directory, nodes, **fresh)
     what = _what(directory, found)
@@ -47,14 +60,10 @@ def start_run_state(directory: str, nodes: List[Any], on_lost: str, resumable: b
                       f"now on)", CheckpointWarning, stacklevel=3)
         return resume_run_state(directory, nodes, **dict(
             fresh, run_id=found.run_id, progress_topic=found.topic, from_mark=found.mark))
-    if on_lost == "resume_from_mark":
-        raise CheckpointError(
-            f"{what}. This runner cannot resume from Kafka's mark alone (its marks do not "
-            f"record the sources' offsets, its own checkpoint does): restore {found.directory} "
-            f"from a backup and restart, or pass --on_lost_checkpoint=restart to start over")
-    raise CheckpointError(f"{what}: starting afresh would read the sources from their start "
-                          f"offsets and write that output twice. Restore {found.directory} "
-                          f"from a backup and restart; or {_WAYS_OUT}")
+    raise CheckpointError(
+        f"{what}. This runner cannot resume from Kafka's mark alone (its marks do not record "
+        f"the sources' offsets, its own checkpoint does): restore {found.directory} from a "
+        f"backup and restart, or pass --on_lost_checkpoint=restart to start over")
 
 
 def _what(directory: str, found: LastRun) -> str:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import fcntl
 import os
 import socket
-from typing import Optional, Set
+from contextlib import contextmanager
+from typing import Iterator, Optional, Set
 
 from .errors import CheckpointError
 
@@ -67,6 +68,17 @@ class CheckpointLock:
                 f"was running (its lock {self.path} is {'gone' if now is None else 'another file'}"
                 f"): the run stops without committing more; restore the directory from a backup "
                 f"and restart, or see --on_lost_checkpoint (docs/fault-tolerance.md)")
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Around a change to the directory: `verify` first, and a `FileNotFoundError` from a
+        directory deleted meanwhile raised as `verify`'s `CheckpointError`."""
+        self.verify()
+        try:
+            yield
+        except FileNotFoundError:
+            self.verify()
+            raise
 
     def release(self) -> None:
         """Let another run take the directory (idempotent; a forked child holds nothing)."""

@@ -31,7 +31,8 @@ class Checkpoints:
         os.makedirs(self.directory, exist_ok=True)
         self.lock = CheckpointLock(self.directory)
         try:
-            state = start_run_state(self.directory, nodes, on_lost)
+            state = start_run_state(self.directory, nodes, on_lost, leftovers=[
+                name for name in os.listdir(self.directory) if _EPOCH.match(name)])
         except BaseException:
             self.lock.release()
             raise
@@ -52,12 +53,8 @@ class Checkpoints:
             raise PipelineConstructionError(
                 f"the run's state cannot be checkpointed (keys, values and accumulators must "
                 f"pickle): {type(e).__name__}: {e}") from e
-        self.lock.verify()
-        try:
+        with self.lock.writing():
             write_checked(self._path(epoch), data)
-        except FileNotFoundError:   # deleted between the check and the write
-            self.lock.verify()
-            raise
 
     def load(self, epoch: int) -> Dict[str, Any]:
         """Epoch `epoch`'s states; `CheckpointError` naming the file when it is damaged."""
@@ -78,8 +75,9 @@ class Checkpoints:
 
     def prune(self) -> None:
         """Keep only the newest `KEEP` epochs."""
-        for e in self.epochs()[:-KEEP]:
-            os.remove(self._path(e))
+        with self.lock.writing():
+            for e in self.epochs()[:-KEEP]:
+                os.remove(self._path(e))
 
     def release(self) -> None:
         self.lock.release()

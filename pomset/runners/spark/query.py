@@ -40,6 +40,8 @@ from . import codec, packs, stream_sources
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
 SHUFFLE = "spark.sql.shuffle.partitions"
+#: what Spark keeps in a query's checkpoint location
+SPARK_CHECKPOINT = ("metadata", "offsets", "commits", "sources", "state")
 # Spark's default checkpoint file manager renames through Hadoop's FileContext, which on a
 # local file system runs a `readlink` process for each file and its checksum: about 30
 # processes a micro-batch, on the query's thread and in every stateful task's commit
@@ -230,8 +232,10 @@ def _run_state(spark: Any, checkpoint: str, nodes: List[Any], options: Any) -> T
     `packs.bucket_labels`, recorded as `routing`)."""
     chosen = dict(options.spark_conf).get(SHUFFLE)
     buckets = int(chosen) if chosen else spark.sparkContext.defaultParallelism
+    spark_files = [name for name in SPARK_CHECKPOINT
+                   if os.path.exists(os.path.join(checkpoint, name))]
     state = start_run_state(checkpoint, nodes, options.on_lost_checkpoint, resumable=False,
-                            routing=packs.ROUTING, buckets=buckets)
+                            leftovers=spark_files, routing=packs.ROUTING, buckets=buckets)
     if state.get("routing") != packs.ROUTING:
         raise CheckpointError(
             f"{checkpoint}: this checkpoint's keyed state was placed by an earlier pomset "
