@@ -64,12 +64,12 @@ def test_the_lock_names_its_holder_and_a_killed_holder_frees_it(tmp_path):
     from pomset.sdk.checkpoint_lock import CheckpointLock
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time; from pomset.sdk.checkpoint_lock import "
-         "CheckpointLock; CheckpointLock(sys.argv[1]); print('held', flush=True); "
+         "CheckpointLock; lock = CheckpointLock(sys.argv[1]); print('held', flush=True); "
          "time.sleep(600)", str(tmp_path)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline() == "held\n"
-        with pytest.raises(CheckpointError, match=f"checkpoint directory {tmp_path} is in use "
-                                                  f"by process {holder.pid} on host "):
+        with pytest.raises(CheckpointError, match=re.escape(
+                f"checkpoint directory {tmp_path} is in use by process {holder.pid} on host ")):
             CheckpointLock(str(tmp_path))
     finally:
         holder.kill()
