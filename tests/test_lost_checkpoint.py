@@ -108,20 +108,21 @@ def test_a_second_copy_of_a_pipeline_on_its_checkpoint_dir_is_refused_at_start(
                                                     ("a", 245, 30.0): 1})
 
 
-def test_a_checkpoint_dir_deleted_under_a_local_run_stops_it_and_its_restart_refuses(
-        kafka_broker, tmp_path):
-    source = new_topic(kafka_broker, "lost-in", 1)
-    out = new_topic(kafka_broker, "lost-out", 1)
+def _deleted_under_a_run(bootstrap: str, runner: str, tmp_path) -> tuple:
+    """Delete the checkpoint directory of a running pipeline: it stops naming the directory,
+    and its restart is refused naming the run whose output Kafka holds. Returns the topics,
+    the directory, the command that reads to the end and the lost run's id."""
+    source = new_topic(bootstrap, f"lost-{runner}-in", 1)
+    out = new_topic(bootstrap, f"lost-{runner}-out", 1)
     checkpoint = tmp_path / "checkpoint"
-    flags = _flags("local", checkpoint)
+    flags = _flags(runner, checkpoint)
     # window [0, 10) of a closes (the watermark reaches 50); [50, 60) of z stays open
-    produce(kafka_broker, source, _records("a", range(0, 10)) + _records("z", range(50, 51)))
-    run = _start_and_read(_sum_job(kafka_broker, source, out, flags), kafka_broker, checkpoint,
-                          source)
+    produce(bootstrap, source, _records("a", range(0, 10)) + _records("z", range(50, 51)))
+    run = _start_and_read(_sum_job(bootstrap, source, out, flags), bootstrap, checkpoint, source)
     try:
         run_id = _run_id(checkpoint)
         shutil.rmtree(checkpoint)
-        produce(kafka_broker, source, _records("b", range(60, 70)) + _records("y", range(100, 101)))
+        produce(bootstrap, source, _records("b", range(60, 70)) + _records("y", range(100, 101)))
         run.wait(120)
     finally:
         _kill(run)
@@ -132,65 +133,35 @@ def test_a_checkpoint_dir_deleted_under_a_local_run_stops_it_and_its_restart_ref
     assert "FileNotFoundError" not in stderr
     assert not checkpoint.joinpath("pomset.json").exists()
 
-    refused = subprocess.run(_sum_job(kafka_broker, source, out, flags + ["--until=latest"]),
-                             capture_output=True, text=True, timeout=300)
+    command = _sum_job(bootstrap, source, out, flags + ["--until=latest"])
+    refused = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert refused.returncode != 0
     assert (f"CheckpointError: checkpoint directory {checkpoint} holds no run, but Kafka holds "
             f"the output of this pipeline's run {run_id} (checkpointed in {checkpoint}) up to "
             f"its progress mark ") in refused.stderr, refused.stderr[-3000:]
     assert "--on_lost_checkpoint=resume_from_mark" in refused.stderr
     assert not checkpoint.joinpath("pomset.json").exists(), "a refused run recorded a new run"
-    assert _sums(kafka_broker, out) == Counter({("a", 45, 10.0): 1})
+    assert _sums(bootstrap, out) == Counter({("a", 45, 10.0): 1})
+    return source, out, checkpoint, command, run_id
 
-    resumed = subprocess.run(_sum_job(kafka_broker, source, out, flags + [
-        "--until=latest", "--on_lost_checkpoint=resume_from_mark"]),
-        capture_output=True, text=True, timeout=300)
+
+def test_a_checkpoint_dir_deleted_under_a_local_run_stops_it_and_its_restart_refuses(
+        kafka_broker, tmp_path):
+    _, out, _, command, run_id = _deleted_under_a_run(kafka_broker, "local", tmp_path)
+    resumed = subprocess.run(command + ["--on_lost_checkpoint=resume_from_mark"],
+                             capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert f"--on_lost_checkpoint=resume_from_mark: run {run_id} goes on" in resumed.stderr
     # nothing read before the mark is read again: a once, z's open window lost with the state
     assert _sums(kafka_broker, out) == Counter({("a", 45, 10.0): 1, ("b", 645, 70.0): 1,
                                                 ("y", 100, 110.0): 1})
 
-    # Spark's marks name no source offsets: it cannot resume from one alone, and says so
-    from pomset.runtime.lost_checkpoint import start_run_state
-    shutil.rmtree(checkpoint)
-    os.makedirs(checkpoint)
-    p = pm.Pipeline(options=pm.PipelineOptions([]))
-    (p | "read" >> pm.ReadFromKafka(kafka_broker, source, timestamp="t")
-     | "write" >> pm.WriteToKafka(kafka_broker, out))
-    with pytest.raises(CheckpointError, match="This runner cannot resume from Kafka's mark alone"):
-        start_run_state(str(checkpoint), p.nodes, "resume_from_mark", resumable=False)
-
 
 def test_a_checkpoint_dir_deleted_under_a_spark_query_stops_it_and_its_restart_refuses(
         kafka_broker, tmp_path):
-    source = new_topic(kafka_broker, "lost-spark-in", 1)
-    out = new_topic(kafka_broker, "lost-spark-out", 1)
-    checkpoint = tmp_path / "checkpoint"
-    flags = _flags("spark", checkpoint)
-    produce(kafka_broker, source, _records("a", range(0, 10)) + _records("z", range(50, 51)))
-    run = _start_and_read(_sum_job(kafka_broker, source, out, flags), kafka_broker, checkpoint,
-                          source)
-    try:
-        run_id = _run_id(checkpoint)
-        shutil.rmtree(checkpoint)
-        produce(kafka_broker, source, _records("b", range(60, 70)) + _records("y", range(100, 101)))
-        run.wait(120)
-    finally:
-        _kill(run)
-    stderr = run.stderr.read()
-    assert run.returncode != 0
-    assert f"CheckpointError: checkpoint directory {checkpoint} was deleted or replaced while " \
-           f"the run was running" in stderr, stderr[-3000:]
-    assert _sums(kafka_broker, out) == Counter({("a", 45, 10.0): 1})
-
-    command = _sum_job(kafka_broker, source, out, flags + ["--until=latest"])
-    refused = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert refused.returncode != 0
-    assert (f"CheckpointError: checkpoint directory {checkpoint} holds no run, but Kafka holds "
-            f"the output of this pipeline's run {run_id} (checkpointed in {checkpoint}) up to "
-            f"its progress mark ") in refused.stderr, refused.stderr[-3000:]
-    assert not checkpoint.joinpath("pomset.json").exists(), "a refused run recorded a new run"
+    from pomset.runtime.lost_checkpoint import start_run_state
+    source, out, checkpoint, command, run_id = _deleted_under_a_run(kafka_broker, "spark",
+                                                                    tmp_path)
     # the stopped query's tasks wrote state there again: no new run starts over it
     restart = command + ["--on_lost_checkpoint=restart"]
     over_leftovers = subprocess.run(restart, capture_output=True, text=True, timeout=300)
@@ -199,6 +170,14 @@ def test_a_checkpoint_dir_deleted_under_a_spark_query_stops_it_and_its_restart_r
                      r"no run \(pomset.json is missing\) but a run's checkpoint files: "
                      r"(offsets, )?state;", over_leftovers.stderr), over_leftovers.stderr[-3000:]
     shutil.rmtree(checkpoint)
+    # Spark's marks name no source offsets: it cannot resume from one alone, and says so
+    os.makedirs(checkpoint)
+    p = pm.Pipeline(options=pm.PipelineOptions([]))
+    (p | "read" >> pm.ReadFromKafka(kafka_broker, source, timestamp="t")
+     | "write" >> pm.WriteToKafka(kafka_broker, out))
+    with pytest.raises(CheckpointError, match="This runner cannot resume from Kafka's mark alone"):
+        start_run_state(str(checkpoint), p.nodes, "resume_from_mark", resumable=False)
+    assert os.listdir(checkpoint) == []
     restarted = subprocess.run(restart, capture_output=True, text=True, timeout=300)
     assert restarted.returncode == 0, restarted.stderr[-3000:]
     assert "--on_lost_checkpoint=restart: starting a new run" in restarted.stderr
