@@ -159,7 +159,6 @@ def test_a_checkpoint_dir_deleted_under_a_local_run_stops_it_and_its_restart_ref
 
 def test_a_checkpoint_dir_deleted_under_a_spark_query_stops_it_and_its_restart_refuses(
         kafka_broker, tmp_path):
-    from pomset.runtime.lost_checkpoint import start_run_state
     source, out, checkpoint, command, run_id = _deleted_under_a_run(kafka_broker, "spark",
                                                                     tmp_path)
     # the stopped query's tasks wrote state there again: no new run starts over it
@@ -171,6 +170,7 @@ def test_a_checkpoint_dir_deleted_under_a_spark_query_stops_it_and_its_restart_r
                      r"(offsets, )?state;", over_leftovers.stderr), over_leftovers.stderr[-3000:]
     shutil.rmtree(checkpoint)
     # Spark's marks name no source offsets: it cannot resume from one alone, and says so
+    from pomset.runtime.lost_checkpoint import start_run_state
     os.makedirs(checkpoint)
     p = pm.Pipeline(options=pm.PipelineOptions([]))
     (p | "read" >> pm.ReadFromKafka(kafka_broker, source, timestamp="t")
