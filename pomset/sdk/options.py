@@ -236,6 +236,16 @@ class PipelineOptions:
                             help="local runner, streaming: how often the run commits its "
                                  "output and checkpoints (keep it below the Kafka producer's "
                                  "transaction.timeout.ms, 60 s unless producer_config says)")
+        parser.add_argument("--on_lost_checkpoint", default="fail",
+                            choices=("fail", "restart", "resume_from_mark"),
+                            help="streaming, Kafka sinks: when --checkpoint_dir holds no run "
+                                 "but Kafka holds this pipeline's output and progress mark "
+                                 "(the directory was deleted, or is a new one): refuse to "
+                                 "start, naming both (fail, the default); start a new run "
+                                 "from the sources' start offsets, writing that output again "
+                                 "(restart); or, on the local runner, go on from the source "
+                                 "offsets the mark committed, without the lost state "
+                                 "(resume_from_mark)")
         parser.add_argument("--on_data_loss", default="warn", choices=("warn", "fail"),
                             help="Kafka sources: when offsets a run was to read next were "
                                  "deleted by retention, go on from the earliest one left, "

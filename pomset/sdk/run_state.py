@@ -33,13 +33,18 @@ def _read(path: str) -> Dict[str, Any]:
     return state
 
 
+def recorded(directory: str) -> bool:
+    """Whether a run recorded its metadata in `directory` (it is not a first start)."""
+    return os.path.exists(_path(directory))
+
+
 def run_state(directory: str, **fresh: Any) -> Dict[str, Any]:
     """What was recorded when the run in `directory` first started, or, on its first start,
-    `fresh` with a new `run_id`, recorded now."""
+    `fresh` (with a new `run_id` unless it names one), recorded now."""
     path = _path(directory)
     if os.path.exists(path):
         return _read(path)
-    state = dict(fresh, run_id=f"pomset-{uuid.uuid4().hex[:16]}")
+    state = dict({"run_id": f"pomset-{uuid.uuid4().hex[:16]}"}, **fresh)
     write_atomic(path, json.dumps(state, sort_keys=True).encode())
     return state
 

@@ -27,13 +27,17 @@ class KafkaSourceStage(SourceStage):
         self.lost_to_retention = 0
         self.starts: Dict[Any, int] = {}
 
-    def open(self, run_id: str, on_data_loss: str = "warn") -> None:
+    def open(self, run_id: str, on_data_loss: str = "warn", from_committed: bool = False) -> None:
+        """Assign the partitions where the checkpoint left them, else (`from_committed`) where
+        the consumer group committed, else where the source starts."""
         t = self.node.transform
         self.group_id = t.group_id or f"{run_id}-{self.label}"
         consumer = t.consumer(self.group_id)
         try:
             partitions = t.partitions(consumer)
             positions = t.start_offsets(consumer, partitions)
+            if from_committed:
+                positions.update(t.committed_offsets(consumer, partitions))
             if self.resume is not None:
                 positions.update((p, o) for p, o in self.resume["positions"].items()
                                  if p in positions)

@@ -92,6 +92,8 @@ class LocalRunner:
                 raise
             finally:
                 progress.close()
+                if driver is not None:
+                    driver.release()
         executor.shutdown()
         for s in stages:
             s.finish()

@@ -21,6 +21,7 @@ from functools import partial
 from typing import Any, Callable, List, Optional, Tuple
 
 from ...sdk.errors import CheckpointError, CheckpointWarning
+from ...sdk.io import kafka_runs
 from ...sdk.io.kafka_clients import KafkaOutput, progress_topic
 from .checkpoint import Checkpoints
 from .kafka import KafkaSinkStage, KafkaSourceStage
@@ -45,7 +46,8 @@ class StreamingDriver:
         # a streaming run writes files in parts, one per epoch (a bounded one writing to
         # Kafka, its one file as usual)
         self.file_sinks = [s for s in stages if isinstance(s, SinkStage)] if self.sources else []
-        self.checkpoints = (Checkpoints(options.checkpoint_dir, [s.node for s in stages])
+        self.checkpoints = (Checkpoints(options.checkpoint_dir, [s.node for s in stages],
+                                        options.on_lost_checkpoint)
                             if options.checkpoint_dir else None)
         self.run_id = (self.checkpoints.run_id if self.checkpoints else
                        f"pomset-{time.time_ns():x}")
@@ -58,15 +60,17 @@ class StreamingDriver:
         there was one."""
         wrote_before = False
         if self.kafka_sinks:
-            topic = None
+            topic, pointer = None, None
             if self.checkpoints is not None:
                 topic, wrote_before = progress_topic(
                     self.checkpoints.directory, [s.node.transform for s in self.kafka_sinks],
                     self.run_id)
+                pointer = kafka_runs.pointer((s.node.transform for s in self.stages),
+                                             self.run_id, self.checkpoints.directory)
             self.output = KafkaOutput([(s.node.transform, s.node.inputs[0])
                                        for s in self.kafka_sinks], self.run_id,
                                       transactional=self.checkpoints is not None,
-                                      progress_topic=topic)
+                                      progress_topic=topic, pointer=pointer)
             for s in self.kafka_sinks:
                 s.output = self.output
         epoch, states = self._resume(wrote_before)
@@ -78,8 +82,10 @@ class StreamingDriver:
         for s in self.file_sinks:
             s.sink.remove_parts_after(self.epoch)
             s.start_part(self.epoch + 1)
+        # resumed from Kafka's mark alone: the sources go on from the offsets it committed
+        from_mark = epoch is not None and not states
         for s in self.sources:
-            s.open(self.run_id, self.options.on_data_loss)
+            s.open(self.run_id, self.options.on_data_loss, from_committed=from_mark)
         return epoch is not None
 
     def _resume(self, wrote_before: bool) -> Tuple[Optional[int], Optional[dict]]:
@@ -96,6 +102,8 @@ class StreamingDriver:
             self.checkpoints.discard_after(mark if mark is not None else -1)
             if mark is None:
                 return None, None
+            if mark not in epochs and mark == self.checkpoints.from_mark:
+                return mark, {}
             if mark not in epochs:
                 raise CheckpointError(
                     f"Kafka holds the output of epoch {mark} of run {self.run_id}, but {where} "
@@ -198,3 +206,8 @@ class StreamingDriver:
     def abort(self) -> None:
         if self.output is not None:
             self.output.abort()
+
+    def release(self) -> None:
+        """Let another run take the checkpoint directory."""
+        if self.checkpoints is not None:
+            self.checkpoints.release()

@@ -5,16 +5,18 @@ import re
 from contextlib import contextmanager
 from typing import Iterator
 
-from ...sdk.errors import DataLossError, UserCodeError
+from ...sdk.errors import CheckpointError, DataLossError, UserCodeError
 
-#: The errors a task raises that reach the user as themselves.
-_PASSED_ON = {"UserCodeError": UserCodeError, "DataLossError": DataLossError}
+#: The errors a task (or the query's foreachBatch) raises that reach the user as themselves.
+_PASSED_ON = {"UserCodeError": UserCodeError, "DataLossError": DataLossError,
+              "CheckpointError": CheckpointError}
 
 
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Re-raise a failure in a Spark task as what it was in the user's terms: a
-    `UserCodeError` (or `DataLossError`) raised in a task keeps its message (transform,
+    `UserCodeError` (or `DataLossError`, or a `CheckpointError` from the query's
+    foreachBatch) raised in a task keeps its message (transform,
     element, traceback); anything else names the Python worker's own error, never the JVM's
     stack."""
     from py4j.protocol import Py4JJavaError
@@ -23,7 +25,7 @@ def user_errors() -> Iterator[None]:
         yield
     except (PySparkException, Py4JJavaError) as exc:
         text = str(exc)
-        m = re.search(r"pomset\.sdk\.errors\.(UserCodeError|DataLossError): (.*)", text, re.S)
+        m = re.search(rf"pomset\.sdk\.errors\.({'|'.join(_PASSED_ON)}): (.*)", text, re.S)
         if m:
             raise _PASSED_ON[m.group(1)](_strip_jvm(m.group(2))) from None
         cause = _cause(text)

@@ -21,12 +21,14 @@ import time
 import warnings
 from typing import Any, Dict, List, Tuple
 
-from ...runtime.fingerprint import resume_run_state
+from ...runtime.lost_checkpoint import start_run_state
+from ...sdk.checkpoint_lock import CheckpointLock
 from ...sdk.errors import CheckpointError
 from ...runtime.markers import ChannelMarker
 from ...runtime.metrics import add_counts, complete, with_flow
 from ...sdk.io.kafka import WriteToKafka
 from ...sdk.io.kafka_clients import KafkaOutput, progress_topic
+from ...sdk.io.kafka_runs import pointer
 from ...sdk.result import PipelineResult
 from ...windowing import now_micros
 from .batch import BATCH_ROWS
@@ -38,6 +40,8 @@ from . import codec, packs, stream_sources
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
 SHUFFLE = "spark.sql.shuffle.partitions"
+#: what Spark keeps in a query's checkpoint location
+SPARK_CHECKPOINT = ("metadata", "offsets", "commits", "sources", "state")
 # Spark's default checkpoint file manager renames through Hadoop's FileContext, which on a
 # local file system runs a `readlink` process for each file and its checksum: about 30
 # processes a micro-batch, on the query's thread and in every stateful task's commit
@@ -68,6 +72,7 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
     dead_counts = {label: 0 for label in dead.values()}
     step_counts: Dict[str, Dict[str, int]] = defaultdict(dict)
     checkpoint, temporary = _checkpoint(options.checkpoint_dir)
+    lock = None if temporary else CheckpointLock(checkpoint)   # the driver holds it
     shuffle = spark.conf.get(SHUFFLE)
     try:
         spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
@@ -81,7 +86,8 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
         writes = [[n for n in sinks if n.inputs[0] is x and n not in encoded] for x in targets]
         kafka = [(n.transform, n.inputs[0]) for n in sinks if isinstance(n.transform, WriteToKafka)]
         output = KafkaOutput(kafka, run_id, transactional=True, progress_topic=progress_topic(
-            checkpoint, [t for t, _ in kafka], run_id)[0]) if kafka else None
+            checkpoint, [t for t, _ in kafka], run_id)[0], pointer=None if temporary else
+            pointer((n.transform for n in pipeline.nodes), run_id, checkpoint)) if kafka else None
         committed = [output.committed_mark() if output else None]
         if not temporary:
             _repair(checkpoint, committed[0] if output is None else
@@ -95,6 +101,8 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
             fresh = output is not None and (committed[0] is None or batch_id > committed[0])
             try:
                 deliver(df.toArrow(), batch_id, fresh)
+                if lock is not None:   # a deleted checkpoint directory commits nothing more
+                    lock.verify()
             except BaseException:
                 if output is not None:
                     output.abort()
@@ -157,6 +165,8 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
         spark.conf.set(SHUFFLE, shuffle)
         if temporary:
             shutil.rmtree(checkpoint, ignore_errors=True)
+        else:
+            lock.release()
     metrics = _metrics(plan, dead_counts, step_counts)
     metrics["micro-batches"] = _batch_stats(query.recentProgress)
     return PipelineResult(record, metrics, time.monotonic() - started, times)
@@ -222,7 +232,10 @@ def _run_state(spark: Any, checkpoint: str, nodes: List[Any], options: Any) -> T
     `packs.bucket_labels`, recorded as `routing`)."""
     chosen = dict(options.spark_conf).get(SHUFFLE)
     buckets = int(chosen) if chosen else spark.sparkContext.defaultParallelism
-    state = resume_run_state(checkpoint, nodes, routing=packs.ROUTING, buckets=buckets)
+    spark_files = [name for name in SPARK_CHECKPOINT
+                   if os.path.exists(os.path.join(checkpoint, name))]
+    state = start_run_state(checkpoint, nodes, options.on_lost_checkpoint, resumable=False,
+                            leftovers=spark_files, routing=packs.ROUTING, buckets=buckets)
     if state.get("routing") != packs.ROUTING:
         raise CheckpointError(
             f"{checkpoint}: this checkpoint's keyed state was placed by an earlier pomset "

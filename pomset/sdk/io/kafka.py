@@ -225,6 +225,13 @@ class ReadFromKafka(DeadLetterSource):
         return out
 
     @staticmethod
+    def committed_offsets(consumer: Any, partitions: List[Partition]) -> Dict[Partition, int]:
+        """The offsets the consumer's group has committed, for the partitions it has any."""
+        from confluent_kafka import TopicPartition
+        got = consumer.committed([TopicPartition(t, p) for t, p in partitions], timeout=10)
+        return {(tp.topic, tp.partition): tp.offset for tp in got if tp.offset >= 0}
+
+    @staticmethod
     def end_offsets(consumer: Any, partitions: List[Partition]) -> Dict[Partition, int]:
         """Each partition's latest offset now (the end of `until="latest"`)."""
         from confluent_kafka import TopicPartition

@@ -211,10 +211,12 @@ class KafkaOutput:
     """One producer for a run's Kafka sinks: `write` each sink's elements; `commit(mark,
     offsets)` makes them visible with the progress mark and the source offsets they came from
     (in one transaction when the run has a `transactional_id`, else after a flush, which is
-    at-least-once)."""
+    at-least-once). A `pointer` (group, metadata: `kafka_runs.pointer`) is committed with the
+    first transaction, on the progress topic."""
 
     def __init__(self, sinks: List[Tuple[WriteToKafka, Any]], run_id: str,
-                 transactional: bool, progress_topic: Optional[str] = None) -> None:
+                 transactional: bool, progress_topic: Optional[str] = None,
+                 pointer: Optional[Tuple[str, str]] = None) -> None:
         from confluent_kafka import Producer
         clusters = {s.cluster() for s, _ in sinks}
         if transactional and len(clusters) > 1:
@@ -240,6 +242,7 @@ class KafkaOutput:
         self.errors: List[str] = []
         self.in_transaction = False
         self.wedged = False
+        self.pointer = pointer
         if transactional:
             self._transact("start the transactional producer", self.producer.init_transactions,
                            _TIMEOUT)
@@ -336,6 +339,9 @@ class KafkaOutput:
         topic, partition = self.progress_partition
         marks = {self.progress_group: [TopicPartition(topic, partition, max(mark, 0),
                                                             metadata=str(mark))]}
+        if self.pointer is not None:
+            group, metadata = self.pointer
+            marks[group] = [TopicPartition(topic, partition, 0, metadata=metadata)]
         for group, positions in offsets.items():
             marks.setdefault(group, []).extend(TopicPartition(t, p, o) for (t, p), o in
                                                positions.items())
@@ -347,6 +353,7 @@ class KafkaOutput:
                            self.producer.send_offsets_to_transaction, parts, meta, _TIMEOUT)
         self._transact("commit the transaction", self.producer.commit_transaction, _TIMEOUT)
         self.in_transaction = False
+        self.pointer = None
         if self.errors:
             raise KafkaError("Kafka output: records were not delivered: " + "; ".join(self.errors))
 
