@@ -83,8 +83,13 @@ def test_writing_a_deep_value_as_json_names_the_sink(tmp_path):
 
 
 def test_a_deep_value_through_a_spark_shuffle_names_the_step_that_made_it(spark_session):
+    def nest(n):   # local, so that Spark's workers get it by value
+        value: list = []
+        for _ in range(n):
+            value = [value]
+        return "k", value
     p = pm.Pipeline(argv=["--runner=spark", "--quiet"])
-    (p | pm.Create([3, DEPTH]) | "Nest" >> pm.Map(lambda n: ("k", deep(n)))
+    (p | pm.Create([3, DEPTH]) | "Nest" >> pm.Map(nest)
        | "Group" >> pm.GroupByKey() | pm.Map(lambda kv: len(kv[1])))
     with pytest.raises(UserCodeError) as info:
         p.run()
@@ -93,27 +98,26 @@ def test_a_deep_value_through_a_spark_shuffle_names_the_step_that_made_it(spark_
     assert "RecursionError" not in msg.splitlines()[0]
 
 
-class LockedCount(pm.CombineFn):
-    """A count whose accumulator holds a lock, which cannot be pickled."""
-
-    def create_accumulator(self):
-        return [0, threading.Lock()]
-
-    def add_input(self, acc, v):
-        acc[0] += 1
-        return acc
-
-    def merge_accumulators(self, accs):
-        accs = list(accs)
-        return [sum(a[0] for a in accs), accs[0][1]]
-
-    def extract_output(self, acc):
-        return acc[0]
-
-
 @pytest.mark.parametrize("streaming", [False, True])
 def test_an_accumulator_that_cannot_be_pickled_on_spark_names_the_combine(spark_session,
                                                                          streaming):
+    class LockedCount(pm.CombineFn):   # local, so that Spark's workers get it by value
+        """A count whose accumulator holds a lock, which cannot be pickled."""
+
+        def create_accumulator(self):
+            return [0, threading.Lock()]
+
+        def add_input(self, acc, v):
+            acc[0] += 1
+            return acc
+
+        def merge_accumulators(self, accs):
+            accs = list(accs)
+            return [sum(a[0] for a in accs), accs[0][1]]
+
+        def extract_output(self, acc):
+            return acc[0]
+
     flags = ["--runner=spark", "--quiet"] + (
         ["--streaming", "--streaming_until=latest"] if streaming else [])
     p = pm.Pipeline(argv=flags)
