@@ -33,8 +33,9 @@ def small_disk(tmp_path):
         subprocess.run(["umount", "-l", str(disk)], check=True)
 
 
-def fill(disk) -> str:
-    """Write a file on `disk` until the disk is full; the file."""
+def fill(disk, leave: int = 0) -> str:
+    """Write a file on `disk` until the disk is full, then give back `leave` bytes of it; the
+    file."""
     path = os.path.join(disk, "filler")
     chunk = b"\0" * 4096
     with open(path, "wb", buffering=0) as f:
@@ -43,6 +44,7 @@ def fill(disk) -> str:
                 f.write(chunk)
         except OSError as e:
             assert e.errno == errno.ENOSPC, e
+        f.truncate(max(0, f.tell() - leave))
     return path
 
 
@@ -66,6 +68,32 @@ def test_a_full_disk_while_checkpointing_names_the_directory_and_a_restart_resum
     assert f"in the checkpoint directory {checkpoint}: No space left on device (ENOSPC)" in msg
     assert "cannot write epoch-" in msg and "free space there and start the run again" in msg
     assert sorted(os.listdir(checkpoint)) == before   # no temporary file left behind
+    os.remove(filler)
+    sum_job(run)
+    got = Counter()
+    for k, end, total in _kafka_sums(kafka_broker, out):
+        got[(k, end)] += total
+    assert got == _expected_sums(records)
+
+
+def test_a_full_disk_under_a_spark_query_names_its_checkpoint_directory_and_a_restart_resumes(
+        kafka_broker, small_disk, spark_session):
+    """The disk fills while Spark writes its checkpoint (its offset and commit logs, its state
+    store): Spark's own IOException becomes the `CheckpointError` naming the directory."""
+    source = new_topic(kafka_broker, "spark-full-in", 1)
+    out = new_topic(kafka_broker, "spark-full-out", 1)
+    records = [{"value": {"k": f"k{i % 3}", "v": i, "t": i}} for i in range(60)]
+    produce(kafka_broker, source, records)
+    checkpoint = small_disk / "checkpoint"
+    run = [kafka_broker, source, out, "", "--quiet", "--runner=spark",
+           f"--checkpoint_dir={checkpoint}", "--until=latest"]
+    filler = fill(small_disk, leave=64 << 10)
+    with pytest.raises(pm.CheckpointError) as info:
+        sum_job(run)
+    msg = str(info.value)
+    assert msg.startswith(f"Spark could not write to the checkpoint directory {checkpoint}: "
+                          f"No space left on device (ENOSPC)"), msg
+    assert "free space there and start the run again" in msg
     os.remove(filler)
     sum_job(run)
     got = Counter()
