@@ -40,18 +40,20 @@ def clusters_of(transforms: Iterable[Any]) -> Dict[str, Dict[str, Any]]:
 
 class BrokerWatch:
     """Asks each cluster (`clusters_of`) for its metadata every `every` seconds; `check()`,
-    called by the run's own loop, warns of a cluster silent for `after` seconds or more and
-    gives the status line's note while one is."""
+    called by the run's own loop, warns of a cluster that has left a question unanswered for
+    `after` seconds or more and gives the status line's note while one has."""
 
     def __init__(self, clusters: Dict[str, Dict[str, Any]], after: float,
                  every: float = 1.0) -> None:
-        from confluent_kafka.admin import AdminClient
         self.after, self.every = after, every
-        self.clients = {servers: AdminClient(client_config(config))
-                        for servers, config in clusters.items()}
-        now = time.monotonic()
-        self.answered = dict.fromkeys(clusters, now)   # servers -> when it last answered
-        self.silent_since: Dict[str, float] = {}   # servers warned of -> their last answer
+        self.clients: Dict[str, Any] = {}
+        if clusters:
+            from confluent_kafka.admin import AdminClient
+            self.clients = {servers: AdminClient(client_config(config))
+                            for servers, config in clusters.items()}
+        # servers -> when the question they have not answered yet was asked
+        self.asked: Dict[str, float] = {}
+        self.warned: Dict[str, float] = {}   # servers warned of -> when that question was asked
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._ask, name="pomset-kafka-watch", daemon=True)
 
@@ -69,11 +71,12 @@ class BrokerWatch:
         from confluent_kafka import KafkaException
         while not self.stopping.is_set():
             for servers, client in self.clients.items():
+                self.asked.setdefault(servers, time.monotonic())
                 try:
                     client.list_topics(timeout=self.every)
                 except KafkaException:
                     continue
-                self.answered[servers] = time.monotonic()
+                del self.asked[servers]
             self.stopping.wait(self.every)
 
     def check(self) -> Optional[str]:
@@ -81,23 +84,34 @@ class BrokerWatch:
         its answering again; the note for the status line while any is silent, else None."""
         now = time.monotonic()
         notes = []
-        for servers, at in list(self.answered.items()):
-            silent = now - at
+        for servers in self.clients:
+            at = self.asked.get(servers)
+            silent = 0.0 if at is None else now - at
             if silent >= self.after:
-                if servers not in self.silent_since:
-                    self.silent_since[servers] = at
+                if servers not in self.warned:
+                    self.warned[servers] = at
                     warnings.warn(KafkaStallWarning(
                         f"the Kafka broker at {servers} has not answered for {silent:.1f} s: "
                         f"the run waits for it, reading and writing nothing, and goes on when "
                         f"it answers (--kafka_stall_warning sets when this is said)"),
                         stacklevel=2)
                 notes.append(f"Kafka {servers} not answering for {_clock(silent)}")
-            elif servers in self.silent_since:
-                since = self.silent_since.pop(servers)
+            elif at is None and servers in self.warned:
+                since = self.warned.pop(servers)
                 warnings.warn(KafkaStallWarning(
-                    f"the Kafka broker at {servers} answers again, after {at - since:.1f} s "
+                    f"the Kafka broker at {servers} answers again, after {now - since:.0f} s "
                     f"without an answer: the run goes on"), stacklevel=2)
         return "; ".join(notes) or None
+
+
+def unanswered(error: BaseException) -> bool:
+    """Whether a Kafka client's error is a broker's silence (a request that timed out, a lost
+    connection, no broker up) rather than a refusal: a run waits on such a broker."""
+    from confluent_kafka import KafkaError, KafkaException
+    if not isinstance(error, KafkaException) or not error.args:
+        return False
+    code = error.args[0].code() if isinstance(error.args[0], KafkaError) else None
+    return code in (KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN)
 
 
 def _clock(seconds: float) -> str:
