@@ -48,6 +48,14 @@ def fill(disk, leave: int = 0) -> str:
     return path
 
 
+def assert_sums(bootstrap: str, out: str, records: list) -> None:
+    """That topic `out` holds sum_job's sums of `records`, each exactly once."""
+    got: Counter = Counter()
+    for k, end, total in _kafka_sums(bootstrap, out):
+        got[(k, end)] += total
+    assert got == _expected_sums(records)
+
+
 def test_a_full_disk_while_checkpointing_names_the_directory_and_a_restart_resumes(
         kafka_broker, small_disk):
     source = new_topic(kafka_broker, "full-in", 1)
@@ -70,10 +78,7 @@ def test_a_full_disk_while_checkpointing_names_the_directory_and_a_restart_resum
     assert sorted(os.listdir(checkpoint)) == before   # no temporary file left behind
     os.remove(filler)
     sum_job(run)
-    got = Counter()
-    for k, end, total in _kafka_sums(kafka_broker, out):
-        got[(k, end)] += total
-    assert got == _expected_sums(records)
+    assert_sums(kafka_broker, out, records)
 
 
 def test_a_full_disk_under_a_spark_query_names_its_checkpoint_directory_and_a_restart_resumes(
@@ -96,7 +101,4 @@ def test_a_full_disk_under_a_spark_query_names_its_checkpoint_directory_and_a_re
     assert "free space there and start the run again" in msg
     os.remove(filler)
     sum_job(run)
-    got = Counter()
-    for k, end, total in _kafka_sums(kafka_broker, out):
-        got[(k, end)] += total
-    assert got == _expected_sums(records)
+    assert_sums(kafka_broker, out, records)

@@ -94,9 +94,9 @@ def test_a_broker_that_stops_answering_is_reported_and_the_run_goes_on_when_it_a
     produce(bootstrap, source, [{"value": {"n": n}} for n in range(30)])
     script = tmp_path / "p.py"
     script.write_text(SCRIPT)
-    run = Terminal(str(script), bootstrap, source, out, str(tmp_path / "checkpoint"),
-                   *(["--runner=spark", *SPARK_FLAGS, "--trigger_interval=0.5"] if runner == "spark" else
-                     ["--runner=local"]))
+    flags = (["--runner=spark", *SPARK_FLAGS, "--trigger_interval=0.5"] if runner == "spark"
+             else ["--runner=local"])
+    run = Terminal(str(script), bootstrap, source, out, str(tmp_path / "checkpoint"), *flags)
     try:
         run.until(lambda: len(read_topic(bootstrap, out)) == 30, "the first records written")
         os.killpg(own_broker.process.pid, signal.SIGSTOP)
