@@ -16,6 +16,7 @@ import time
 
 import pytest
 
+import pomset as pm
 from pomset.broker import EmbeddedKafka
 
 from kafka_util import new_topic, produce, read_topic
@@ -120,3 +121,10 @@ def test_a_broker_that_stops_answering_is_reported_and_the_run_goes_on_when_it_a
     finally:
         run.kill()
     assert sorted(int(m.value()) for m in read_topic(bootstrap, out)) == list(range(60))
+
+
+@pytest.mark.parametrize("value, why", [("0", "must be above 0 seconds"),
+                                        ("soon", "takes a number of seconds")])
+def test_a_stall_warning_that_is_not_a_time_is_an_options_error(value, why):
+    with pytest.raises(pm.OptionsError, match=f"--kafka_stall_warning {why}"):
+        pm.PipelineOptions([f"--kafka_stall_warning={value}"])
