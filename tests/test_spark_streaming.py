@@ -277,7 +277,7 @@ def test_a_keying_task_folds_columns_into_partials_per_key_and_window():
     from pomset.runtime import columnar
     from pomset.sdk.relational import Aggregation, FieldsCombineFn
     fn = FieldsCombineFn([Aggregation("v", pm.Sum(), "total")])
-    keying = _Keying("3", lambda value: value[0], 2,
+    keying = _Keying("3", "Sum", lambda value: value[0], 2,
                      lambda: columnar.aggregator(fn, pm.TimestampCombiner.OUTPUT_AT_EOW),
                      None, spans=False)
     keying.start()
@@ -303,7 +303,7 @@ def test_a_keying_task_folds_a_lifted_combines_elements_into_tallied_partials():
     from pomset.runtime.lifting import PartialFold, Tallied
     from pomset.windowing import IntervalWindow, NO_FIRING, WindowedValue
     w0, w1 = IntervalWindow.from_micros(0, 60), IntervalWindow.from_micros(60, 120)
-    keying = _Keying("3", lambda value: value[0], 2, None,
+    keying = _Keying("3", "S", lambda value: value[0], 2, None,
                      lambda: PartialFold(pm.Sum(), pm.TimestampCombiner.OUTPUT_AT_LATEST, "S",
                                          tally=True), spans=False)
     keying.start()

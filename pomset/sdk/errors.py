@@ -46,6 +46,12 @@ class KafkaUnreachableError(ConnectionError):
     the message names the servers and the wait."""
 
 
+class KafkaStallWarning(UserWarning):
+    """A Kafka broker has not answered for `--kafka_stall_warning` seconds (stopped, frozen or
+    cut off without closing its connections), or answers again after such a silence; the
+    message names its bootstrap servers and how long."""
+
+
 class TimeUnitWarning(UserWarning):
     """A source's event times look like numbers of another unit than its `timestamp_unit`
     (milliseconds read as seconds, say); the message names the field, the value and the unit

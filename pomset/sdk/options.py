@@ -27,6 +27,19 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def _positive(flag: str) -> Callable[[str], float]:
+    """An argument type: a number of seconds above 0, else an error naming `flag`."""
+    def parse(text: str) -> float:
+        try:
+            seconds = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} takes a number of seconds, got {text!r}")
+        if not seconds > 0:
+            raise argparse.ArgumentTypeError(f"{flag} must be above 0 seconds, got {text}")
+        return seconds
+    return parse
+
+
 def _at_least(flag: str, least: int, meaning: str = "") -> Callable[[str], int]:
     """An argument type: a whole number of `least` (which means `meaning`) or more, else an
     error naming `flag`."""
@@ -246,6 +259,12 @@ class PipelineOptions:
                                  "(restart); or, on the local runner, go on from the source "
                                  "offsets the mark committed, without the lost state "
                                  "(resume_from_mark)")
+        parser.add_argument("--kafka_stall_warning", type=_positive("--kafka_stall_warning"),
+                            default=10.0, metavar="SECONDS",
+                            help="Kafka runs: warn (KafkaStallWarning), and say on the status "
+                                 "line, when a Kafka broker has not answered for this long "
+                                 "(stopped or cut off without closing its connections; the "
+                                 "run waits for it and goes on when it answers)")
         parser.add_argument("--on_data_loss", default="warn", choices=("warn", "fail"),
                             help="Kafka sources: when offsets a run was to read next were "
                                  "deleted by retention, go on from the earliest one left, "

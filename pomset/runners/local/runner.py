@@ -78,7 +78,7 @@ class LocalRunner:
                 for stream in streams:
                     self._replay(stream, executor)
                 if driver is not None:
-                    driver.run()
+                    driver.run(progress.note)
                 executor.quiesce()
             except BaseException:
                 executor.shutdown()

@@ -23,6 +23,7 @@ from typing import Any, Callable, List, Optional, Tuple
 from ...sdk.errors import CheckpointError, CheckpointWarning
 from ...sdk.io import kafka_runs
 from ...sdk.io.kafka_clients import KafkaOutput, progress_topic
+from ...sdk.io.kafka_watch import BrokerWatch, clusters_of
 from .checkpoint import Checkpoints
 from .kafka import KafkaSinkStage, KafkaSourceStage
 from .stages import SinkStage, Stage
@@ -135,17 +136,25 @@ class StreamingDriver:
                               f"{epochs[i - 1]}", CheckpointWarning, stacklevel=2)
         return None, None
 
-    def run(self) -> None:
+    def run(self, note: Callable[[str], None]) -> None:
         """Read until every source has ended (or Ctrl-C, or SIGTERM), committing epoch by
-        epoch."""
+        epoch; a broker that stops answering is warned of and shown with `note`
+        (`kafka_watch`)."""
         interval = self.options.checkpoint_interval
         due = time.monotonic() + interval
         bundle = self.options.bundle_size
         stop_on_term = threading.current_thread() is threading.main_thread()
         if stop_on_term:
             previous = signal.signal(signal.SIGTERM, _interrupt)
+        watch = BrokerWatch(clusters_of(s.node.transform for s in self.stages),
+                            self.options.kafka_stall_warning).start()
+        shown: Optional[str] = None
         try:
             while True:   # at least once: a resumed run may find every source ended
+                stalled = watch.check()
+                if stalled != shown:
+                    note(stalled or "")
+                    shown = stalled
                 timeout = _POLL_S / max(1, len(self.sources))
                 for s in self.sources:
                     if not s.done:
@@ -160,6 +169,7 @@ class StreamingDriver:
         except KeyboardInterrupt:
             pass   # stop where we are: commit what was done
         finally:
+            watch.stop()
             if stop_on_term:
                 signal.signal(signal.SIGTERM, previous)
         self.commit(final=True)

@@ -138,9 +138,9 @@ class BatchPlan:
         """The PCollection's DataFrame (running its pending Python steps, if any)."""
         df = self.dfs[id(pcoll)]
         if isinstance(df, Columnar):
-            return self._step_df(_Steps(df.df, df.head()))
+            return self._step_df(_Steps(df.df, df.head()), pcoll.producer.label)
         if isinstance(df, _Steps):
-            df = self.dfs[id(pcoll)] = self._step_df(df)
+            df = self.dfs[id(pcoll)] = self._step_df(df, pcoll.producer.label)
         return df
 
     def _steps(self, pcoll: Any) -> "_Steps":
@@ -151,9 +151,10 @@ class BatchPlan:
             return _Steps(df.df, df.head())
         return df if isinstance(df, _Steps) else _Steps(df, _decode)
 
-    def _step_df(self, steps: "_Steps", tagged: bool = False) -> Any:
-        """The DataFrame of the elements (with their tags, if `tagged`) the steps produce."""
-        return steps.run(_tail(tagged), codec.TAGGED if tagged else codec.ELEMENT)
+    def _step_df(self, steps: "_Steps", made_by: str, tagged: bool = False) -> Any:
+        """The DataFrame of the elements (with their tags, if `tagged`) the steps produce, the
+        last of them step `made_by`."""
+        return steps.run(_tail(tagged), codec.TAGGED if tagged else codec.ELEMENT, made_by)
 
     def elements(self, pcoll: Any) -> List[WindowedValue]:
         """A PCollection's elements, brought to the driver."""
@@ -223,7 +224,8 @@ class BatchPlan:
             from .dgs import translate as dgs
             return {None: dgs(self, node)}
         if t.late_tag is not None:
-            return self._tagged(self._step_df(self._group(t, node), tagged=True), node)
+            return self._tagged(self._step_df(self._group(t, node), node.label, tagged=True),
+                                node)
         return {None: self._group(t, node)}
 
     def _columnar(self, node: Any, t: Any) -> Optional[Dict[Optional[str], Any]]:
@@ -340,7 +342,7 @@ class BatchPlan:
         def counted() -> Any:
             process, finish = start()
             return (lambda bundle: _count_tags(accs, process(bundle))), finish
-        return self._tagged(self._step_df(steps.then(counted), tagged=True), node)
+        return self._tagged(self._step_df(steps.then(counted), label, tagged=True), node)
 
     def _window_into(self, t: WindowInto, node: Any) -> Any:
         fn = t.window_fn
@@ -395,7 +397,7 @@ class BatchPlan:
         when keys have few elements each. Python steps after it run in the same task."""
         from pyspark.sql import functions as F
         buckets = 8 * self.spark.sparkContext.defaultParallelism
-        return (self._steps(node.inputs[0]).run(keyed, codec.KEYED)
+        return (self._steps(node.inputs[0]).run(keyed, codec.KEYED, node.inputs[0].producer.label)
                 .withColumn("bucket", F.pmod(F.xxhash64("k"), F.lit(buckets)))
                 .groupBy("bucket"))
 
@@ -422,7 +424,7 @@ class BatchPlan:
         steps = _Steps(self._by_key(node, _key_elements(label)), run, grouped=True)
         if len(tags) == 1:
             return {None: steps}
-        return self._tagged(self._step_df(steps, tagged=True), node)
+        return self._tagged(self._step_df(steps, label, tagged=True), node)
 
     def _counter(self, label: str, name: str) -> Any:
         """A count the tasks of step `label` add to (read, dead_lettered)."""
@@ -549,8 +551,10 @@ class _Steps:
     def then(self, step: Callable[[], Any]) -> "_Steps":
         return _Steps(self.source, self.head, self.steps + (step,), self.grouped)
 
-    def run(self, tail: Callable[[Iterator[Any]], Iterator[pa.RecordBatch]], schema: str) -> Any:
-        """The DataFrame of what `tail` makes of the steps' results."""
+    def run(self, tail: Callable[[Iterator[Any]], Iterator[pa.RecordBatch]], schema: str,
+            made_by: str) -> Any:
+        """The DataFrame of what `tail` makes of the steps' results, the last step's being
+        step `made_by` (named when its output cannot be pickled)."""
         head, steps = self.head, self.steps
 
         def task(batches: Iterator[Any]) -> Iterator[pa.RecordBatch]:
@@ -558,6 +562,8 @@ class _Steps:
             started = [step() for step in steps]
             try:
                 yield from tail(_through(batches, head, [p for p, _ in started]))
+            except codec.UnpicklableError as e:
+                raise codec.unpicklable(made_by, "its output", e) from None
             finally:
                 for _, finish in started:
                     if finish is not None:
@@ -614,5 +620,6 @@ def _partial_combine(fn: Any, combiner: Any, label: str
             fold.add(bundle, [codec.dumps(_key_pair(wv.value, label)[0]) for wv in bundle])
         elements, keys = fold.take()
         for i in range(0, len(elements), BATCH_ROWS):
-            yield codec.encode(elements[i:i + BATCH_ROWS], keys=keys[i:i + BATCH_ROWS])
+            yield codec.made_by(label, "a partial accumulator (key, accumulator)", codec.encode,
+                                elements[i:i + BATCH_ROWS], keys=keys[i:i + BATCH_ROWS])
     return partial

@@ -15,13 +15,15 @@ cloudpickle, so Python workers, whose `__main__` differs, can read it."""
 from __future__ import annotations
 
 import pickle
+import reprlib
 import struct
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, TypeVar
 
 import pyarrow as pa
 from pyspark import cloudpickle
 
 from ...runtime.markers import MarkerRange
+from ...sdk.errors import UserCodeError
 from ...windowing import (GLOBAL_WINDOW, NO_FIRING, IntervalWindow, PaneInfo, PaneTiming,
                           WindowedValue)
 
@@ -43,17 +45,57 @@ KEYED_STREAM_ARROW = pa.schema([pa.field("k", pa.binary())] + list(STREAM_ARROW)
 ARROW = {ELEMENT: ELEMENT_ARROW, KEYED: KEYED_ARROW, TAGGED: TAGGED_ARROW}
 
 raw = WindowedValue.raw
+T = TypeVar("T")
+
+
+class UnpicklableError(ValueError):
+    """A value that cannot be pickled to go between Spark's tasks (nested too deeply, or
+    holding a lock, a generator, a connection); the message shows the value and says why. The
+    step that made it names itself around it (`unpicklable`)."""
 
 
 def dumps(obj: Any) -> bytes:
-    """Bytes a Python worker can load: by reference where that works there, else by value."""
+    """Bytes a Python worker can load: by reference where that works there, else by value;
+    `UnpicklableError` when neither works."""
     try:
         data = pickle.dumps(obj, protocol=5)
     except Exception:
-        return cloudpickle.dumps(obj, protocol=5)
+        return _by_value(obj)
     if b"__main__" in data:
-        return cloudpickle.dumps(obj, protocol=5)
+        return _by_value(obj)
     return data
+
+
+def _by_value(obj: Any) -> bytes:
+    try:
+        return cloudpickle.dumps(obj, protocol=5)
+    except Exception as e:
+        raise cannot_pickle(reprlib.repr(obj), e) from None
+
+
+def cannot_pickle(what: str, e: Exception) -> UnpicklableError:
+    """The error for `what` (a value, shortened), whose pickling raised `e`, saying why."""
+    if isinstance(e, RecursionError) or "recursion" in str(e):
+        why = "it is nested too deeply (past Python's recursion limit)"
+    else:
+        why = f"{type(e).__name__}: {e}"
+    return UnpicklableError(f"{what} cannot be pickled: {why}")
+
+
+def unpicklable(step: str, what: str, e: UnpicklableError) -> UserCodeError:
+    """The error of step `step` whose `what` (its output, an accumulator; "" when `e` says)
+    could not be pickled."""
+    return UserCodeError(f"step {step!r}: {what}{' ' if what else ''}{e} (what Spark passes "
+                         f"between tasks or keeps as state must pickle)")
+
+
+def made_by(step: str, what: str, make: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """`make(*args, **kwargs)`, which pickles step `step`'s `what`; when that cannot be
+    pickled, the error naming the step (`unpicklable`)."""
+    try:
+        return make(*args, **kwargs)
+    except UnpicklableError as e:
+        raise unpicklable(step, what, e) from None
 
 
 loads = pickle.loads

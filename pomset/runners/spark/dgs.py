@@ -131,7 +131,7 @@ class _Deployment:
                         [pa.array(ts, pa.int64()), pa.array(o, pa.int64()),
                          pa.array(k, pa.binary()), pa.array(v, pa.binary())],
                         schema=_EVENTS_ARROW)
-        return steps.run(number, EVENTS)
+        return steps.run(number, EVENTS, source.producer.label)
 
     def _tags(self, events: Any) -> Dict[bytes, Tuple[Any, int]]:
         """Each pickled tag in the input: the tag and its count."""

@@ -1,9 +1,11 @@
 """Failures of Spark jobs, in the user's terms rather than the JVM's."""
 from __future__ import annotations
 
+import errno
+import os
 import re
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Iterator, Optional
 
 from ...sdk.errors import CheckpointError, DataLossError, UserCodeError
 
@@ -13,12 +15,12 @@ _PASSED_ON = {"UserCodeError": UserCodeError, "DataLossError": DataLossError,
 
 
 @contextmanager
-def user_errors() -> Iterator[None]:
+def user_errors(checkpoint: Optional[str] = None) -> Iterator[None]:
     """Re-raise a failure in a Spark task as what it was in the user's terms: a
     `UserCodeError` (or `DataLossError`, or a `CheckpointError` from the query's
-    foreachBatch) raised in a task keeps its message (transform,
-    element, traceback); anything else names the Python worker's own error, never the JVM's
-    stack."""
+    foreachBatch) raised in a task keeps its message (transform, element, traceback); a full
+    disk where a query's `checkpoint` directory is is a `CheckpointError` naming it; anything
+    else names the Python worker's own error, never the JVM's stack."""
     from py4j.protocol import Py4JJavaError
     from pyspark.errors import PySparkException
     try:
@@ -28,11 +30,23 @@ def user_errors() -> Iterator[None]:
         m = re.search(rf"pomset\.sdk\.errors\.({'|'.join(_PASSED_ON)}): (.*)", text, re.S)
         if m:
             raise _PASSED_ON[m.group(1)](_strip_jvm(m.group(2))) from None
+        if checkpoint is not None and os.strerror(errno.ENOSPC) in text and _full(checkpoint):
+            raise CheckpointError(
+                f"Spark could not write to the checkpoint directory {checkpoint}: "
+                f"{os.strerror(errno.ENOSPC)} (ENOSPC). What it wrote before is intact: free "
+                f"space there and start the run again, and it resumes from its last "
+                f"micro-batch") from None
         cause = _cause(text)
         if cause.startswith("ModuleNotFoundError"):
             cause += (" (in the executors' Python: ship what the tasks import with "
                       "--spark_ship=all, the default, or install it on the workers)")
         raise SparkJobError(f"a Spark job failed: {cause}") from None
+
+
+def _full(directory: str) -> bool:
+    """Whether the file system of `directory` has (next to) no space left: under 1 MiB."""
+    stat = os.statvfs(directory)
+    return stat.f_bavail * stat.f_frsize < 1 << 20
 
 
 class SparkJobError(RuntimeError):

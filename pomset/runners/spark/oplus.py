@@ -34,7 +34,7 @@ def translate(plan: Any, node: Any) -> Any:
                         splits.append(b"%d" % (stable_hash(k) % n))
                 if copies:
                     yield codec.encode(copies, keys=splits)
-        df = plan._steps(source).run(split, codec.KEYED)
+        df = plan._steps(source).run(split, codec.KEYED, source.producer.label)
         keyed = df if keyed is None else keyed.unionAll(df)
     inputs = len(node.inputs)
 

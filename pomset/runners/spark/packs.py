@@ -63,8 +63,13 @@ def _payload(kind: bytes, values: list, times: list, starts: list, ends: list,
         others = None
     if panes is not None and not any(panes):
         panes = None
-    return kind + codec.dumps((values, times, starts, ends, others, panes, diffs,
-                               None if keys is None else list(keys), tallies))
+    try:
+        return kind + codec.dumps((values, times, starts, ends, others, panes, diffs,
+                                   None if keys is None else list(keys), tallies))
+    except codec.UnpicklableError:
+        for v in values:   # name the value that does not pickle, not the whole pack
+            codec.dumps(v)
+        raise
 
 
 def unpack_elements(payload: bytes) -> Tuple[List[WindowedValue], Optional[List[bytes]]]:

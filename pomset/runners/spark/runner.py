@@ -22,6 +22,7 @@ from ...sdk.io.base import Sink
 from ...sdk.result import PipelineResult
 from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
 from ...sdk.io.kafka_clients import KafkaOutput
+from ...sdk.io.kafka_watch import BrokerWatch, clusters_of
 from ...sdk.test_stream import TestStream
 from ...traces import DGSStep
 from ...traces.oplus import OPlus
@@ -47,7 +48,8 @@ class SparkRunner:
         if url and not options.quiet:
             print(f"pomset: Spark UI at {url}", file=sys.stderr, flush=True)
         recorded = pipeline.recorded()
-        progress = SparkProgress(spark, options.quiet)
+        progress = SparkProgress(spark, options.quiet, BrokerWatch(
+            clusters_of(n.transform for n in pipeline.nodes), options.kafka_stall_warning))
         progress.start()
         try:
             # the driver unpacks every micro-batch's outputs and holds what the run collects

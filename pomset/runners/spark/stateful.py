@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import base64
 import pickle
+import reprlib
 import time
 import zlib
 from operator import itemgetter
@@ -127,12 +128,16 @@ class _Host(StatefulProcessor):
         schema = codec.KEYED_STREAM_ARROW
         made = (pa.RecordBatch.from_pandas(x, schema=schema, preserve_index=False)
                 if isinstance(x, pd.DataFrame) else x for x in self._produce(key, rows))
-        if self.after is None:
-            yield from frames(b for item in made for b in (
-                [packs.bus_rows(bus, address) for address, bus in item.items()]
-                if isinstance(item, dict) else [item]))
-        else:
-            yield from frames(self.after(made))
+        try:
+            if self.after is None:
+                yield from frames(b for item in made for b in (
+                    [codec.made_by(self.label, "its output", packs.bus_rows, bus, address)
+                     for address, bus in item.items()]
+                    if isinstance(item, dict) else [item]))
+            else:
+                yield from frames(self.after(made))
+        except codec.UnpicklableError as e:   # its state (`_stored`)
+            raise codec.unpicklable(self.label, "", e) from None
 
     def _produce(self, key: Any, rows: Iterator[Any]) -> Iterator[Any]:
         """The step over the bucket's rows: the rows it passes on (pandas frames, as they
@@ -430,8 +435,12 @@ def _data(text: str) -> bytes:
 
 
 def _stored(value: Any) -> str:
-    """A state value as kept: pickled, as text."""
-    return _text(pickle.dumps(value, protocol=5))
+    """A state value as kept: pickled, as text; `codec.UnpicklableError` when it cannot be."""
+    try:
+        data = pickle.dumps(value, protocol=5)
+    except Exception as e:
+        raise codec.cannot_pickle(f"its state {reprlib.repr(value)}", e) from None
+    return _text(data)
 
 
 def _restored(text: str) -> Any:
@@ -551,7 +560,10 @@ class _ShardedStates:
             shard = self.shard_of[key]
             state = states.get(key)
             if state is not None:
-                shards[shard][self.kb_of[key]] = state_to_bytes(state)
+                try:
+                    shards[shard][self.kb_of[key]] = state_to_bytes(state)
+                except Exception as e:
+                    raise codec.cannot_pickle(f"its state of key {reprlib.repr(key)}", e) from None
             else:
                 shards[shard].pop(self.kb_of[key], None)
             changed.add(shard)

@@ -33,6 +33,7 @@ from ...runtime.reads import read_tagged
 from ...sdk.io.base import expand_pattern
 from ...runtime.markers import ChannelMarker
 from ...sdk.io.kafka_clients import read_range
+from ...sdk.io.kafka_watch import unanswered
 from ...windowing import MAX_MICROS, MIN_MICROS, now_micros
 from . import codec, packs
 from .batch import BATCH_ROWS
@@ -302,8 +303,13 @@ class KafkaReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if offsets == start["o"] and len(start.get("finished", ())) == len(offsets):
                 return start["o"], start["tick"]
             return offsets, start["tick"] + 1
-        ends = {_name(p): o for p, o in
-                self.source.end_offsets(self.consumer, self.partitions_).items()}
+        try:
+            ends = {_name(p): o for p, o in
+                    self.source.end_offsets(self.consumer, self.partitions_).items()}
+        except Exception as e:
+            if not unanswered(e):
+                raise
+            return start["o"], start["tick"]   # no micro-batch until the broker answers
         moved = at_most(start["o"], ends, self.max_records)
         if moved != start["o"]:
             self.last_tick = time.monotonic()

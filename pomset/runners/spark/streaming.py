@@ -87,8 +87,9 @@ class StreamingPlan:
         self.max_records = options.max_records_per_batch
         self.on_data_loss = options.on_data_loss
         self.virtual_clock = any(isinstance(n.transform, TestStream) for n in pipeline.nodes)
-        self.address = {id(pc_): str(i) for i, pc_ in enumerate(
-            pc_ for n in pipeline.nodes for pc_ in n.outputs.values())}
+        made = [(n, pc_) for n in pipeline.nodes for pc_ in n.outputs.values()]
+        self.address = {id(pc_): str(i) for i, (_, pc_) in enumerate(made)}
+        self.made_by = {str(i): n.label for i, (n, _) in enumerate(made)}   # address -> step
         # the Kafka sinks whose records the tasks encode (`encodes_records`): the address of
         # each one's input -> [(the address its records come to the driver on, its encoder)]
         self.records: Dict[str, List[Tuple[str, Callable[[Any], tuple]]]] = {}
@@ -164,7 +165,8 @@ class StreamingPlan:
                 after = task(s + 1)
                 fused.add(s + 1)
             elif any(self.address[id(x)] in self.records for x in stage[0].outputs.values()):
-                after = _task([], read_after(s), None, self.records)   # encodes a sink's records
+                # encodes a sink's records
+                after = _task([], read_after(s), None, self.records, self.made_by)
             bus = self._stateful(bus, stage[0], read_after(s), after)
         return bus
 
@@ -271,9 +273,10 @@ class StreamingPlan:
                 if liftable_in_streams(fn, main.windowing, bool(main.may_retract), t.late_tag):
                     self.lifted.append(follower.label)
                     fold = lambda: PartialFold(fn, combiner, follower.label, tally=True)   # noqa: E731
-            key = _Keying(self.address[id(main)], _key_of(follower), self._buckets_of(follower),
-                          combine, fold, spans=isinstance(t, TemplateStep))
-        return _task(ops, needed, key, self.records)
+            key = _Keying(self.address[id(main)], follower.label, _key_of(follower),
+                          self._buckets_of(follower), combine, fold,
+                          spans=isinstance(t, TemplateStep))
+        return _task(ops, needed, key, self.records, self.made_by)
 
     def _is_stateful(self, node: Any) -> bool:
         """Whether a node runs per bucket in `transformWithState` (else in an Arrow task)."""
@@ -449,7 +452,8 @@ class _TemplateMapFn:
 
 
 def _task(ops: List[_Op], needed: Set[str], key: Optional[_Keying],
-          records: Dict[str, List[Tuple[str, Callable[[Any], tuple]]]]) -> Any:
+          records: Dict[str, List[Tuple[str, Callable[[Any], tuple]]]],
+          made_by: Dict[str, str]) -> Any:
     """The Arrow task of a run of element-wise nodes: for each batch of bus rows, the rows of
     the nodes' inputs decoded and run through them in order (columnar bundles natively where
     the runtime can, `_Op.native`), their outputs (and inputs still needed later) packed back,
@@ -457,7 +461,8 @@ def _task(ops: List[_Op], needed: Set[str], key: Optional[_Keying],
     is keyed (`_Keying`). What it makes for a Kafka sink the tasks encode (`records`: the
     sink's input address -> [(its records' address, its encoder)]) is also sent as the sink's
     records (`packs.record_rows`). The task ends with a counts row per node: what it emitted
-    on each output (`runtime.metrics.with_flow`)."""
+    on each output (`runtime.metrics.with_flow`). An output that cannot be pickled is an
+    error naming the step that made it (`made_by`: address -> step label)."""
     consumed = {a for op in ops for a in op.ins} | ({key.address} if key else set())
     readers: Dict[str, int] = {}
     for op in ops:
@@ -472,7 +477,8 @@ def _task(ops: List[_Op], needed: Set[str], key: Optional[_Keying],
         flow: Dict[str, Dict[str, int]] = {}
         try:
             for b in batches:
-                yield from _run_ops(b, ops, fns, consumed, readers, needed, key, flow, records)
+                yield from _run_ops(b, ops, fns, consumed, readers, needed, key, flow, records,
+                                    made_by)
             if key is not None:
                 yield from key.finish()
             for op, fn in zip(ops, fns):
@@ -490,8 +496,8 @@ def _task(ops: List[_Op], needed: Set[str], key: Optional[_Keying],
 def _run_ops(b: Any, ops: List[_Op], fns: list, consumed: Set[str],
              readers: Dict[str, int], needed: Set[str],
              key: Optional["_Keying"], flow: Dict[str, Dict[str, int]],
-             records: Dict[str, List[Tuple[str, Callable[[Any], tuple]]]]
-             ) -> Iterator[pa.RecordBatch]:
+             records: Dict[str, List[Tuple[str, Callable[[Any], tuple]]]],
+             made_by: Dict[str, str]) -> Iterator[pa.RecordBatch]:
     key_address = key.address if key is not None else None
     pending: Dict[str, packs.Bus] = {}
     produced = {out for op in ops for out in op.outs.values()}   # addresses this task makes
@@ -504,7 +510,7 @@ def _run_ops(b: Any, ops: List[_Op], fns: list, consumed: Set[str],
             for address, encode in records.get(a, ()):
                 yield packs.record_rows(bus, address, encode)
             if a in needed or a not in records:
-                yield packs.bus_rows(bus, a)
+                yield codec.made_by(made_by[a], "its output", packs.bus_rows, bus, a)
     else:
         t = b.column("t")
         present = set(pc.unique(t).to_pylist())
@@ -550,9 +556,9 @@ def _run_ops(b: Any, ops: List[_Op], fns: list, consumed: Set[str],
             for address, encode in records.get(a, ()):
                 yield packs.record_rows(bus, address, encode)
         if a == key_address:
-            yield key.rows(bus)
+            yield codec.made_by(made_by[a], "its output", key.rows, bus)
         elif a in needed:
-            yield packs.bus_rows(bus, a)
+            yield codec.made_by(made_by[a], "its output", packs.bus_rows, bus, a)
 
 
 class _Keying:
@@ -564,9 +570,9 @@ class _Keying:
     elements, those of bundles not folded natively included. With `spans` (a template step)
     it also gets the marker rows of its range (`codec.range_markers`)."""
 
-    def __init__(self, address: str, key_of: Any, buckets: int, combine: Any, fold: Any,
-                 spans: bool) -> None:
-        self.address, self.key_of, self.buckets = address, key_of, buckets
+    def __init__(self, address: str, label: str, key_of: Any, buckets: int, combine: Any,
+                 fold: Any, spans: bool) -> None:
+        self.address, self.label, self.key_of, self.buckets = address, label, key_of, buckets
         self.combine, self.fold, self.spans = combine, fold, spans
         self.aggregator: Any = None
         self.folded: Any = None
@@ -599,5 +605,6 @@ class _Keying:
                                      self.buckets)
         if self.folded:
             partials, keys = self.folded.take()
-            yield packs.element_rows(partials, [], self.address, keys, self.buckets,
-                                     kind=packs.PARTIALS)
+            yield codec.made_by(self.label, "a partial accumulator (key, accumulator)",
+                                packs.element_rows, partials, [], self.address, keys,
+                                self.buckets, kind=packs.PARTIALS)

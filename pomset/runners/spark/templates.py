@@ -112,7 +112,7 @@ def _stateless(plan: Any, node: Any, step: TemplateStep, final: Callable[[], boo
         return mapped
     marks_df = plan.spark.createDataFrame(pa.Table.from_batches(
         list(codec.batches(marks, 10_000)), schema=codec.ELEMENT_ARROW))
-    return plan._step_df(mapped).unionAll(marks_df)
+    return plan._step_df(mapped, label).unionAll(marks_df)
 
 
 def _times(df: Any) -> Tuple[MarkerRange, bool]:
@@ -140,7 +140,8 @@ def _keyed(plan: Any, node: Any, step: TemplateStep, sort: Optional[Any], end: A
                     key = None   # the deployment names the malformed item
                 splits.append(b"%d" % (stable_hash(key) % n))
             yield codec.encode(bundle, keys=splits)
-    keyed = plan._steps(node.inputs[0]).run(split, codec.KEYED).persist()
+    keyed = plan._steps(node.inputs[0]).run(split, codec.KEYED,
+                                            node.inputs[0].producer.label).persist()
     plan.persisted.append(keyed)
     plan.dfs[id(node.inputs[0])] = keyed.drop("k")   # its span is taken from these rows
     last = end()

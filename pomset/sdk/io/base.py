@@ -302,12 +302,28 @@ def json_loads(text: str) -> Any:
     """`json.loads(text)`, about twice as fast on a text that is one JSON value with nothing
     around it (a record, a line): json.loads's Python layers cost about as much as the C
     scanner's parse of a small object. Any other text goes through json.loads, so that its
-    value or its error is json.loads's."""
+    value or its error is json.loads's; a text nested too deeply to parse is a JSONDecodeError
+    too."""
     try:
         value, end = _scan_json(text, 0)
     except (StopIteration, ValueError):
+        return _loads(text)
+    except RecursionError:
+        raise _too_deep(text) from None
+    return value if end == len(text) else _loads(text)
+
+
+def _too_deep(text: str) -> json.JSONDecodeError:
+    """The error for a JSON text nested deeper than Python's recursion limit lets it be
+    parsed: invalid JSON like any other (a malformed record), not a RecursionError."""
+    return json.JSONDecodeError("nested too deeply (past Python's recursion limit)", text, 0)
+
+
+def _loads(text: str) -> Any:
+    try:
         return json.loads(text)
-    return value if end == len(text) else json.loads(text)
+    except RecursionError:
+        raise _too_deep(text) from None
 
 
 def json_default(o: Any) -> Any:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import reprlib
 from typing import Any, Iterator, Optional
 
 from ...windowing.beam_keywords import beam_keywords
@@ -59,6 +60,10 @@ class _JsonWriter(LineWriter):
                 return json_text(row)
             except (TypeError, ValueError) as e:
                 raise ValueError(f"{sink_name}: cannot write {wv.value!r} as JSON: {e}") from None
+            except RecursionError:
+                raise ValueError(f"{sink_name}: cannot write {reprlib.repr(wv.value)} as JSON: "
+                                 f"it is nested too deeply (past Python's recursion limit)"
+                                 ) from None
         super().__init__(path, line)
 
 
