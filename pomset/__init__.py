@@ -8,8 +8,9 @@ from .sdk.core import (CoGroupByKey, CombineGlobally, CombinePerKey, CombineValu
                        Partition, Source, Values, WindowInto, WithTimestamps)
 from .sdk.dofn import DeadLetter, DoFn, TaggedOutput
 from .sdk.errors import (CheckpointError, CheckpointWarning, DataLossError, DataLossWarning,
-                         KafkaUnreachableError, LateDataWarning, OptionsError, OptionsWarning,
-                         PipelineConstructionError, TimeUnitWarning, UserCodeError)
+                         KafkaUnreachableError, LateDataWarning, MemoryLimitError, OptionsError,
+                         OptionsWarning, PipelineConstructionError, TimeUnitWarning,
+                         UserCodeError)
 from .sdk.options import PipelineOptions
 from .sdk.pipeline import Pipeline
 from .sdk.ptransform import PTransform
@@ -36,7 +37,8 @@ __all__ = [
     "Source", "Values", "WindowInto", "WithTimestamps",
     "DeadLetter", "DoFn", "TaggedOutput",
     "CheckpointError", "CheckpointWarning", "DataLossError", "DataLossWarning",
-    "KafkaUnreachableError", "LateDataWarning", "OptionsError", "OptionsWarning", "TimeUnitWarning",
+    "KafkaUnreachableError", "LateDataWarning", "MemoryLimitError", "OptionsError",
+    "OptionsWarning", "TimeUnitWarning",
     "PipelineConstructionError",
     "UserCodeError",
     "PipelineOptions", "Pipeline", "PTransform", "Row", "GroupBy", "Select", "WithColumns",
