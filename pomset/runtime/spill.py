@@ -12,6 +12,7 @@ its own), plus, for a grouping that keeps its values (GroupByKey), each bundle's
 times the size of a sample of its values."""
 from __future__ import annotations
 
+import math
 import os
 import pickle
 import shutil
@@ -27,10 +28,14 @@ from ..windowing import MAX_MICROS, MIN_MICROS, WindowedValue
 from .kernel_host import KernelHost
 from .partitioned import split_save
 
-#: partitions a spilled grouping (or a partition split again) writes
+#: partitions a spilled grouping writes, and at most those a partition split again writes
+#: (twice what its state was estimated to take, by the budget)
 FANOUT = 16
-#: elements a partition buffers before it writes them as one pickled run
-RUN = 4096
+MAX_FANOUT = 256
+#: elements the partitions of a split buffer, all together, before they write them as
+#: pickled runs (a partition's run at least `MIN_RUN`)
+BUFFERED = FANOUT * 4096
+MIN_RUN = 256
 #: how many times a partition is split again before the run gives up on it
 MAX_DEPTH = 6
 #: values of a bundle whose size is measured, and how many bundles go by between samples
@@ -167,9 +172,10 @@ class _Partition:
     kept a state from an earlier step, that state as a host's save. A partition split again
     (`pieces`, by the key's hash at `depth` + 1) keeps no files of its own."""
 
-    def __init__(self, directory: str, name: str, depth: int) -> None:
+    def __init__(self, directory: str, name: str, depth: int, run: int) -> None:
         self.name = name
         self.depth = depth
+        self.run = run   # elements per run written
         self.pieces: Optional[List["_Partition"]] = None
         self.runs_path = os.path.join(directory, name + ".runs")
         self.save_path = os.path.join(directory, name + ".save")
@@ -178,6 +184,7 @@ class _Partition:
         self.saved = False
         self.values = 0.0   # the saved state's values' bytes, as the gauge estimated them
         self.hold = MAX_MICROS
+        self.read = 0   # bytes of runs read so far
 
     def runs(self) -> Iterator[Tuple[bool, List[WindowedValue]]]:
         """(whether partials, elements) for each run written, in order."""
@@ -186,9 +193,11 @@ class _Partition:
         with open(self.runs_path, "rb") as f:
             while True:
                 try:
-                    yield pickle.load(f)
+                    run = pickle.load(f)
                 except EOFError:
                     return
+                self.read = f.tell()
+                yield run
 
     def remove(self) -> None:
         for path in (self.runs_path, self.save_path):
@@ -282,16 +291,18 @@ class SpilledHost:
         shutil.rmtree(self.dir, ignore_errors=True)
 
     # --- internals -----------------------------------------------------------------------------
-    def _split(self, saved: Optional[Dict[str, Any]], depth: int, name: str) -> List[_Partition]:
-        """`FANOUT` partitions, `saved`'s states written to theirs by the key's hash at
-        `depth`, each given its share of the values' bytes the gauge counted."""
-        parts = [_Partition(self.dir, f"{name}{i:x}", depth) for i in range(FANOUT)]
+    def _split(self, saved: Optional[Dict[str, Any]], depth: int, name: str,
+               n: int = FANOUT) -> List[_Partition]:
+        """`n` partitions, `saved`'s states written to theirs by the key's hash at `depth`,
+        each given its share of the values' bytes the gauge counted."""
+        run = max(MIN_RUN, BUFFERED // n)
+        parts = [_Partition(self.dir, f"{name}{i:x}", depth, run) for i in range(n)]
         if saved is None or not saved["states"]:
             return parts
         keys = len(saved["states"])
         values = self.gauge.values if depth == 0 else saved.get("values", 0.0)
         saved = dict(saved, counters=Counters())
-        for part, mine in zip(parts, split_save(saved, FANOUT, _part_of(depth))):
+        for part, mine in zip(parts, split_save(saved, n, _part_of(depth, n))):
             if mine["states"]:
                 part.values = values * len(mine["states"]) / keys
                 self._write_save(part, mine)
@@ -308,20 +319,20 @@ class SpilledHost:
         """Each element (a partial accumulator if `partials`) to the partition of its key,
         down through the partitions split again."""
         depth = parts[0].depth
-        top = _part_of(depth)
+        top = _part_of(depth, len(parts))
         for wv in bundle:
             key = _key(wv)
             try:
                 part = parts[top(key)]
                 while part.pieces is not None:
-                    part = part.pieces[_part_of(part.depth + 1)(key)]
+                    part = part.pieces[_part_of(part.depth + 1, len(part.pieces))(key)]
             except TypeError:   # an unhashable key: its host's kernel says so
                 part = parts[0]
             if part.partials is not partials:
                 self._write_run(part)
                 part.partials = partials
             part.buffer.append(wv)
-            if len(part.buffer) >= RUN:
+            if len(part.buffer) >= part.run:
                 self._write_run(part)
 
     def _write_run(self, part: _Partition) -> None:
@@ -403,7 +414,11 @@ class SpilledHost:
                 saved = pickle.load(f)
             saved["values"] = part.values
         self.splits += 1
-        pieces = self._split(saved, depth + 1, part.name + "-")
+        saved_bytes = os.path.getsize(part.save_path) if part.saved else 0
+        read = (saved_bytes + part.read) / (saved_bytes + os.path.getsize(part.runs_path))
+        n = min(MAX_FANOUT, max(FANOUT, math.ceil(2 * gauge.estimate(keys) / read
+                                                  / gauge.budget)))
+        pieces = self._split(saved, depth + 1, part.name + "-", n)
         for partials, run in part.runs():
             self._distribute(run, pieces, partials)
         part.remove()
@@ -411,9 +426,9 @@ class SpilledHost:
         self._run(part)
 
 
-def _part_of(depth: int) -> Callable[[Any], int]:
-    """A key's partition at `depth` of splitting: its hash, salted by the depth below the
-    top."""
+def _part_of(depth: int, n: int) -> Callable[[Any], int]:
+    """A key's partition of `n` at `depth` of splitting: its hash, salted by the depth below
+    the top."""
     if depth == 0:
-        return lambda key: hash(key) % FANOUT
-    return lambda key: hash((depth, key)) % FANOUT
+        return lambda key: hash(key) % n
+    return lambda key: hash((depth, key)) % n
