@@ -26,6 +26,7 @@ from ..triggers.kernel import Counters
 from ..triggers.reducers import BufferReducer
 from ..windowing import MAX_MICROS, MIN_MICROS, WindowedValue
 from .kernel_host import KernelHost
+from .packing import pack, unpack
 from .partitioned import split_save
 
 #: partitions a spilled grouping writes, and at most those a partition split again writes
@@ -193,11 +194,11 @@ class _Partition:
         with open(self.runs_path, "rb") as f:
             while True:
                 try:
-                    run = pickle.load(f)
+                    partials, run = pickle.load(f)
                 except EOFError:
                     return
                 self.read = f.tell()
-                yield run
+                yield partials, unpack(run)
 
     def remove(self) -> None:
         for path in (self.runs_path, self.save_path):
@@ -316,22 +317,27 @@ class SpilledHost:
 
     def _distribute(self, bundle: Sequence[WindowedValue], parts: List[_Partition],
                     partials: bool) -> None:
-        """Each element (a partial accumulator if `partials`) to the partition of its key,
-        down through the partitions split again."""
-        depth = parts[0].depth
-        top = _part_of(depth, len(parts))
+        """Each element (a partial accumulator if `partials`) to the partition of its key
+        (`_part_of`), down through the partitions split again."""
+        n, depth = len(parts), parts[0].depth
+        groups: List[List[WindowedValue]] = [[] for _ in range(n)]
         for wv in bundle:
-            key = _key(wv)
+            kv = wv.value
+            key = kv[0] if type(kv) is tuple and len(kv) == 2 else None
             try:
-                part = parts[top(key)]
-                while part.pieces is not None:
-                    part = part.pieces[_part_of(part.depth + 1, len(part.pieces))(key)]
+                groups[(hash((depth, key)) if depth else hash(key)) % n].append(wv)
             except TypeError:   # an unhashable key: its host's kernel says so
-                part = parts[0]
+                groups[0].append(wv)
+        for part, mine in zip(parts, groups):
+            if not mine:
+                continue
+            if part.pieces is not None:
+                self._distribute(mine, part.pieces, partials)
+                continue
             if part.partials is not partials:
                 self._write_run(part)
                 part.partials = partials
-            part.buffer.append(wv)
+            part.buffer += mine
             if len(part.buffer) >= part.run:
                 self._write_run(part)
 
@@ -339,7 +345,8 @@ class SpilledHost:
         if part.buffer:
             with open(part.runs_path, "ab") as f:
                 start = f.tell()
-                pickle.dump((part.partials, part.buffer), f, protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump((part.partials, pack(part.buffer)), f,
+                            protocol=pickle.HIGHEST_PROTOCOL)
                 self.spilled_bytes += f.tell() - start
             part.buffer = []
 
