@@ -89,12 +89,14 @@ def deep_size(obj: Any, limit: int = 10_000) -> int:
 
 
 def _slots_of(cls: type) -> tuple:
+    """The slot names of `cls` and its bases."""
     names = _slots.get(cls)
     if names is None:
-        names = _slots[cls] = tuple(
-            name for c in cls.__mro__ for name in
-            ((c.__dict__.get("__slots__", ()),) if isinstance(c.__dict__.get("__slots__"), str)
-             else c.__dict__.get("__slots__", ())) if name not in ("__dict__", "__weakref__"))
+        found: List[str] = []
+        for c in cls.__mro__:
+            slots = c.__dict__.get("__slots__", ())
+            found += [slots] if isinstance(slots, str) else list(slots)
+        names = _slots[cls] = tuple(n for n in found if n not in ("__dict__", "__weakref__"))
     return names
 
 
@@ -105,7 +107,7 @@ class StateGauge:
     def __init__(self, budget: int, new_host: Callable[[], KernelHost]) -> None:
         self.budget = budget
         self.new_host = new_host
-        self.per_key: Optional[int] = None
+        self.per_key: Optional[int] = None   # measured on the first bundle
         self.buffers = False
         #: the values' bytes, for a grouping that keeps them
         self.values = 0.0
@@ -128,6 +130,7 @@ class StateGauge:
         return self.estimate(host.key_count()) > self.budget
 
     def estimate(self, keys: int) -> int:
+        """The bytes of `keys` keys' states and the values counted."""
         return int(keys * (self.per_key or 0) + self.values)
 
     def share(self) -> "StateGauge":
@@ -146,15 +149,11 @@ class StateGauge:
         first = bundle[0]
         other = next((wv for wv in bundle[1:100] if _key(wv) != _key(first)), None)
         held = (scratch.store.states, scratch.timers, scratch.holds)
-        try:
+        before = deep_size(held)
+        scratch.elements((first,), [])
+        if other is not None:
             before = deep_size(held)
-            scratch.elements((first,), [])
-            if other is not None:
-                before = deep_size(held)
-                scratch.elements((other,), [])
-        except Exception:   # not a (key, value): the grouping's own host says so
-            self.per_key = 0
-            return
+            scratch.elements((other,), [])
         self.per_key = max(0, deep_size(held) - before)
 
 
@@ -235,7 +234,11 @@ class SpilledHost:
         self.counts: Counters = saved["counters"]
         self.spilled_bytes = 0
         self.splits = 0   # partitions split again
-        self.parts = self._split(saved, 0, "p")
+        try:
+            self.parts = self._split(saved, 0, "p")
+        except BaseException:
+            self.close()
+            raise
 
     @property
     def counters(self) -> Counters:
