@@ -180,3 +180,13 @@ def test_spilled_answers_are_the_in_memory_ones(tmp_path, data, keys, agg, windo
     want, got, _, metrics = _both(tmp_path, build, "4KB")
     assert got == want
     assert metrics["g"]["spilled_bytes"] > 0
+
+
+def test_a_temp_location_that_cannot_hold_the_spill_fails_naming_it(tmp_path):
+    blocked = tmp_path / "a file"
+    blocked.write_text("not a directory")
+    p = pm.Pipeline(options=pm.PipelineOptions(
+        ["--quiet", "--memory_limit=64KB", f"--temp_location={blocked}"]))
+    p | pm.Create([(i, i) for i in range(5_000)]) | "group" >> pm.GroupByKey()
+    with pytest.raises(OSError, match=r"'group'.*--temp_location=.*a file"):
+        p.run()
