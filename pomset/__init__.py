@@ -8,7 +8,8 @@ from .sdk.core import (CoGroupByKey, CombineGlobally, CombinePerKey, CombineValu
                        Partition, Source, Values, WindowInto, WithTimestamps)
 from .sdk.dofn import DeadLetter, DoFn, TaggedOutput
 from .sdk.errors import (CheckpointError, CheckpointWarning, DataLossError, DataLossWarning,
-                         KafkaStallWarning, KafkaUnreachableError, LateDataWarning, OptionsError,
+                         KafkaStallWarning, KafkaUnreachableError, LateDataWarning,
+                         MemoryLimitError, OptionsError,
                          OptionsWarning, PipelineConstructionError, TimeUnitWarning,
                          UserCodeError)
 from .sdk.options import PipelineOptions
@@ -37,7 +38,8 @@ __all__ = [
     "Source", "Values", "WindowInto", "WithTimestamps",
     "DeadLetter", "DoFn", "TaggedOutput",
     "CheckpointError", "CheckpointWarning", "DataLossError", "DataLossWarning",
-    "KafkaStallWarning", "KafkaUnreachableError", "LateDataWarning", "OptionsError",
+    "KafkaStallWarning", "KafkaUnreachableError", "LateDataWarning", "MemoryLimitError",
+    "OptionsError",
     "OptionsWarning", "TimeUnitWarning",
     "PipelineConstructionError",
     "UserCodeError",

@@ -23,7 +23,8 @@ class TypeOptions(PipelineOptions):
 class GoogleCloudOptions(PipelineOptions):
     """Beam's `GoogleCloudOptions` (`project`, `region`, `job_name`, `temp_location`,
     `staging_location`, `service_account_email`): flags pomset accepts so Beam code that
-    passes or reads them runs (`project` is None unless given), and has no use for: it runs
+    passes or reads them runs (`project` is None unless given), and has no use for but
+    `temp_location`, a local directory where the local runner spills large groupings: it runs
     nothing on Google Cloud, and a pipeline that would reach it fails where it uses the IO
     that would (`beam.io.WriteToBigQuery`, ...), naming it."""
 

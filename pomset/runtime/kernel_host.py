@@ -309,6 +309,10 @@ class KernelHost:
             k.wm = wm
         self._fire(EVENT_TIME, k.wm, out)
 
+    def key_count(self) -> int:
+        """The keys with a state in `states` now."""
+        return len(self.store.states)
+
     def output_watermark(self) -> int:
         """The output watermark after this step's clock moves: the minimum of the input
         watermark and the holds, never going back."""

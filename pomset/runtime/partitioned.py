@@ -30,8 +30,9 @@ ELEMENTS, PARTIALS, PROCESSING, WATERMARK, SAVE, LOAD = range(6)
 #: (step, settled_wm, wm, pt, op, payload): the driver's clocks, then what to do
 Job = Tuple[int, int, int, int, int, Any]
 #: (panes as (order key, pane) pairs, hold, next processing-time and event-time wake-ups,
-#: counters as (late, dropped_expired, dropped_closed)); a SAVE's reply is the bucket's save
-Reply = Tuple[list, int, Optional[int], Optional[int], Tuple[int, int, int]]
+#: counters as (late, dropped_expired, dropped_closed), keys with a state); a SAVE's reply
+#: is the bucket's save
+Reply = Tuple[list, int, Optional[int], Optional[int], Tuple[int, int, int], int]
 
 
 def bucket_of(key: Any, buckets: int) -> int:
@@ -92,7 +93,8 @@ class Bucket:
         host = self.host
         c = host.counters
         return (list(out), host.hold(), host.next_wake_up(PROCESSING_TIME),
-                host.next_wake_up(EVENT_TIME), (c.late, c.dropped_expired, c.dropped_closed))
+                host.next_wake_up(EVENT_TIME), (c.late, c.dropped_expired, c.dropped_closed),
+                host.key_count())
 
 
 class Lanes(Protocol):
@@ -116,6 +118,7 @@ class PartitionedHost:
         self.next_pt: List[Optional[int]] = [None] * buckets
         self.next_et: List[Optional[int]] = [None] * buckets
         self.counts: List[Tuple[int, int, int]] = [(0, 0, 0)] * buckets
+        self.keys = [0] * buckets
 
     @property
     def counters(self) -> Counters:
@@ -182,27 +185,13 @@ class PartitionedHost:
         q = saved["queues"]
         self.wm, self.pt, self.settled_wm, self.step = q["wm"], q["pt"], q["settled_wm"], q["step"]
         self.out_wm = q["out_wm"]
-        parts = [dict(states={}, counters=Counters(),
-                      queues=dict(q, timers={d: [] for d in q["timers"]}, holds=[]))
-                 for _ in range(self.buckets)]
-        parts[0]["counters"] = saved["counters"]
-        for key, ks in saved["states"].items():
-            parts[bucket_of(key, self.buckets)]["states"][key] = ks
-        for domain, slots in q["timers"].items():
-            for time, by_window in unslotted(slots):
-                split: Dict[int, list] = {}
-                for window, keys in by_window:
-                    for b, mine in _by_bucket(keys, 1, self.buckets).items():
-                        split.setdefault(b, []).append((window, mine))
-                for b, mine in split.items():
-                    parts[b]["queues"]["timers"][domain].append((time, mine))
-        for part in parts:
-            part["queues"]["timers"] = {d: slotted(w) for d, w in part["queues"]["timers"].items()}
-        for time, entries in q["holds"]:
-            for b, mine in _by_bucket(entries, 2, self.buckets).items():
-                parts[b]["queues"]["holds"].append((time, mine))
+        parts = split_save(saved, self.buckets, lambda key: bucket_of(key, self.buckets))
         self._apply(list(enumerate(self.lanes.run(
             [(b, self._job(LOAD, part)) for b, part in enumerate(parts)]))))
+
+    def key_count(self) -> int:
+        """The keys the buckets held a state for at their last reply."""
+        return sum(self.keys)
 
     # --- internals -----------------------------------------------------------------------------
     def _job(self, op: int, payload: Any, wm: Optional[int] = None) -> Job:
@@ -236,16 +225,44 @@ class PartitionedHost:
             out += map(itemgetter(1), heapq.merge(*panes, key=itemgetter(0)))
 
     def _apply(self, replies: List[Tuple[int, Reply]]) -> None:
-        for b, (_, hold, next_pt, next_et, counts) in replies:
+        for b, (_, hold, next_pt, next_et, counts, keys) in replies:
             self.holds[b], self.next_pt[b], self.next_et[b] = hold, next_pt, next_et
-            self.counts[b] = counts
+            self.counts[b], self.keys[b] = counts, keys
 
 
-def _by_bucket(flat: list, stride: int, buckets: int) -> Dict[int, list]:
-    """Flat saved entries (keys, or key, window pairs) split by their key's bucket."""
+def split_save(saved: Dict[str, Any], parts: int,
+               part_of: Callable[[Any], int]) -> List[Dict[str, Any]]:
+    """One host's save (`KernelHost.save`) split into `parts` saves by `part_of` each key:
+    each part's states, wake-ups and holds, the clocks in every part, the counters in the
+    first."""
+    q = saved["queues"]
+    out = [dict(states={}, counters=Counters(),
+                queues=dict(q, timers={d: [] for d in q["timers"]}, holds=[]))
+           for _ in range(parts)]
+    out[0]["counters"] = saved["counters"]
+    for key, ks in saved["states"].items():
+        out[part_of(key)]["states"][key] = ks
+    for domain, slots in q["timers"].items():
+        for time, by_window in unslotted(slots):
+            split: Dict[int, list] = {}
+            for window, keys in by_window:
+                for b, mine in _by_part(keys, 1, part_of).items():
+                    split.setdefault(b, []).append((window, mine))
+            for b, mine in split.items():
+                out[b]["queues"]["timers"][domain].append((time, mine))
+    for part in out:
+        part["queues"]["timers"] = {d: slotted(w) for d, w in part["queues"]["timers"].items()}
+    for time, entries in q["holds"]:
+        for b, mine in _by_part(entries, 2, part_of).items():
+            out[b]["queues"]["holds"].append((time, mine))
+    return out
+
+
+def _by_part(flat: list, stride: int, part_of: Callable[[Any], int]) -> Dict[int, list]:
+    """Flat saved entries (keys, or key, window pairs) split by their key's part."""
     out: Dict[int, list] = {}
     for i in range(0, len(flat), stride):
-        out.setdefault(bucket_of(flat[i], buckets), []).extend(flat[i:i + stride])
+        out.setdefault(part_of(flat[i]), []).extend(flat[i:i + stride])
     return out
 
 

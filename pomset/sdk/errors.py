@@ -10,6 +10,12 @@ class UserCodeError(RuntimeError):
     """A user function raised while processing an element; the run failed."""
 
 
+class MemoryLimitError(MemoryError):
+    """A grouping's state for one key alone outgrew `--memory_limit`, so spilling its keys to
+    disk by partition cannot bring it under; the message names the step, the key, its size
+    and the budget."""
+
+
 class OptionsError(ValueError):
     """A command-line flag or pipeline option is unknown or invalid."""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import warnings
 from typing import Any, Callable, Dict, List, Optional, Sequence
@@ -51,6 +52,31 @@ def _at_least(flag: str, least: int, meaning: str = "") -> Callable[[str], int]:
         if n < least:
             raise argparse.ArgumentTypeError(f"{flag} must be {least}{meaning} or more, got {n}")
         return n
+    return parse
+
+
+_UNITS = {"": 1, "b": 1, "kb": 1 << 10, "mb": 1 << 20, "gb": 1 << 30, "tb": 1 << 40}
+
+
+def parse_bytes(text: str) -> int:
+    """A size in bytes from `512MB`, `2GB`, `1.5kb` or a bare number of bytes (units are
+    binary: 1KB = 1024 bytes); ValueError for anything else, or a size under one byte."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?b?)\s*", text.lower())
+    if match is None or match.group(2) not in _UNITS:
+        raise ValueError(f"not a size: {text!r} (say 512MB, 2GB or a number of bytes)")
+    size = int(float(match.group(1)) * _UNITS[match.group(2)])
+    if size < 1:
+        raise ValueError(f"a size of at least one byte, got {text!r}")
+    return size
+
+
+def _size(flag: str) -> Callable[[str], int]:
+    """An argument type: a size (`parse_bytes`), else an error naming `flag`."""
+    def parse(text: str) -> int:
+        try:
+            return parse_bytes(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(f"{flag} takes a size: {e}")
     return parse
 
 
@@ -306,10 +332,15 @@ class PipelineOptions:
                                  "it takes every trigger, emits what a trigger left pending "
                                  "when the window closes, and counts (and warns of) the "
                                  "elements that arrive after a trigger has finished")
+        parser.add_argument("--memory_limit", type=_size("--memory_limit"), default=None,
+                            metavar="SIZE",
+                            help="local runner: the memory a bounded grouping's state may "
+                                 "take before it spills to disk (512MB, 2GB, or bytes; "
+                                 "default: half of physical memory)")
         parser.add_argument("--temp_location", default=None, metavar="DIR",
-                            help="Beam's flag for where a run may put temporary files, "
-                                 "accepted so Beam code that passes or reads it runs; "
-                                 "pomset's runners put none there")
+                            help="where a run puts temporary files: the local runner's "
+                                 "spilled groupings (default: the system's temporary "
+                                 "directory)")
         for flag in ("--project", "--region", "--job_name", "--staging_location",
                      "--service_account_email"):
             parser.add_argument(flag, default=None,

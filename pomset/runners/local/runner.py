@@ -16,6 +16,7 @@ from ...sdk.result import PipelineResult
 from ...sdk.test_stream import TestStream
 from ...runtime.collector import rarely_collecting
 from ...runtime.fusion import Fusion
+from ...runtime.spill import memory_budget
 from ...runtime.test_stream import stream_steps
 from ...windowing import MAX_MICROS, now_micros
 from .executor import SequentialExecutor
@@ -23,7 +24,7 @@ from .kafka import KafkaSinkStage, KafkaSourceStage
 from .oplus import ELASTIC_INTERVAL, OPlusStage
 from .parallel import ParallelExecutor
 from .progress import Progress
-from .stages import SourceStage, stage_for
+from .stages import GroupStage, SourceStage, stage_for
 from .streaming import StreamingDriver
 
 
@@ -62,6 +63,11 @@ class LocalRunner:
                 f"{kafka[0].label}")
         real_clock = not streams
         uses_kafka = kafka or any(isinstance(s, KafkaSinkStage) for s in stages)
+        if not streams and not uses_kafka:   # every source bounded: groupings may spill
+            budget = memory_budget(options.memory_limit)
+            for s in stages:
+                if isinstance(s, GroupStage):
+                    s.may_spill(budget, options.temp_location)
         driver = StreamingDriver(stages, executor, options,
                                  lambda: self._tick_clock(executor)) if uses_kafka else None
         started = time.monotonic()

@@ -17,6 +17,8 @@ from ...runtime.columnar import Columns
 from ...runtime.kernel_host import KernelHost
 from ...runtime.stateful_dofn import StatefulDoFnHost
 from ...runtime.metrics import emitted_key
+from ...runtime.spill import SpilledHost, StateGauge
+from ...triggers.kernel import Counters
 from ...windowing import MAX_MICROS, MIN_MICROS
 
 
@@ -374,7 +376,9 @@ class GroupStage(Stage):
     built-in aggregations takes keyed `Columns` (`columnar.native_combine`) and folds them with
     pyarrow: while its input watermark has not moved, and the trigger fires once, the whole
     grouping is columnar (`Aggregator.final` when the watermark jumps to the end); otherwise
-    each step's partial accumulators go to the kernel (`KernelHost.partials`)."""
+    each step's partial accumulators go to the kernel (`KernelHost.partials`). In a bounded
+    run (`may_spill`) a kernel's state that outgrows the memory budget before the watermark
+    moves goes to disk (`runtime/spill.SpilledHost`)."""
 
     def __init__(self, node: Any, executor: Any) -> None:
         super().__init__(node, executor)
@@ -388,6 +392,9 @@ class GroupStage(Stage):
         # partials the kernel merges carry their rows' times, for its late and dropped counts
         self.aggregator = (columnar.aggregator(t.combine_fn, main.windowing.timestamp_combiner,
                                                tally=not self.final) if native else None)
+        self.gauge: Optional[StateGauge] = None
+        self.temp_dir: Optional[str] = None
+        self.spilled: Optional[SpilledHost] = None
 
     def new_host(self) -> KernelHost:
         """A kernel host for this grouping (one, or one per bucket when it is partitioned)."""
@@ -395,6 +402,30 @@ class GroupStage(Stage):
         t = self.node.transform
         return KernelHost(main.windowing, t.reducer(), self.label,
                           keep_late=t.late_tag is not None)
+
+    def may_spill(self, budget: int, directory: Optional[str]) -> None:
+        """Let the kernel's state spill to a temporary directory in `directory` (None: the
+        system's) once it outgrows `budget` bytes: a bounded run's, which the watermark
+        crosses once. A columnar combine's Arrow partials (a row per key and window) stay in
+        memory until they go to the kernel."""
+        self.gauge = StateGauge(budget, self.new_host)
+        self.temp_dir = directory
+
+    def _spill(self) -> None:
+        """The state so far to disk, and the host's from here on."""
+        saved = self.host.save()
+        self.spilled = SpilledHost(saved, self.new_host, self.gauge, self.temp_dir, self.label,
+                                   self._flush)
+        # a partitioned host's buckets let go of their states too
+        self.host.load(dict(states={}, counters=Counters(),
+                            queues=dict(saved["queues"], timers={}, holds=[])))
+        self.host = self.spilled
+        self.gauge = None
+
+    def _flush(self, panes: list, late: list) -> None:
+        self.emit(None, panes)
+        if late:
+            self.emit(self.node.transform.late_tag, late)
 
     def partitions(self) -> bool:
         """Whether workers may run its buckets: its kernel holds the state (no columnar
@@ -422,6 +453,9 @@ class GroupStage(Stage):
         self.host.processing_time(self.pt, out)
         if not isinstance(bundle, Columns):
             self.host.elements(bundle, out)
+            if (self.gauge is not None and min(self.in_wms) == MIN_MICROS
+                    and self.gauge.over(self.host, bundle)):
+                self._spill()
         self.emit(None, out)
         late_tag = self.node.transform.late_tag
         if late_tag is not None:
@@ -476,6 +510,13 @@ class GroupStage(Stage):
             self.emit(None, out)
         return dict(super().snapshot(), host=self.host.save())
 
+    def finish(self) -> None:
+        if self.spilled is not None:
+            self.spilled.close()
+
+    def abort(self) -> None:
+        self.finish()
+
     def restore(self, state: Dict[str, Any]) -> None:
         state = dict(state)
         self.host.load(state.pop("host"))
@@ -489,6 +530,9 @@ class GroupStage(Stage):
         out = super().metrics()
         c = self.host.counters
         out.update(late=c.late, dropped=c.dropped_expired + c.dropped_closed)
+        if self.spilled is not None:
+            out["spilled_bytes"] = self.spilled.spilled_bytes
+            out["spill_splits"] = self.spilled.splits
         return out
 
 
