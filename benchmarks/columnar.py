@@ -18,7 +18,7 @@ write them to Parquet: hand-written PySpark (`spark.read.parquet`, `F.window`,
 TO`) and Polars (`scan_parquet ... group_by ... sink_parquet`). Nothing is collected to the
 driver: every engine's output is read back from Parquet afterwards into (key, window start
 in seconds, total), sorted, and compared exactly with every other engine's on the same shape;
-any difference fails the run (exit status 1, after results.json is written).
+any difference fails the run (exit status 1, after the raw results are written to --out).
 
 Input (generated once per parameters, cached under --data-dir): N rows, seeded numpy,
 columns key (string "k0001"...), value (int64, 1..99) and ts (timestamp[us, UTC], uniform over
@@ -30,7 +30,7 @@ columns key (string "k0001"...), value (int64, 1..99) and ts (timestamp[us, UTC]
     c   as a, one-minute windows                            (~K x 1440 output rows)
 
 Timing: wall time of the pipeline run / the action (data generation excluded), best of
---repeat runs (median also in results.json). Spark engines run in this process, all on the
+--repeat runs (median also in --out's JSON). Spark engines run in this process, all on the
 same SparkSession (pomset's own settings, `pomset/runners/spark/session.py`, master
 local[2]), after a tiny warm-up run of each engine; peak memory is sampled every 20 ms over
 the process tree during each run: this driver's Python, the JVM and the Python workers, each
@@ -332,7 +332,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--data-dir", default="/tmp/pomset-bench")
-    ap.add_argument("--out", default="results.json")
+    ap.add_argument("--out", default=os.path.join(HERE, "out", "columnar.json"),
+                    help="the raw results as JSON (default: benchmarks/out/, ignored by git)")
     ap.add_argument("--no-write", action="store_true", help="print only; leave the docs")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--worker-out", default=None, help=argparse.SUPPRESS)
@@ -450,6 +451,7 @@ def main() -> None:
            "machine": f"{os.cpu_count()} cores, {platform.system()} {platform.release()}",
            "versions": versions, "groupby_available": groupby, "notes": notes,
            "results": results}
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump(doc, f, indent=1)
     if spark is not None:
