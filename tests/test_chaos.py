@@ -56,6 +56,7 @@ OUTPUT_DEADLINE_S = float(os.environ.get("POMSET_CHAOS_DEADLINE", "300"))
 ENV = dict(os.environ, PYTHONFAULTHANDLER="1")   # SIGABRT prints every thread's stack
 FINAL_TIMEOUT_S = 600
 KINDS = ("start", "burst", "commit")
+MIN_CHUNK = 10
 
 
 class CommittedOutput:
@@ -83,8 +84,17 @@ class CommittedOutput:
                 os.kill(proc.pid, signal.SIGABRT)
                 proc.wait(30)
                 raise AssertionError(f"no output committed in {OUTPUT_DEADLINE_S}s (seed "
-                                     f"{SEED}); the run's stacks:\n{_tail(log, 6000)}")
+                                     f"{SEED}); {self.census()}; the run's stacks:\n"
+                                     f"{_tail(log, 6000)}")
             time.sleep(0.1)
+
+    def census(self) -> str:
+        """The output topics' records as read in parts, read at once, and uncommitted: tells
+        a run that committed nothing from a reader that missed what it committed."""
+        return "; ".join(
+            f"{t}: {len(got)} read in parts, {len(read_topic(self.bootstrap, t))} committed "
+            f"from the start, {len(read_topic(self.bootstrap, t, committed=False))} in all"
+            for t, got in self.records.items())
 
 
 def _where(records: list) -> list:
@@ -116,8 +126,11 @@ def _in_bursts(bootstrap: str, topic: str, events: list, bursts: int, seconds: f
 
 
 def _chunks(events: list, n: int, rng: random.Random) -> list:
-    """The events (in arrival order) cut into n runs of roughly equal, random sizes."""
-    cuts = sorted(rng.sample(range(1, len(events)), n - 1))
+    """The events (in arrival order) cut at random into n runs of at least MIN_CHUNK each, so
+    that half a run's chunk still holds events whose output the test can wait for."""
+    slack = MIN_CHUNK - 1
+    cuts = [c + (i + 1) * slack for i, c in
+            enumerate(sorted(rng.sample(range(1, len(events) - n * slack), n - 1)))]
     return [events[a:b] for a, b in zip([0] + cuts, cuts + [len(events)])]
 
 
