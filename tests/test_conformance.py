@@ -436,3 +436,38 @@ def test_paper_streaming_figures_on_spark(number, spark_session):
     got = paper.run_figure(number, pm.PipelineOptions(["--runner=spark", "--quiet"]))
     expected = paper.run_figure(number, pm.PipelineOptions(["--quiet"]))
     assert Counter(got) == Counter(expected) and got
+
+
+def _window_pane_runs(options: pm.PipelineOptions) -> dict:
+    """Figure 14's sessions, pane by pane: by window, its panes in the order they came (by
+    processing time, then index), each with the diffs it carried."""
+    from test_paper_figures import paper
+    runs: dict = defaultdict(dict)
+    timed = paper._run(paper.FIGURES[14], lambda p: p | paper.transcript(), options)
+    for at, wv in sorted(timed, key=lambda t: (t[0], t[1].pane.index)):
+        runs[wv.window].setdefault(wv.pane, []).append(wv.diff)
+    return runs
+
+
+def _assert_each_window_follows_its_own_panes(runs: dict) -> None:
+    """A window's panes are indexed 0, 1, 2, ... with nothing after its last; a window merged
+    away ends with a pane of its own that only retracts, and that pane is its last."""
+    for window, panes in runs.items():
+        assert [p.index for p in panes] == list(range(len(panes))), window
+        assert all(not p.is_last for p in list(panes)[:-1]), window
+        last, diffs = list(panes.items())[-1]
+        if sum(d for ds in panes.values() for d in ds) == 0:
+            assert last.is_last and set(diffs) == {-1}, (window, panes)
+
+
+@pytest.mark.parametrize("local", LOCAL_RUNNERS)
+def test_a_merged_away_window_retracts_in_its_own_last_pane(local):
+    runs = _window_pane_runs(pm.PipelineOptions(runner_flags(local) + ["--quiet"]))
+    _assert_each_window_follows_its_own_panes(runs)
+    assert sum(1 for panes in runs.values() if list(panes)[-1].is_last) == 5   # merged away
+
+
+def test_a_merged_away_window_retracts_in_its_own_last_pane_on_spark(spark_session):
+    got = _window_pane_runs(pm.PipelineOptions(["--runner=spark", "--quiet"]))
+    _assert_each_window_follows_its_own_panes(got)
+    assert got == _window_pane_runs(pm.PipelineOptions(["--quiet"]))

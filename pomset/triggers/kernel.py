@@ -37,6 +37,8 @@ each trigger's `_on_merge` (the new element's own window, which has none yet, br
 it is finished (closed) only if every source is. Pane state is per window and not merged: a
 merged window that is one of its sources goes on with that window's pane index and
 non-speculative index; a new window starts at index 0 (is_first), even if its sources emitted.
+In retracting mode a source merged away retracts its last pane in a pane of its own: its next
+index, its timing, and is_last.
 """
 from __future__ import annotations
 
@@ -106,7 +108,9 @@ class WindowRec:
         # Both sequences are replaced, never mutated in place, so the empty tuple serves as
         # "none" without allocating two lists per window.
         self.last_out: Sequence[Any] = ()   # (value, ts, window, diff) emitted by the last pane (retracting)
-        self.retract: Sequence[Any] = ()    # last panes of windows merged into this one, to retract
+        # windows merged into this one, to retract: (their next index, next non-speculative
+        # index, what their last pane emitted) each
+        self.retract: Sequence[Any] = ()
         self.et: Optional[int] = None   # requested event-time wake-up
         self.pt: Optional[int] = None   # requested processing-time wake-up
 
@@ -624,12 +628,7 @@ class GroupAlsoByWindow:
                 finished = True
         else:
             finished = self.driver.on_fire(k, rec)
-        if wm <= max_ts:
-            timing = EARLY
-        elif rec.nonspec or kow > max_ts:
-            timing = LATE
-        else:
-            timing = ON_TIME
+        timing = _timing(wm, kow, max_ts, rec.nonspec)
         if rec.pending or timing is ON_TIME:
             is_last = finished or max_ts + self.lateness < _expiry_watermark(wm, self.lateness)
             index = rec.index
@@ -641,8 +640,12 @@ class GroupAlsoByWindow:
             if self._single_output is not None:
                 out.append(_raw((key, self._single_output(rec.acc)), ts, window, pane, 1))
             elif self.retracting:
-                for value, rts, rwin, diff in rec.retract:
-                    out.append(_raw(value, rts, rwin, pane, -diff))
+                for r_index, r_nonspec, emitted in rec.retract:
+                    # a merged-away window's last pane: its own next index, its own timing
+                    r_pane = pane_info(r_index, r_nonspec,
+                                       _timing(wm, kow, emitted[0][2].max_ts, r_nonspec), True)
+                    for value, rts, rwin, diff in emitted:
+                        out.append(_raw(value, rts, rwin, r_pane, -diff))
                 for value, rts, rwin, diff in rec.last_out:
                     out.append(_raw(value, rts, rwin, pane, -diff))
                 rec.retract = ()
@@ -716,8 +719,8 @@ class GroupAlsoByWindow:
                 if s.window == merged:
                     rec.index, rec.nonspec = s.index, s.nonspec
                     rec.last_out = s.last_out
-                else:
-                    retract.extend(s.last_out)
+                elif s.last_out:
+                    retract.append((s.index, s.nonspec, s.last_out))
             rec.retract = retract
             if merged in ks:
                 raise ValueError(f"{self.window_fn!r}.merge_windows produced {merged!r}, which is "
@@ -756,8 +759,10 @@ class GroupAlsoByWindow:
         if merged == was:
             rec.index, rec.nonspec, rec.last_out = old.index, old.nonspec, old.last_out
             rec.retract = list(old.retract)
+        elif old.last_out:
+            rec.retract = [*old.retract, (old.index, old.nonspec, old.last_out)]
         else:
-            rec.retract = [*old.retract, *old.last_out]
+            rec.retract = list(old.retract)
         if rec.hold is not None:
             self.hold_requests.append((rec.hold, key, merged))
         return merged
@@ -770,6 +775,17 @@ class _Folded:
 
     def __init__(self, acc: Any) -> None:
         self.acc = acc
+
+
+def _timing(wm: int, kow: int, max_ts: int, nonspec: int) -> PaneTiming:
+    """A pane's timing for a window ending at `max_ts` that has emitted `nonspec` non-early
+    panes: EARLY before the input watermark passes its end, ON_TIME for its first pane after
+    while the key's output watermark `kow` has not passed it, else LATE."""
+    if wm <= max_ts:
+        return EARLY
+    if nonspec or kow > max_ts:
+        return LATE
+    return ON_TIME
 
 
 def _element_error(kv: Any, cause: Optional[BaseException]) -> ElementError:
