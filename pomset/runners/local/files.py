@@ -19,7 +19,7 @@ class FileStreamStage(SourceStage):
     files are looked for every `--trigger_interval` seconds. Its checkpoint holds the files
     released and the largest event time read."""
 
-    state = SourceStage.state + ("released", "latest", "ended")
+    state = SourceStage.state + ("released", "latest")
 
     def __init__(self, node: Any, executor: Any) -> None:
         super().__init__(node, executor)
