@@ -471,3 +471,62 @@ def test_a_merged_away_window_retracts_in_its_own_last_pane_on_spark(spark_sessi
     got = _window_pane_runs(pm.PipelineOptions(["--runner=spark", "--quiet"]))
     _assert_each_window_follows_its_own_panes(got)
     assert got == _window_pane_runs(pm.PipelineOptions(["--quiet"]))
+
+
+# --- file streams -------------------------------------------------------------------------
+
+#: event times (s) of the files of a file stream, in the order they appear; their names run
+#: the other way, so the stream's order is the files' age, not their names
+STREAM_FILES = [[1, 3, 12], [4, 26], [8, 13, 33], [2, 27, 44]]
+FILE_STREAM_FLAGS = ["--streaming", "--streaming_until=latest", "--max_out_of_orderness=5",
+                     "--max_files_per_batch=1"]
+
+
+def _file_stream(p, folder):
+    for i, times in enumerate(STREAM_FILES):
+        path = folder / f"part-{len(STREAM_FILES) - i}.jsonl"
+        path.write_text("".join(json.dumps({"k": "k", "t": t}) + "\n" for t in times))
+        os.utime(path, ns=(10 ** 9 * (i + 1),) * 2)
+    kv = (p | pm.ReadFromJson(str(folder / "*.jsonl"), timestamp_field="t")
+          | pm.Map(lambda r: (r["k"], r["t"])))
+    sums = (kv | "Late" >> pm.WindowInto(pm.FixedWindows(10),
+                                         trigger=pm.AfterWatermark(late=pm.AfterCount(1)),
+                                         accumulation_mode=pm.AccumulationMode.ACCUMULATING,
+                                         allowed_lateness=12)
+            | "Sum" >> pm.CombinePerKey(pm.ToList()))
+    kept, late = (kv | "Strict" >> pm.WindowInto(pm.FixedWindows(10))
+                  | "Kept" >> pm.CombinePerKey(sum).with_late_output())
+    return {"sums": sums, "kept": kept, "late": late}
+
+
+@pytest.mark.parametrize("mode", LOCAL_RUNNERS + ["spark-streaming"])
+def test_file_streams_give_the_same_panes_on_every_mode(mode, request, tmp_path):
+    """Files read as a stream (`--streaming`), one a micro-batch, each micro-batch's watermark
+    the largest event time read less --max_out_of_orderness: the elements behind it are late
+    on every mode alike, giving the same LATE panes, the same late output and the same
+    warning for those dropped as the sequential local runner, and the panes plain Python
+    says (the watermark is 7, 21 and 28 after files 1-3: 8 comes late to window [0, 10), 13
+    to [10, 20), and 2 after [0, 10) expired, 12 s of lateness past its end)."""
+    if mode.startswith("spark"):
+        request.getfixturevalue("spark_session")
+
+    def streamed(flags, folder):
+        flags = flags + [f for f in FILE_STREAM_FLAGS if f not in flags]
+        folder.mkdir()
+        p = pm.Pipeline(options=pm.PipelineOptions(flags + ["--quiet", "--collect=leaves"]))
+        outputs = _file_stream(p, folder)
+        with pytest.warns(pm.LateDataWarning, match=r"^'Sum' dropped 1 late elements"):
+            result = p.run()
+        return result, {name: Counter(_row(wv) for wv in result.collect(pc))
+                        for name, pc in outputs.items()}
+    result, got = streamed(runner_flags(mode), tmp_path / "in")
+    _, expected = streamed(runner_flags("local-sequential"), tmp_path / "reference")
+    assert got == expected
+    late_panes = sorted((v[1][1], pane.index) for (v, _, _, pane, _) in got["sums"]
+                        if pane.timing is PaneTiming.LATE)
+    assert late_panes == [((1, 3, 4, 8), 1), ((12, 13), 1)]
+    assert sorted((v, ts) for (v, ts, _, _, _) in got["late"]) == [
+        (("k", 2), 2_000_000), (("k", 8), 8_000_000), (("k", 13), 13_000_000)]
+    assert values(got["kept"]) == Counter([("k", 8), ("k", 12), ("k", 53), ("k", 33), ("k", 44)])
+    metrics = result.metrics()
+    assert (metrics["Kept"]["emitted[late]"], metrics["Sum"]["dropped"]) == (3, 1)

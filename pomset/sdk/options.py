@@ -265,9 +265,9 @@ class PipelineOptions:
                             help="spark runner: show Spark's log from this level on (by "
                                  "default nothing of Spark's is shown)")
         parser.add_argument("--streaming", action="store_true",
-                            help="spark runner: run as a Structured Streaming query even when "
-                                 "every source is bounded (file sources then read their "
-                                 "pattern as a stream of files)")
+                            help="read file sources as a stream of files, the same on both "
+                                 "runners (on Spark, run as a Structured Streaming query even "
+                                 "when every source is bounded)")
         parser.add_argument("--checkpoint_dir", default=None,
                             help="streaming: where the run checkpoints (its state, offsets "
                                  "and progress); a restart with the same directory resumes it")
@@ -348,8 +348,9 @@ class PipelineOptions:
                                      "so Beam code that passes or reads it runs; pomset runs "
                                      "nothing on Google Cloud")
         parser.add_argument("--trigger_interval", type=float, default=1.0, metavar="SECONDS",
-                            help="spark runner, streaming: how often a micro-batch starts "
-                                 "while sources keep going")
+                            help="streaming: how often a micro-batch starts on Spark while "
+                                 "sources keep going, and how often a stream of files looks "
+                                 "for new files")
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:

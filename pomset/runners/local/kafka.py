@@ -74,6 +74,10 @@ class KafkaSourceStage(SourceStage):
             self.emit_dead(self.node.transform.dead_letter_tag, self.dead)
         return len(bundle)
 
+    def watermark(self) -> int:
+        """The watermark of what was read so far (the reader's)."""
+        return self.reader.watermark()
+
     def metrics(self) -> Dict[str, int]:
         return dict(super().metrics(), lost_to_retention=self.lost_to_retention)
 

@@ -9,6 +9,7 @@ from ...runtime.progress import ProgressLine, Reads
 from ...sdk.core import Create
 from ...sdk.io.base import FileSource
 from ...sdk.io.meter import ReadMeter
+from .files import FileStreamStage
 from .kafka import KafkaSourceStage
 from .stages import SourceStage
 
@@ -34,10 +35,13 @@ class Progress:
 
     def _read_progress(self, stage: SourceStage) -> Optional[ReadProgress]:
         """How to ask a source how far its read has got, where its size is known: a bounded
-        Kafka read its offsets, a `Create` its elements, a file source the meter put on it."""
+        Kafka read its offsets, a `Create` its elements, a file source read as batch the
+        meter put on it."""
         t = stage.node.transform
         if isinstance(stage, KafkaSourceStage):
             return stage.progress
+        if isinstance(stage, FileStreamStage):   # its files are not all there at the start
+            return None
         if isinstance(t, Create):
             return lambda: (stage.read_count, len(t.values))
         if isinstance(t, FileSource):

@@ -2,8 +2,9 @@
 
 Bounded sources are read in bundles, then their watermark jumps from MIN to MAX (batch is
 streaming with a watermark that jumps once). A TestStream then replays its steps on its own
-processing clock, starting at 0; without one, processing time is the real clock. Kafka sources
-are then read by the `StreamingDriver`, which commits the run's output in epochs.
+processing clock, starting at 0; without one, processing time is the real clock. Kafka sources,
+and with `--streaming` file sources (as streams of files, `files`), are then read by the
+`StreamingDriver`, which commits the run's output in epochs.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from functools import partial
 from typing import Any, Callable, Dict
 
 from ...sdk.errors import PipelineConstructionError
+from ...sdk.io.base import FileSource
 from ...sdk.result import PipelineResult
 from ...sdk.test_stream import TestStream
 from ...runtime.collector import rarely_collecting
@@ -20,6 +22,7 @@ from ...runtime.spill import memory_budget
 from ...runtime.test_stream import stream_steps
 from ...windowing import MAX_MICROS, now_micros
 from .executor import SequentialExecutor
+from .files import FileStreamStage
 from .kafka import KafkaSinkStage, KafkaSourceStage
 from .oplus import ELASTIC_INTERVAL, OPlusStage
 from .parallel import ParallelExecutor
@@ -41,7 +44,9 @@ class LocalRunner:
                     else ParallelExecutor(record, workers, options.worker_mode,
                                           options.schedule, options.schedule_seed))
         fusion = Fusion(pipeline.nodes)
-        stages = [stage_for(node, executor, fusion, options.shuffle_merges)
+        stages = [FileStreamStage(node, executor)
+                  if options.streaming and isinstance(node.transform, FileSource)
+                  else stage_for(node, executor, fusion, options.shuffle_merges)
                   for node in pipeline.nodes]
         executor.wire(stages)
         oplus = {s.label: s for s in stages if isinstance(s, OPlusStage)}
@@ -57,19 +62,21 @@ class LocalRunner:
             raise PipelineConstructionError("a pipeline may have at most one TestStream, found "
                                             f"{[s.label for s in streams]}")
         kafka = [s for s in sources if isinstance(s, KafkaSourceStage)]
-        if streams and kafka:
+        files = [s for s in sources if isinstance(s, FileStreamStage)]
+        if streams and (kafka or files):
             raise PipelineConstructionError(
-                f"a pipeline reads a TestStream or Kafka, not both: {streams[0].label} and "
-                f"{kafka[0].label}")
+                f"a pipeline reads a TestStream or streams (Kafka, or files with --streaming), "
+                f"not both: {streams[0].label} and {(kafka or files)[0].label}")
         real_clock = not streams
         uses_kafka = kafka or any(isinstance(s, KafkaSinkStage) for s in stages)
-        if not streams and not uses_kafka:   # every source bounded: groupings may spill
+        driven = uses_kafka or files
+        if not streams and not driven:   # every source bounded: groupings may spill
             budget = memory_budget(options.memory_limit)
             for s in stages:
                 if isinstance(s, GroupStage):
                     s.may_spill(budget, options.temp_location)
         driver = StreamingDriver(stages, executor, options,
-                                 lambda: self._tick_clock(executor)) if uses_kafka else None
+                                 lambda: self._tick_clock(executor)) if driven else None
         started = time.monotonic()
         with rarely_collecting():   # the user's thresholds restored when the run ends
             try:
@@ -78,7 +85,8 @@ class LocalRunner:
                 executor.set_processing_time(now_micros() if real_clock else 0)
                 resumed = driver is not None and driver.restore()
                 for source in sources:   # a resumed run read its bounded sources before
-                    if source not in streams and source not in kafka and not resumed:
+                    if (source not in streams and source not in kafka and source not in files
+                            and not resumed):
                         self._read(source, executor, options.bundle_size, real_clock,
                                    progress.note)
                 for stream in streams:

@@ -1,5 +1,6 @@
-"""A local run with Kafka sources: reads on the real clock until the sources end (or until
-Ctrl-C), committing its work in epochs of `--checkpoint_interval` seconds.
+"""A local run with Kafka sources or file streams (`--streaming`, `files`): reads on the real
+clock until the sources end (or until Ctrl-C), committing its work in epochs of
+`--checkpoint_interval` seconds.
 
 Committing epoch N: the Kafka output is flushed (inside its open transaction), file sinks
 close their part N, the state of every stage is saved as checkpoint N (with `--checkpoint_dir`),
@@ -25,6 +26,7 @@ from ...sdk.io import kafka_runs
 from ...sdk.io.kafka_clients import KafkaOutput, progress_topic
 from ...sdk.io.kafka_watch import BrokerWatch, clusters_of
 from .checkpoint import Checkpoints
+from .files import FileStreamStage
 from .kafka import KafkaSinkStage, KafkaSourceStage
 from .stages import SinkStage, Stage
 
@@ -36,13 +38,16 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 
 class StreamingDriver:
-    """Drives one run's Kafka sources and commits its epochs (see the module docstring)."""
+    """Drives one run's Kafka sources and file streams and commits its epochs (see the module
+    docstring)."""
 
     def __init__(self, stages: List[Stage], executor: Any, options: Any,
                  tick_clock: Callable[[], None]) -> None:
         self.stages, self.executor, self.options = stages, executor, options
         self.tick_clock = tick_clock
-        self.sources = [s for s in stages if isinstance(s, KafkaSourceStage)]
+        self.kafka_sources = [s for s in stages if isinstance(s, KafkaSourceStage)]
+        self.file_streams = [s for s in stages if isinstance(s, FileStreamStage)]
+        self.sources: List[Any] = self.kafka_sources + self.file_streams
         self.kafka_sinks = [s for s in stages if isinstance(s, KafkaSinkStage)]
         # a streaming run writes files in parts, one per epoch (a bounded one writing to
         # Kafka, its one file as usual)
@@ -85,8 +90,10 @@ class StreamingDriver:
             s.start_part(self.epoch + 1)
         # resumed from Kafka's mark alone: the sources go on from the offsets it committed
         from_mark = epoch is not None and not states
-        for s in self.sources:
+        for s in self.kafka_sources:
             s.open(self.run_id, self.options.on_data_loss, from_committed=from_mark)
+        for f in self.file_streams:
+            f.open(self.options)
         return epoch is not None
 
     def _resume(self, wrote_before: bool) -> Tuple[Optional[int], Optional[dict]]:
@@ -159,7 +166,7 @@ class StreamingDriver:
                 for s in self.sources:
                     if not s.done:
                         s.poll(bundle, timeout)
-                marks = [(s, s.reader.watermark()) for s in self.sources]
+                marks = [(s, s.watermark()) for s in self.sources]
                 self.executor.serial(partial(self._step, marks))
                 if all(s.done for s in self.sources):
                     break
@@ -205,9 +212,9 @@ class StreamingDriver:
         if self.checkpoints is not None:
             self.checkpoints.save(epoch, {s.label: s.snapshot() for s in self.stages})
         if self.output is not None:
-            self.output.commit(epoch, {s.group_id: s.positions() for s in self.sources})
+            self.output.commit(epoch, {s.group_id: s.positions() for s in self.kafka_sources})
         if self.output is None or not self.output.transactional:
-            for s in self.sources:
+            for s in self.kafka_sources:
                 s.commit_offsets()
         if self.checkpoints is not None:
             self.checkpoints.prune()

@@ -19,18 +19,16 @@ from __future__ import annotations
 import base64
 import bisect
 import io
-import os
 import time
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
-from ...runtime.columnar import TS, Columns
+from ...runtime.columnar import Columns
+from ...runtime.file_stream import FileListing, file_watermark, latest_time
 from ...runtime.reads import read_tagged
-from ...sdk.io.base import expand_pattern
 from ...runtime.markers import ChannelMarker
 from ...sdk.io.kafka_clients import read_range
 from ...sdk.io.kafka_watch import unanswered
@@ -110,8 +108,9 @@ class StepsReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
 
 class FilesReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    """The files a source's pattern matches, new ones as they appear. Offsets: `n`, how many files (in the order first seen, oldest first within a listing)
-    have been released (at most `max_files` more per micro-batch, if set), `tick`, bumped
+    """The files a source's pattern matches, new ones as they appear, released as
+    `runtime.file_stream` says. Offsets: `n`, how many files (in release order) have been
+    released (at most `max_files` more per micro-batch, if set), `tick`, bumped
     every `interval_s` without new files so that a marker-only micro-batch moves the
     processing clock, and `end`, true in the micro-batch that ends the stream (when it ends)."""
 
@@ -120,54 +119,44 @@ class FilesReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                  max_files: Optional[int]) -> None:
         self.channel, self.source, self.label = channel, source, label
         self.real_clock = real_clock
-        self.max_files = max_files
         self.until_latest = until_latest
         self.out_of_orderness_us = out_of_orderness_us
         self.interval_s = interval_s
-        self.files: List[str] = []
-        self.seen: set = set()
+        self.listing = FileListing(source.pattern, max_files)
         self.target: Optional[int] = None
         self.last_tick = time.monotonic()
         if until_latest:
             self.prepareForTriggerAvailableNow()
 
-    def _list(self) -> None:
-        """Append the files not seen before, oldest first (by modification time, then name),
-        so that a restarted reader lists the files it released before in the same order."""
-        new = [path for path in expand_pattern(self.source.pattern) if path not in self.seen]
-        for path in sorted(new, key=lambda f: (os.stat(f).st_mtime_ns, f)):
-            self.seen.add(path)
-            self.files.append(path)
+    @property
+    def files(self) -> List[str]:
+        return self.listing.files
 
     def initialOffset(self) -> dict:
         return {"n": 0, "tick": 0}
 
     def prepareForTriggerAvailableNow(self) -> None:
         if self.target is None:
-            self._list()
-            self.target = len(self.files)
-
-    def _upto(self, start: int, available: int) -> int:
-        return available if self.max_files is None else min(available, start + self.max_files)
+            self.target = self.listing.list_new()
 
     def latestOffset(self, start: dict, limit: Any) -> dict:
         if self.target is not None:   # `end`: the micro-batch that ends the stream
             if start["n"] >= self.target and start.get("end"):
                 return start
-            n = self._upto(start["n"], self.target)
+            n = self.listing.upto(start["n"], self.target)
             return {"n": n, "tick": start["tick"], "end": n == self.target}
-        self._list()
-        if len(self.files) > start["n"]:
+        available = self.listing.list_new()
+        if available > start["n"]:
             self.last_tick = time.monotonic()
-            return {"n": self._upto(start["n"], len(self.files)), "tick": start["tick"]}
+            return {"n": self.listing.upto(start["n"], available), "tick": start["tick"]}
         if time.monotonic() - self.last_tick >= self.interval_s:
             self.last_tick = time.monotonic()
             return {"n": start["n"], "tick": start["tick"] + 1}
         return start
 
     def partitions(self, start: dict, end: dict) -> List[InputPartition]:
-        if len(self.files) < end["n"]:   # restarted: the files released before, in name order
-            self._list()
+        if len(self.files) < end["n"]:   # restarted: the files released before, in their order
+            self.listing.list_new()
         ends = bool(end.get("end"))
         parts = [InputPartition(("file", path)) for path in self.files[start["n"]:end["n"]]]
         return parts + [InputPartition(("clock", MAX_MICROS if ends else MIN_MICROS))]
@@ -188,15 +177,15 @@ class FilesReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 if not len(bundle):
                     continue
                 read += len(bundle)
-                latest = max(latest, pc.max(bundle.table.column(TS)).as_py())
+                latest = latest_time(bundle, latest)
                 yield packs.rows([packs.pack_columns(bundle)], [], None, keyed=False)
                 continue
             if tag is None:
                 read += len(bundle)
-                latest = max(latest, max(wv.ts for wv in bundle))
+                latest = latest_time(bundle, latest)
             yield packs.element_rows(bundle, [], tag, keyed=False)
-        ooo = self.out_of_orderness_us
-        wm = MIN_MICROS if ooo is None or latest == MIN_MICROS else latest - ooo
+        # the channel's watermark is the largest its files' markers say (`file_stream`)
+        wm = file_watermark(latest, self.out_of_orderness_us)
         yield packs.rows([], [ChannelMarker(self.channel, wm)], None, keyed=False)
         yield packs.counts_row(self.label, {"read": read}, on_bus=False)
 

@@ -40,6 +40,7 @@ from ...sdk.core import Flatten, GroupByKey, ParDo, WindowInto
 from ...runtime import columnar
 from ...runtime.collector import collect_rarely
 from ...runtime.elementwise import DoFnRunner, assign_windows
+from ...runtime.file_stream import out_of_orderness_us
 from ...runtime.lifting import PartialFold, liftable_in_streams
 from ...runtime.reads import DRIVER_READ
 from ...runtime.metrics import emitted_key
@@ -80,8 +81,7 @@ class StreamingPlan:
         self.spark, self.pipeline, self.buckets = spark, pipeline, buckets
         self.run_id = run_id
         self.until_latest = options.streaming_until == "latest"
-        ooo = options.max_out_of_orderness
-        self.out_of_orderness_us = None if ooo is None else int(ooo * 1_000_000)
+        self.out_of_orderness_us = out_of_orderness_us(options.max_out_of_orderness)
         self.interval_s = options.trigger_interval
         self.max_files = options.max_files_per_batch
         self.max_records = options.max_records_per_batch
