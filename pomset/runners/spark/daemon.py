@@ -15,10 +15,7 @@ pyarrow's jemalloc would start one, so its background thread is off by default (
 allocates with mimalloc), and if the imports still start a thread the daemon runs again
 without them. What it imported is then frozen out of the cyclic garbage collector
 (`gc.freeze`): PySpark's reused workers run a full collection after every task, which would
-walk every imported object each time; module objects are never garbage. The daemon and its
-workers run in a process group of their own, so that Ctrl-C on the terminal (which PySpark's
-workers would raise as KeyboardInterrupt in a task) does not reach them: the driver stops
-the run (`stopping`), and the daemon ends when the JVM closes its input. Only for local
+walk every imported object each time; module objects are never garbage. Only for local
 masters, whose workers run this Python: elsewhere pomset may be shipped, not installed."""
 from __future__ import annotations
 
@@ -89,7 +86,6 @@ def main() -> None:
         os.execv(sys.executable, [sys.executable, "-m", "pomset.runners.spark.daemon",
                                   *sys.argv[1:]])
     from pyspark.daemon import manager
-    os.setpgid(0, 0)   # off the terminal's process group: its Ctrl-C is the driver's to handle
     gc.collect()
     gc.freeze()   # the workers inherit the heap: their collections after each task leave it unread
     manager()

@@ -7,8 +7,8 @@ asked it waits for the micro-batch `foreachBatch` is delivering to finish (and c
 stops the query from the Python side. A micro-batch that starts after the stop was asked
 fails at once, before it writes anything, so Spark does not commit it and a resumed run runs
 it again; py4j's log of that failure is dropped. Spark's JVM ignores SIGINT (PySpark starts it
-so), and the Python worker daemon leaves the terminal's process group (`daemon.py`), so the
-terminal's Ctrl-C reaches neither."""
+so), and PySpark's worker daemon runs in a process group of its own, so the terminal's Ctrl-C
+reaches neither."""
 from __future__ import annotations
 
 import logging
