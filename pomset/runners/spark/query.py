@@ -97,14 +97,14 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
                     (-1 if committed[0] is None else committed[0]), sinks)
 
         clock = [None]   # the pipeline's processing time as of the last micro-batch
-        halt = QueryStop(stop)
+        halt = QueryStop(stop, checkpoint)
         stop.committed = committed_so_far(checkpoint, not temporary, output, lambda: committed[0])
 
         def each_batch(df: Any, batch_id: int) -> None:
             # a micro-batch Spark replays after a restart was committed to Kafka before, or not
             # at all: its mark (the batch id) commits in the same transaction as its records
             fresh = output is not None and (committed[0] is None or batch_id > committed[0])
-            with halt.batch():
+            with halt.batch(batch_id):
                 try:
                     deliver(df.toArrow(), batch_id, fresh)
                     if lock is not None:   # a deleted checkpoint directory commits nothing more

@@ -3,8 +3,9 @@
 The signal only marks the stop asked (PySpark's own SIGINT handler, which calls into the JVM
 from the handler while the main thread waits on the same py4j connection, is replaced while
 the run goes). The driver's main thread waits for the query in short steps; once a stop is
-asked it waits for the micro-batch `foreachBatch` is delivering to finish (and commit), then
-stops the query from the Python side. A micro-batch that starts after the stop was asked
+asked it waits for the micro-batch `foreachBatch` is delivering to finish (its Kafka
+transaction committed) and for Spark to record it in its commit log, then stops the query
+from the Python side. A micro-batch that starts after the stop was asked
 fails at once, before it writes anything, so Spark does not commit it and a resumed run runs
 it again; py4j's log of that failure is dropped. Spark's JVM ignores SIGINT (PySpark starts it
 so), and PySpark's worker daemon runs in a process group of its own, so the terminal's Ctrl-C
@@ -14,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Optional
 
@@ -21,6 +23,8 @@ from ...runtime.stop import Committed, StopRequest
 
 #: how often the driver looks whether a stop was asked while the query runs (seconds)
 _POLL_S = 0.2
+#: how long a stop waits for Spark to record the last micro-batch delivered (seconds)
+_COMMIT_WAIT_S = 10.0
 
 
 class StopRequested(Exception):
@@ -39,17 +43,19 @@ class QueryStop:
     """The Spark side of one query's stop: `batch` around each micro-batch's delivery,
     `wait` for the query."""
 
-    def __init__(self, stop: StopRequest) -> None:
-        self.stop = stop
+    def __init__(self, stop: StopRequest, checkpoint: str) -> None:
+        self.stop, self.checkpoint = stop, checkpoint
         self.gate = threading.Lock()   # held while a micro-batch is delivered
+        self.delivered: Optional[int] = None   # the last micro-batch delivered
 
     @contextmanager
-    def batch(self) -> Iterator[None]:
+    def batch(self, batch_id: int) -> Iterator[None]:
         """Deliver one micro-batch, unless a stop was asked (`StopRequested`)."""
         with self.gate:
             if self.stop.requested:
                 raise StopRequested("the run is stopping")
             yield
+            self.delivered = batch_id
 
     def wait(self, query: Any) -> None:
         """Until the query ends, or a stop is asked: then stop it once no micro-batch is
@@ -65,8 +71,12 @@ class QueryStop:
                 except Exception:
                     if not self.stop.requested:   # a micro-batch refused: the stop under way
                         raise
-            with self.gate:   # the micro-batch under way commits first
-                pass
+            with self.gate:   # the micro-batch under way is delivered first
+                delivered = self.delivered
+            deadline = time.monotonic() + _COMMIT_WAIT_S
+            while (delivered is not None and query.isActive and time.monotonic() < deadline
+                   and (last_commit(self.checkpoint) or -1) < delivered):
+                time.sleep(_POLL_S / 4)
             query.stop()
         finally:
             callbacks.removeFilter(dropped)
