@@ -17,6 +17,8 @@ from typing import List
 
 import pytest
 
+from pomset.runtime.stop import Committed, describe, exit_status
+
 from kafka_util import new_topic, produce, read_topic
 from test_kafka import SPARK_FLAGS
 
@@ -196,3 +198,12 @@ def test_a_second_ctrl_c_while_stopping_ends_the_run_at_once_with_one_line(kafka
                     rf"{committed}; resume with --checkpoint_dir={re.escape(checkpoint)}; "
                     r"work not committed is redone on resume$", after[0]), after[0]
     assert len(read_topic(kafka_broker, out)) == (0 if spark else 20)
+
+
+def test_the_stop_line_says_when_a_run_cannot_resume_or_has_committed_nothing():
+    assert describe(Committed("micro-batch", 3)) == (
+        "committed micro-batch 3; it cannot resume: run with --checkpoint_dir to make a run "
+        "resumable")
+    assert describe(Committed("epoch", None, "/data/ckpt")) == (
+        "no epoch committed yet; resume with --checkpoint_dir=/data/ckpt")
+    assert exit_status(signal.SIGINT) == 130 and exit_status(signal.SIGTERM) == 143
