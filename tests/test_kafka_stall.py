@@ -62,7 +62,7 @@ class Terminal:
             self.read(0.5)
 
     def stop(self) -> int:
-        """Ctrl-C (SIGINT, which stops a run after it committed its work); its exit status."""
+        """SIGINT (as Ctrl-C, which stops a run after it committed its work); its exit status."""
         self.proc.send_signal(signal.SIGINT)
         deadline = time.monotonic() + 60
         while self.proc.poll() is None and time.monotonic() < deadline:
@@ -117,7 +117,7 @@ def test_a_broker_that_stops_answering_is_reported_and_the_run_goes_on_when_it_a
         run.until(lambda: len(read_topic(bootstrap, out)) == 60, "the later records written")
         run.until(lambda: f"the Kafka broker at {bootstrap} answers again, after" in
                   run.text[resumed:], "the warning that it answers again")
-        assert run.stop() == 0, run.text[-3000:]
+        assert run.stop() == 130, run.text[-3000:]
     finally:
         run.kill()
     assert sorted(int(m.value()) for m in read_topic(bootstrap, out)) == list(range(60))

@@ -56,12 +56,13 @@ with pm.Pipeline(argv=["--bundle_size=10"]) as p:
 
 def on_a_terminal(*args: str, stop_at: bytes = b"") -> str:
     """What a Python script writes to stderr on a pseudo-terminal; a run that never ends is
-    sent SIGTERM (it stops, as on Ctrl-C) once its output shows `stop_at`."""
+    sent SIGTERM (it stops, as on Ctrl-C, with status 143) once its output shows `stop_at`."""
     main, terminal = pty.openpty()
     proc = subprocess.Popen([sys.executable, *args], stdout=subprocess.DEVNULL,
                             stderr=terminal, stdin=subprocess.DEVNULL)
     os.close(terminal)
     out, deadline = b"", time.monotonic() + 120
+    stopped = bool(stop_at)
     while time.monotonic() < deadline:
         if not select.select([main], [], [], 1)[0]:
             continue
@@ -75,7 +76,7 @@ def on_a_terminal(*args: str, stop_at: bytes = b"") -> str:
         if stop_at and stop_at in out and proc.poll() is None:
             proc.terminate()
             stop_at = b""
-    assert proc.wait(timeout=60) == 0
+    assert proc.wait(timeout=60) == (143 if stopped else 0)
     os.close(main)
     return out.decode("utf-8", "replace")
 
@@ -120,7 +121,7 @@ def test_a_bounded_kafka_read_shows_its_share_and_an_unbounded_one_none(kafka_br
     unbounded = on_a_terminal(str(script), kafka_broker, topic, "", stop_at=b"ReadFromKafka=")
     assert re.search(r"ReadFromKafka=\d+ Map", unbounded)
     assert "%" not in unbounded and "ETA" not in unbounded
-    assert "pomset run finished in" in unbounded
+    assert "pomset: stopped on SIGTERM; committed epoch" in unbounded
 
 
 def test_the_share_and_the_time_left_from_the_rate_read_since_first_seen(monkeypatch):

@@ -19,6 +19,7 @@ from ...sdk.test_stream import TestStream
 from ...runtime.collector import rarely_collecting
 from ...runtime.fusion import Fusion
 from ...runtime.spill import memory_budget
+from ...runtime.stop import stopping
 from ...runtime.test_stream import stream_steps
 from ...windowing import MAX_MICROS, now_micros
 from .executor import SequentialExecutor
@@ -78,7 +79,10 @@ class LocalRunner:
         driver = StreamingDriver(stages, executor, options,
                                  lambda: self._tick_clock(executor)) if driven else None
         started = time.monotonic()
-        with rarely_collecting():   # the user's thresholds restored when the run ends
+        # Ctrl-C and SIGTERM stop a streaming run at a safe point (`runtime.stop`)
+        with stopping(driver is not None) as stop, rarely_collecting():
+            if driver is not None:
+                stop.committed = driver.committed_so_far
             try:
                 for s in stages:
                     s.start()
@@ -92,7 +96,7 @@ class LocalRunner:
                 for stream in streams:
                     self._replay(stream, executor)
                 if driver is not None:
-                    driver.run(progress.note)
+                    driver.run(progress.note, stop)
                 executor.quiesce()
             except BaseException:
                 executor.shutdown()
@@ -108,9 +112,10 @@ class LocalRunner:
                 progress.close()
                 if driver is not None:
                     driver.release()
-        executor.shutdown()
-        for s in stages:
-            s.finish()
+            executor.shutdown()
+            for s in stages:
+                s.finish()
+            stop.end()
         result = PipelineResult(record, {s.label: s.metrics() for s in stages},
                                 time.monotonic() - started, executor.times)
         progress.summary(result.metrics())

@@ -10,12 +10,11 @@ On restart the mark Kafka holds names the checkpoint to resume from (without Kaf
 newest that is not damaged), so what a killed run wrote after its last commit is neither kept
 nor repeated: exactly once. The mark lives on a topic recorded in the run's metadata the first
 time it writes to Kafka, so changing its sinks later keeps the run's identity. Ctrl-C or
-SIGTERM stops the run after committing what it did. Without `--checkpoint_dir` the producer is
+SIGTERM (`runtime.stop`) stops the run between two steps, after committing what it did.
+Without `--checkpoint_dir` the producer is
 idempotent, not transactional, and a run always starts from the sources' start offsets."""
 from __future__ import annotations
 
-import signal
-import threading
 import time
 import warnings
 from functools import partial
@@ -25,16 +24,13 @@ from ...sdk.errors import CheckpointError, CheckpointWarning
 from ...sdk.io import kafka_runs
 from ...sdk.io.kafka_clients import KafkaOutput, progress_topic
 from ...sdk.io.kafka_watch import BrokerWatch, clusters_of
+from ...runtime.stop import Committed, StopRequest
 from .checkpoint import Checkpoints
 from .files import FileStreamStage
 from .kafka import KafkaSinkStage, KafkaSourceStage
 from .stages import SinkStage, Stage
 
 _POLL_S = 0.05
-
-
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
 
 
 class StreamingDriver:
@@ -143,16 +139,13 @@ class StreamingDriver:
                               f"{epochs[i - 1]}", CheckpointWarning, stacklevel=2)
         return None, None
 
-    def run(self, note: Callable[[str], None]) -> None:
-        """Read until every source has ended (or Ctrl-C, or SIGTERM), committing epoch by
-        epoch; a broker that stops answering is warned of and shown with `note`
-        (`kafka_watch`)."""
+    def run(self, note: Callable[[str], None], stop: StopRequest) -> None:
+        """Read until every source has ended (or `stop` is requested: Ctrl-C, SIGTERM),
+        committing epoch by epoch; a broker that stops answering is warned of and shown with
+        `note` (`kafka_watch`)."""
         interval = self.options.checkpoint_interval
         due = time.monotonic() + interval
         bundle = self.options.bundle_size
-        stop_on_term = threading.current_thread() is threading.main_thread()
-        if stop_on_term:
-            previous = signal.signal(signal.SIGTERM, _interrupt)
         watch = BrokerWatch(clusters_of(s.node.transform for s in self.stages),
                             self.options.kafka_stall_warning).start()
         shown: Optional[str] = None
@@ -168,18 +161,22 @@ class StreamingDriver:
                         s.poll(bundle, timeout)
                 marks = [(s, s.watermark()) for s in self.sources]
                 self.executor.serial(partial(self._step, marks))
-                if all(s.done for s in self.sources):
-                    break
+                if stop.requested or all(s.done for s in self.sources):
+                    break   # a step ended: a safe point to commit at
                 if time.monotonic() >= due:
                     self.commit()
                     due = time.monotonic() + interval
-        except KeyboardInterrupt:
-            pass   # stop where we are: commit what was done
         finally:
             watch.stop()
-            if stop_on_term:
-                signal.signal(signal.SIGTERM, previous)
         self.commit(final=True)
+
+    def committed_so_far(self) -> Committed:
+        """The last epoch committed, where, and its Kafka transaction (for the stop line)."""
+        output = self.output
+        kafka = (f"{output.transactional_id} (mark {output.last_mark})"
+                 if output is not None and output.last_mark is not None else None)
+        return Committed("epoch", self.epoch or None,
+                         self.checkpoints.directory if self.checkpoints else None, kafka)
 
     def _step(self, marks: list) -> None:
         """Move the clock, then the sources' watermarks (as read when their bundles were

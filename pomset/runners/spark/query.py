@@ -10,7 +10,8 @@ in one file per micro-batch named by its id (a micro-batch Spark replays after a
 rewrites the same file, so output is neither lost nor repeated). The query
 checkpoints to `--checkpoint_dir` (resumed from there on restart) or to a temporary
 directory; it runs until its sources end (`availableNow`) or, when some never do, a
-micro-batch every `--trigger_interval` seconds until stopped (Ctrl-C)."""
+micro-batch every `--trigger_interval` seconds until stopped (Ctrl-C or SIGTERM, between two
+micro-batches: `stopping`)."""
 from __future__ import annotations
 
 import os
@@ -26,6 +27,7 @@ from ...sdk.checkpoint_lock import CheckpointLock
 from ...sdk.errors import CheckpointError
 from ...runtime.markers import ChannelMarker
 from ...runtime.metrics import add_counts, complete, with_flow
+from ...runtime.stop import StopRequest
 from ...sdk.io.kafka import WriteToKafka
 from ...sdk.io.kafka_clients import KafkaOutput, progress_topic
 from ...sdk.io.kafka_runs import pointer
@@ -34,6 +36,7 @@ from ...windowing import now_micros
 from .batch import BATCH_ROWS
 from .checkpoint_log import check_checkpoint
 from .failures import user_errors
+from .stopping import QueryStop, committed as committed_so_far
 from .streaming import StreamingPlan, encodes_records, is_sink
 from . import codec, packs, stream_sources
 
@@ -51,9 +54,9 @@ FILE_SYSTEM_MANAGER = ("org.apache.spark.sql.execution.streaming.checkpointing."
 
 
 def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
-              progress: Any) -> PipelineResult:
+              progress: Any, stop: StopRequest) -> PipelineResult:
     """Run the pipeline as a streaming query, shown by `progress` (`SparkProgress`) as it
-    goes; the result holds what it recorded."""
+    goes, until its sources end or `stop` is requested; the result holds what it recorded."""
     import pyarrow.compute as pc
     options = pipeline.options
     sinks = [n for n in pipeline.nodes if is_sink(n)]
@@ -94,22 +97,25 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
                     (-1 if committed[0] is None else committed[0]), sinks)
 
         clock = [None]   # the pipeline's processing time as of the last micro-batch
+        halt = QueryStop(stop, checkpoint)
+        stop.committed = committed_so_far(checkpoint, not temporary, output, lambda: committed[0])
 
         def each_batch(df: Any, batch_id: int) -> None:
             # a micro-batch Spark replays after a restart was committed to Kafka before, or not
             # at all: its mark (the batch id) commits in the same transaction as its records
             fresh = output is not None and (committed[0] is None or batch_id > committed[0])
-            try:
-                deliver(df.toArrow(), batch_id, fresh)
-                if lock is not None:   # a deleted checkpoint directory commits nothing more
-                    lock.verify()
-            except BaseException:
-                if output is not None:
-                    output.abort()
-                raise
-            if fresh:
-                output.commit(batch_id, {})
-                committed[0] = batch_id
+            with halt.batch(batch_id):
+                try:
+                    deliver(df.toArrow(), batch_id, fresh)
+                    if lock is not None:   # a deleted checkpoint directory commits nothing more
+                        lock.verify()
+                except BaseException:
+                    if output is not None:
+                        output.abort()
+                    raise
+                if fresh:
+                    output.commit(batch_id, {})
+                    committed[0] = batch_id
 
         def deliver(table: Any, batch_id: int, fresh: bool) -> None:
             is_counts = pc.equal(table.column("t"), codec.COUNTS)
@@ -160,10 +166,12 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
             query = writer.start()
             progress.metrics = lambda: _metrics(plan, dead_counts, step_counts)
             progress.query = query
-            _await(query)
+            halt.wait(query)
     finally:
         spark.conf.set(SHUFFLE, shuffle)
         if temporary:
+            final = stop.committed()   # said before its checkpoint goes
+            stop.committed = lambda: final
             shutil.rmtree(checkpoint, ignore_errors=True)
         else:
             lock.release()
@@ -204,13 +212,6 @@ def _batch_stats(progress: List[Any]) -> Dict[str, int]:
     return {"count": len(ms), "ms_first": in_order[0], "ms_p50": ms[len(ms) // 2],
             "ms_p99": ms[min(len(ms) - 1, len(ms) * 99 // 100)], "ms_max": ms[-1],
             "ms_total": sum(ms)}
-
-
-def _await(query: Any) -> None:
-    try:
-        query.awaitTermination()
-    except KeyboardInterrupt:
-        query.stop()
 
 
 def _checkpoint(directory: Any) -> Tuple[str, bool]:

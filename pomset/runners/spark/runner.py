@@ -17,6 +17,7 @@ from typing import Any, List
 
 from ...runtime.collector import rarely_collecting
 from ...runtime.metrics import complete
+from ...runtime.stop import stopping
 from ...sdk.errors import PipelineConstructionError
 from ...sdk.io.base import Sink
 from ...sdk.result import PipelineResult
@@ -50,16 +51,19 @@ class SparkRunner:
         recorded = pipeline.recorded()
         progress = SparkProgress(spark, options.quiet, BrokerWatch(
             clusters_of(n.transform for n in pipeline.nodes), options.kafka_stall_warning))
-        progress.start()
-        try:
-            # the driver unpacks every micro-batch's outputs and holds what the run collects
-            with rarely_collecting():
-                if streaming:
-                    result = run_query(spark, pipeline, recorded, started, progress)
-                else:
-                    result = self._run_batch(spark, pipeline, recorded, started, progress)
-        finally:
-            progress.stop()
+        # Ctrl-C and SIGTERM stop a streaming query between micro-batches (`stopping`)
+        with stopping(streaming) as stop:
+            progress.start()
+            try:
+                # the driver unpacks every micro-batch's outputs and holds what the run collects
+                with rarely_collecting():
+                    if streaming:
+                        result = run_query(spark, pipeline, recorded, started, progress, stop)
+                    else:
+                        result = self._run_batch(spark, pipeline, recorded, started, progress)
+            finally:
+                progress.stop()
+            stop.end()
         progress.summary(result.metrics())
         return result
 

@@ -229,8 +229,9 @@ class KafkaOutput:
                   "linger.ms": 5, "error_cb": self._on_error}
         config.update(first.producer_config)
         self.transactional = transactional
+        self.transactional_id = f"{run_id}-{topic}" if transactional else None
         if transactional:
-            config["transactional.id"] = f"{run_id}-{topic}"
+            config["transactional.id"] = self.transactional_id
         self.fatal: Optional[str] = None
         self.producer = Producer(client_config(config))
         self.bootstrap = first.bootstrap_servers
@@ -243,6 +244,7 @@ class KafkaOutput:
         self.in_transaction = False
         self.wedged = False
         self.pointer = pointer
+        self.last_mark: Optional[int] = None   # the mark of this producer's last commit
         if transactional:
             self._transact("start the transactional producer", self.producer.init_transactions,
                            _TIMEOUT)
@@ -353,6 +355,7 @@ class KafkaOutput:
                            self.producer.send_offsets_to_transaction, parts, meta, _TIMEOUT)
         self._transact("commit the transaction", self.producer.commit_transaction, _TIMEOUT)
         self.in_transaction = False
+        self.last_mark = mark
         self.pointer = None
         if self.errors:
             raise KafkaError("Kafka output: records were not delivered: " + "; ".join(self.errors))
