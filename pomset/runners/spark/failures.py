@@ -7,18 +7,18 @@ import re
 from contextlib import contextmanager
 from typing import Iterator, Optional
 
-from ...sdk.errors import CheckpointError, DataLossError, UserCodeError
+from ...sdk.errors import CheckpointError, CorruptInputError, DataLossError, UserCodeError
 
 #: The errors a task (or the query's foreachBatch) raises that reach the user as themselves.
 _PASSED_ON = {"UserCodeError": UserCodeError, "DataLossError": DataLossError,
-              "CheckpointError": CheckpointError}
+              "CheckpointError": CheckpointError, "CorruptInputError": CorruptInputError}
 
 
 @contextmanager
 def user_errors(checkpoint: Optional[str] = None) -> Iterator[None]:
     """Re-raise a failure in a Spark task as what it was in the user's terms: a
-    `UserCodeError` (or `DataLossError`, or a `CheckpointError` from the query's
-    foreachBatch) raised in a task keeps its message (transform, element, traceback); a full
+    `UserCodeError` (or `CorruptInputError`, `DataLossError`, or a `CheckpointError` from the
+    query's foreachBatch) raised in a task keeps its message (transform, element, traceback); a full
     disk where a query's `checkpoint` directory is is a `CheckpointError` naming it; anything
     else names the Python worker's own error, never the JVM's stack."""
     from py4j.protocol import Py4JJavaError

@@ -32,7 +32,7 @@ from ...windowing import (GLOBAL_WINDOW, MIN_MICROS, NO_FIRING, GlobalWindow,
                           GlobalWindows, Timestamp, WindowedValue)
 from ..core import Source
 from ..dofn import DeadLetter
-from ..errors import PipelineConstructionError, UserCodeError
+from ..errors import CorruptInputError, PipelineConstructionError, UserCodeError
 from ..event_time import event_time_micros, time_unit, warn_other_unit
 from ..kinds import NOT_KV
 from ..ptransform import Primitive
@@ -41,7 +41,8 @@ from ..schema import SchemaLike, as_schema, conform
 from .meter import ReadMeter
 
 PathLike = Union[str, "os.PathLike[str]"]
-OnBad = Callable[[DeadLetter], None]
+#: `on_bad(letter, corrupt=False)`: a malformed record, or (corrupt) a file not readable at all
+OnBad = Callable[..., None]
 
 _raw = WindowedValue.raw
 
@@ -112,13 +113,15 @@ class DeadLetterSource(Source):
         return self.label or type(self).__name__
 
     def dead_letters(self, label: str, into: List[WindowedValue]) -> OnBad:
-        """The `on_bad` every runner reads with: a malformed record becomes an element of the
-        dead-letter output, appended to `into`, or without one fails the run naming it."""
+        """The `on_bad` every runner reads with: a malformed record (or, `corrupt`, a file
+        that cannot be read at all) becomes an element of the dead-letter output, appended to
+        `into`, or without one fails the run naming it (`CorruptInputError` for a file)."""
         tag = self.dead_letter_tag
 
-        def on_bad(letter: DeadLetter) -> None:
+        def on_bad(letter: DeadLetter, corrupt: bool = False) -> None:
             if tag is None:
-                raise UserCodeError(f"{label}: {letter.error}")
+                error = CorruptInputError if corrupt else UserCodeError
+                raise error(f"{label}: {letter.error}")
             into.append(WindowedValue.raw(letter, MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1))
         return on_bad
 
@@ -186,6 +189,11 @@ class FileSource(DeadLetterSource):
         where = path if line is None else f"{path}:{line}"
         on_bad(DeadLetter(element, self.name, f"{where}: {what}", ""))
 
+    def unreadable(self, on_bad: OnBad, path: str, what: str) -> None:
+        """Report a file that cannot be read at all (damaged, or not of the source's format):
+        one dead letter (its path), or without a dead-letter output a `CorruptInputError`."""
+        on_bad(DeadLetter(path, self.name, f"{path}: {what}", ""), corrupt=True)
+
     def check_unit(self, number: Any) -> None:
         """Warn, once per source, when the first event time read looks like a number of
         another unit than `timestamp_unit` (a millisecond epoch read as seconds)."""
@@ -216,6 +224,27 @@ class FileSource(DeadLetterSource):
                 self.bad(on_bad, record, path, line, f"does not fit the schema: {e}")
                 return None
         return _raw(record, ts, GLOBAL_WINDOW, NO_FIRING, 1)
+
+
+#: bytes a text source looks at for data that is not text (`not_text`)
+TEXT_PROBE = 8192
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def not_text(path: str) -> Optional[str]:
+    """Why the file is not text a line reader can read, or None: gzip-compressed data (pomset
+    reads files uncompressed) or a NUL byte (binary data, or UTF-16 text) in its first
+    `TEXT_PROBE` bytes, with its offset."""
+    with open(path, "rb") as f:
+        head = f.read(TEXT_PROBE)
+    if head.startswith(_GZIP_MAGIC):
+        return ("is gzip-compressed data (bytes 0-1 are gzip's magic number 1f 8b): "
+                "decompress it first, pomset reads files uncompressed")
+    nul = head.find(b"\0")
+    if nul >= 0:
+        return (f"is not text: a NUL byte at offset {nul} (binary data, or text in UTF-16; "
+                f"text sources read UTF-8)")
+    return None
 
 
 def binary_lines(path: str, meter: Optional[ReadMeter] = None) -> Iterator[Tuple[int, bytes]]:

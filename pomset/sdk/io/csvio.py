@@ -13,7 +13,7 @@ from ...windowing.beam_keywords import beam_keywords
 from ...windowing import GLOBAL_WINDOW, MIN_MICROS, NO_FIRING, WindowedValue
 from ..schema import SchemaLike
 from .base import (FileSink, FileSource, OnBad, PathLike, TableWriter, arrow_table,
-                   json_text)
+                   json_text, not_text)
 from .csv_types import SAMPLE_ROWS, declared_types, infer_types, typed_columns
 
 _raw = WindowedValue.raw
@@ -32,7 +32,8 @@ class ReadFromCsv(FileSource):
     columns. A value that is not of its column's type makes its row a malformed record, as
     does a field that is not in the file's `encoding`, a row with the wrong number of fields,
     or a missing or bad timestamp; the column keeps its type. A file pyarrow cannot parse at
-    all is one malformed record (its path). `column_types` declares some columns' types (str,
+    all, or that is not text (`not_text`), cannot be read: a `CorruptInputError`, or one dead
+    letter (its path) with `.with_exception_handling()`. `column_types` declares some columns' types (str,
     int, float, bool, "date", "timestamp", "timestamp UTC"); `schema` (a pyarrow.Schema or a
     mapping of field name to type) declares them all, and each row becomes a `pm.Row`.
 
@@ -89,6 +90,10 @@ class ReadFromCsv(FileSource):
     def read_file(self, path: str, on_bad: OnBad) -> Iterator[WindowedValue]:
         if os.path.getsize(path) == 0:
             return
+        why = None if self.encoding.startswith(("utf-16", "utf-32")) else not_text(path)
+        if why is not None:
+            self.unreadable(on_bad, path, why)
+            return
         invalid: List[Any] = []
         try:
             table, undecodable = self._read(path, invalid)
@@ -98,8 +103,8 @@ class ReadFromCsv(FileSource):
         except (ImportError, MemoryError):
             raise
         except Exception as e:   # pyarrow and codecs raise several kinds for unreadable input
-            self.bad(on_bad, path, path, None, f"not readable as CSV ({self.encoding}, "
-                                               f"delimiter {self.delimiter!r}): {e}")
+            self.unreadable(on_bad, path, f"not readable as CSV ({self.encoding}, "
+                                          f"delimiter {self.delimiter!r}): {e}")
             return
         lines = _CsvLines(path, {number for number, *_ in invalid}, self)
         for number, text, expected, actual in invalid:
