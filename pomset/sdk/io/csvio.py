@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 
 from ...windowing.beam_keywords import beam_keywords
 from ...windowing import GLOBAL_WINDOW, MIN_MICROS, NO_FIRING, WindowedValue
-from ..schema import SchemaLike
+from ..schema import SchemaLike, row_type
 from .base import (FileSink, FileSource, OnBad, PathLike, TableWriter, arrow_table,
                    json_text, not_text)
 from .csv_types import SAMPLE_ROWS, declared_types, infer_types, typed_columns
@@ -24,7 +24,8 @@ PROGRESS_ROWS = 16_384
 
 
 class ReadFromCsv(FileSource):
-    """The rows (dicts keyed by the header row) of the CSV files matching a glob pattern.
+    """The rows (`pm.Row`s, which are dicts, keyed by the header row) of the CSV files
+    matching a glob pattern.
 
     Each column's type is decided once, from the first 1,000 rows of the first file read
     (`csv_types`): integers, floats, bools, dates and ISO-8601 timestamps where converting
@@ -35,7 +36,7 @@ class ReadFromCsv(FileSource):
     all, or that is not text (`not_text`), cannot be read: a `CorruptInputError`, or one dead
     letter (its path) with `.with_exception_handling()`. `column_types` declares some columns' types (str,
     int, float, bool, "date", "timestamp", "timestamp UTC"); `schema` (a pyarrow.Schema or a
-    mapping of field name to type) declares them all, and each row becomes a `pm.Row`.
+    mapping of field name to type) declares them all, and each row is a `pm.Row` of it.
 
     With `timestamp_field`, event time comes from that column (a number of `timestamp_unit`s
     since the epoch, seconds by default; ISO-8601 strings or timestamps). `delimiter` separates fields; `skip_header_lines` lines
@@ -120,11 +121,12 @@ class ReadFromCsv(FileSource):
         bad.update(undecodable)
         # progress in bytes: the file's share of the records given out so far
         meter, size, rows = self.meter, os.path.getsize(path), max(typed.num_rows, 1)
+        make = row_type(typed.column_names)   # rows of the file's columns (`pm.Row`s)
         if not bad and self.timestamp_field is None and self.row_schema is None:
             done = 0
             for batch in typed.to_batches(PROGRESS_ROWS):   # the common case, kept tight
                 for record in batch.to_pylist():
-                    yield _raw(record, MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1)
+                    yield _raw(make(record), MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1)
                 if meter is not None:
                     done += batch.num_rows
                     meter.at(size * done // rows)
@@ -137,9 +139,9 @@ class ReadFromCsv(FileSource):
                     self.bad(on_bad, table.slice(index, 1).to_pylist()[0], path,
                              lines.of_record(index), bad[index])
                 elif plain:
-                    yield _raw(record, MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1)
+                    yield _raw(make(record), MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1)
                 else:
-                    wv = self.element(record, on_bad, path, lines.of_record(index))
+                    wv = self.element(make(record), on_bad, path, lines.of_record(index))
                     if wv is not None:
                         yield wv
                 index += 1
