@@ -97,3 +97,43 @@ def test_spark_reports_a_corrupt_file_as_corrupt_input(tmp_path, spark_session):
     truncated_parquet(tmp_path / "b.parquet")
     with pytest.raises(pm.CorruptInputError, match=r"b\.parquet: not a readable Parquet"):
         run(pm.ReadFromParquet(str(tmp_path / "*.parquet")), runner="spark")
+
+
+@pytest.mark.parametrize("delimiter", [";", "\t", "|"])
+def test_a_csv_with_another_delimiter_is_an_error_naming_it(tmp_path, delimiter):
+    path = tmp_path / "visits.csv"
+    path.write_text(delimiter.join(["user", "page", "ts"]) + "\n"
+                    + delimiter.join(["ann", "/a", "1"]) + "\n")
+    header = delimiter.join(["user", "page", "ts"])
+    with pytest.raises(pm.PipelineConstructionError) as error:
+        pm.Pipeline(runner="local") | pm.ReadFromCsv(str(path))
+    assert str(error.value) == (f"ReadFromCsv: {path}: the header {header!r} is one column "
+                                f"with the delimiter ',' but 3 columns with {delimiter!r}: "
+                                f"pass delimiter={delimiter!r} to ReadFromCsv")
+    assert run(pm.ReadFromCsv(str(path), delimiter=delimiter)) == [
+        {"user": "ann", "page": "/a", "ts": 1}]
+
+
+def test_one_column_csvs_are_read_as_they_are(tmp_path):
+    (tmp_path / "a.csv").write_text("note\nsee a;b\nplain\n")       # the header has no ';'
+    (tmp_path / "b.csv").write_text("x;y\nonly one\n")              # the next line does not split
+    assert run(pm.ReadFromCsv(str(tmp_path / "a.csv"))) == [{"note": "see a;b"},
+                                                           {"note": "plain"}]
+    assert run(pm.ReadFromCsv(str(tmp_path / "b.csv"))) == [{"x;y": "only one"}]
+
+
+def test_a_later_file_with_another_delimiter_fails_the_spark_pipeline_too(tmp_path):
+    (tmp_path / "a.csv").write_text("user,page\nann,/a\n")
+    (tmp_path / "b.csv").write_text("user|page\nbob|/b\n")
+    with pytest.raises(pm.PipelineConstructionError, match=r"b\.csv: the header 'user\|page' "
+                                                           r".*pass delimiter='\|'"):
+        pm.Pipeline(runner="spark") | pm.ReadFromCsv(str(tmp_path / "*.csv"))
+
+
+def test_a_file_that_appears_after_the_pipeline_is_built_is_checked_when_read(tmp_path):
+    (tmp_path / "a.csv").write_text("user,page\nann,/a\n")
+    p = pm.Pipeline(runner="local")
+    p | pm.ReadFromCsv(str(tmp_path / "*.csv"))
+    (tmp_path / "b.csv").write_text("user;page\nbob;/b\n")
+    with pytest.raises(pm.PipelineConstructionError, match=r"b\.csv: the header 'user;page'"):
+        p.run()

@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 
 from ...windowing.beam_keywords import beam_keywords
 from ...windowing import GLOBAL_WINDOW, MIN_MICROS, NO_FIRING, WindowedValue
+from ..errors import PipelineConstructionError
 from ..schema import SchemaLike, row_type
 from .base import (FileSink, FileSource, OnBad, PathLike, TableWriter, arrow_table,
                    json_text, not_text)
@@ -39,7 +40,9 @@ class ReadFromCsv(FileSource):
     mapping of field name to type) declares them all, and each row is a `pm.Row` of it.
 
     With `timestamp_field`, event time comes from that column (a number of `timestamp_unit`s
-    since the epoch, seconds by default; ISO-8601 strings or timestamps). `delimiter` separates fields; `skip_header_lines` lines
+    since the epoch, seconds by default; ISO-8601 strings or timestamps). `delimiter` separates fields (with the default ',', a file
+    whose header is one column that `;`, a tab or `|` splits into several is a
+    `WrongDelimiterError` naming the delimiter to pass); `skip_header_lines` lines
     are passed over before the header; `header=False` reads a file without a header row, its
     columns named by `column_names` (else f0, f1, ...); `column_names` with a header renames
     the header's columns."""
@@ -74,6 +77,11 @@ class ReadFromCsv(FileSource):
 
     def validate(self, node: Any) -> None:
         super().validate(node)
+        for path in self.files():
+            with open(path, "rb") as f:
+                for _ in range(self.skip_header_lines):
+                    f.readline()
+                self._check_delimiter(path, f.readline(), f.readline())
         if self.row_schema is None:   # decided here, on the driver, for every worker alike
             self.types = self._sampled_types()
 
@@ -82,6 +90,8 @@ class ReadFromCsv(FileSource):
         for path in self.files():
             try:
                 table, _ = self._read(path, [], SAMPLE_ROWS)
+            except WrongDelimiterError:
+                raise
             except Exception:   # read_file reports the file
                 continue
             if table.num_rows:
@@ -101,7 +111,7 @@ class ReadFromCsv(FileSource):
         except _WrongColumns as e:
             self.bad(on_bad, path, path, None, str(e))
             return
-        except (ImportError, MemoryError):
+        except (ImportError, MemoryError, WrongDelimiterError):
             raise
         except Exception as e:   # pyarrow and codecs raise several kinds for unreadable input
             self.unreadable(on_bad, path, f"not readable as CSV ({self.encoding}, "
@@ -163,7 +173,9 @@ class ReadFromCsv(FileSource):
             for _ in range(self.skip_header_lines):
                 f.readline()
             first = f.tell()
-            names = self._names(f.readline())
+            line = f.readline()
+            self._check_delimiter(path, line, f.readline())
+            names = self._names(line)
             f.seek(first)
             data: Any = f if rows is None else io.BytesIO(b"".join(
                 itertools.islice(f, rows + 1)))
@@ -183,6 +195,26 @@ class ReadFromCsv(FileSource):
             return table, {}
         return _decoded(table)
 
+    def _check_delimiter(self, path: str, first_line: bytes, second_line: bytes) -> None:
+        """Raise `WrongDelimiterError` when the file read with the default delimiter ',' is one
+        column whose first line (and second, if any) another common delimiter splits into
+        as many columns: the file is `;`-, tab- or `|`-separated, not one column."""
+        if self.delimiter != "," or self.encoding.startswith(("utf-16", "utf-32")) \
+                or b"\0" in first_line or first_line.startswith(b"\x1f\x8b"):   # not text
+            return
+        lines = [b.decode(self.encoding, errors="replace").lstrip("\ufeff").rstrip("\r\n")
+                 for b in (first_line, second_line) if b.strip()]
+        if not lines or len(_fields(lines[0], ",")) != 1:
+            return
+        for other in COMMON_DELIMITERS:
+            n = len(_fields(lines[0], other))
+            if n > 1 and all(len(_fields(line, other)) == n for line in lines[1:]):
+                what = "header" if self.header else "first line"
+                raise WrongDelimiterError(
+                    f"{self.name}: {path}: the {what} {lines[0][:200]!r} is one column with "
+                    f"the delimiter ',' but {n} columns with {other!r}: pass "
+                    f"delimiter={other!r} to ReadFromCsv")
+
     def _names(self, first_line: bytes) -> List[str]:
         """The columns' names, from the header row (`first_line`) or as configured."""
         text = first_line.decode(self.encoding, errors="replace").lstrip("\ufeff")
@@ -193,6 +225,20 @@ class ReadFromCsv(FileSource):
                                     f"{len(self.column_names)}: {self.column_names}")
             return list(self.column_names) if not self.header else fields
         return fields if self.header else [f"f{i}" for i in range(len(fields))]
+
+
+#: the delimiters other than ',' a CSV file commonly has, checked for by `_check_delimiter`
+COMMON_DELIMITERS = (";", "\t", "|")
+
+
+class WrongDelimiterError(PipelineConstructionError):
+    """A CSV file read with the default delimiter ',' is one column that another common
+    delimiter splits into several: the message names the file, its header and the
+    `delimiter=` to pass."""
+
+
+def _fields(line: str, delimiter: str) -> List[str]:
+    return next(csv.reader([line], delimiter=delimiter), [])
 
 
 class _WrongColumns(ValueError):
