@@ -475,22 +475,28 @@ SHARD_NAME_TEMPLATE = "-SSSSS-of-NNNNN"
 
 class FileSink(Sink):
     """Writes its input to one file, named `{prefix}{shard name}{suffix}` as Beam names
-    shards (`shard_name_template`, Beam's: a run of S is the shard's index, a run of N the
+    shards; the suffix is `file_name_suffix`, else the format's `default_suffix` (`.parquet`,
+    `.jsonl`, `.csv`; none for text, as Beam) so that a glob such as `*.parquet` finds the
+    output (`shard_name_template`, Beam's: a run of S is the shard's index, a run of N the
     count, zero-padded; "" names the file by prefix and suffix alone). Beam's `num_shards`
     may be 0 (the runner decides) or 1; pomset writes one file per sink (Spark's Parquet,
     one per task). Subclasses set `writer_class`, a class taking
     `(path, annotate, sink_name, sink)` with `write(bundle)` and `close()`."""
 
     writer_class: Any = None
+    #: the file name suffix when `file_name_suffix` is not given: the format's extension
+    default_suffix = ""
 
     @beam_keywords(file_path_prefix="path_prefix")
-    def __init__(self, path_prefix: PathLike, file_name_suffix: str = "",
+    def __init__(self, path_prefix: PathLike, file_name_suffix: Optional[str] = None,
                  label: Optional[str] = None, *, num_shards: int = 0,
                  shard_name_template: Optional[str] = None) -> None:
         super().__init__(label)
         who = type(self).__name__
         if not isinstance(path_prefix, (str, os.PathLike)):
             raise TypeError(f"{who} takes a path prefix (str or path), got {path_prefix!r}")
+        if file_name_suffix is None:
+            file_name_suffix = self.default_suffix
         if not isinstance(file_name_suffix, str):
             raise TypeError(f"file_name_suffix must be a str, got {file_name_suffix!r}")
         if num_shards not in (0, 1):

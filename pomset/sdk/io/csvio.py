@@ -363,3 +363,4 @@ class WriteToCsv(FileSink):
     tuples) are written as JSON; a column mixing types is written as strings."""
 
     writer_class = _CsvWriter
+    default_suffix = ".csv"

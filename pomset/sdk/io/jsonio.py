@@ -112,3 +112,4 @@ class WriteToJson(FileSink):
     as "NaN", "Infinity" and "-Infinity"), so that every line is strict JSON."""
 
     writer_class = _JsonWriter
+    default_suffix = ".jsonl"

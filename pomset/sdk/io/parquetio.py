@@ -196,9 +196,10 @@ class WriteToParquet(FileSink):
     this prefix; read them all with the glob `{prefix}-*-of-*{suffix}` (`output_files`)."""
 
     writer_class = _ParquetWriter
+    default_suffix = ".parquet"
 
     @beam_keywords(file_path_prefix="path_prefix")
-    def __init__(self, path_prefix: PathLike, file_name_suffix: str = "",
+    def __init__(self, path_prefix: PathLike, file_name_suffix: Optional[str] = None,
                  compression: str = "snappy", label: Optional[str] = None, *,
                  num_shards: int = 0, shard_name_template: Optional[str] = None) -> None:
         super().__init__(path_prefix, file_name_suffix, label, num_shards=num_shards,
