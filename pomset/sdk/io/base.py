@@ -5,7 +5,8 @@ record field or the minimum timestamp, and malformed records handed to the runne
 as `DeadLetter`s (the run fails on them unless the source was configured with
 `.with_exception_handling()`, which adds a dead-letter output).
 
-Sinks (`FileSink`): one file `{path_prefix}-00000-of-00001{file_name_suffix}`, written to a
+Sinks (`FileSink`): one file `{path_prefix}-00000-of-00001{file_name_suffix}` (by default the
+format's extension: `FileSink.default_suffix`), written to a
 temporary name beside it and renamed into place when the run ends (Spark batch writes
 schema'd Parquet output natively as shards `-SSSSS-of-NNNNN`: `FileSink.output_files`). Elements become rows:
 a dict gives its fields as columns, a (key, value) pair the columns `key` and `value`, anything
