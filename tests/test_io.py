@@ -157,7 +157,8 @@ def test_fluent_write_methods_and_empty_input(tmp_path):
     assert open(shard(tmp_path / "j", ".jsonl")).read() == '{"v": 1}\n{"v": 2}\n'
     assert csv_rows(shard(tmp_path / "c", ".csv")) == [{"v": 1}, {"v": 2}]
     assert pq.read_table(shard(tmp_path / "p", ".parquet")).to_pylist() == [{"v": 1}, {"v": 2}]
-    assert pq.read_metadata(shard(tmp_path / "p", ".parquet")).row_group(0).column(0).compression == "ZSTD"
+    metadata = pq.read_metadata(shard(tmp_path / "p", ".parquet"))
+    assert metadata.row_group(0).column(0).compression == "ZSTD"
     assert pq.read_table(shard(tmp_path / "e", ".parquet")).num_rows == 0
     assert open(shard(tmp_path / "et")).read() == ""
 
@@ -459,7 +460,7 @@ def test_bad_record_without_dead_letters_fails_the_run(tmp_path, fmt, content, l
     p | source | pm.WriteToJson(str(tmp_path / "out"))
     with pytest.raises(UserCodeError, match=f"{path}:{line}: "):
         p.run()
-    assert not os.path.exists(shard(tmp_path / "out", ".jsonl"))  # nothing half-written under the real name
+    assert not os.path.exists(shard(tmp_path / "out", ".jsonl"))  # nothing half-written
 
 
 def test_missing_timestamp_without_dead_letters_fails_the_run(tmp_path):

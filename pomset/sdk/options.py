@@ -126,8 +126,9 @@ class PipelineOptions:
     naming it (and the option it resembles, if one). On the command line, where the program
     may have flags of its own, unknown ones are passed over with an `OptionsWarning` naming
     them, as Beam discards them, except a near-miss of an option (`--runer=spark`), which
-    is an error suggesting it when the run starts; an invalid value (`--workers=x`) ends the program with one line on stderr. `--help` prints
-    every flag with its help and ends the program."""
+    is an error suggesting it when the run starts; an invalid value (`--workers=x`) ends the
+    program with one line on stderr. `--help` prints every flag with its help and ends the
+    program."""
 
     def __init__(self, flags: Optional[Sequence[str]] = None, **kwargs: Any) -> None:
         command_line = flags is None

@@ -35,17 +35,18 @@ class ReadFromCsv(FileSource):
     does a field that is not in the file's `encoding`, a row with the wrong number of fields,
     or a missing or bad timestamp; the column keeps its type. A file pyarrow cannot parse at
     all, or that is not text (`not_text`), cannot be read: a `CorruptInputError`, or one dead
-    letter (its path) with `.with_exception_handling()`. `column_types` declares some columns' types (str,
-    int, float, bool, "date", "timestamp", "timestamp UTC"); `schema` (a pyarrow.Schema or a
-    mapping of field name to type) declares them all, and each row is a `pm.Row` of it.
+    letter (its path) with `.with_exception_handling()`. `column_types` declares some
+    columns' types (str, int, float, bool, "date", "timestamp", "timestamp UTC"); `schema` (a
+    pyarrow.Schema or a mapping of field name to type) declares them all, and each row is a
+    `pm.Row` of it.
 
     With `timestamp_field`, event time comes from that column (a number of `timestamp_unit`s
-    since the epoch, seconds by default; ISO-8601 strings or timestamps). `delimiter` separates fields (with the default ',', a file
-    whose header is one column that `;`, a tab or `|` splits into several is a
-    `WrongDelimiterError` naming the delimiter to pass); `skip_header_lines` lines
-    are passed over before the header; `header=False` reads a file without a header row, its
-    columns named by `column_names` (else f0, f1, ...); `column_names` with a header renames
-    the header's columns."""
+    since the epoch, seconds by default; ISO-8601 strings or timestamps). `delimiter`
+    separates fields (with the default ',', a file whose header is one column that `;`, a
+    tab or `|` splits into several is a `WrongDelimiterError` naming the delimiter to pass);
+    `skip_header_lines` lines are passed over before the header; `header=False` reads a file
+    without a header row, its columns named by `column_names` (else f0, f1, ...);
+    `column_names` with a header renames the header's columns."""
 
     @beam_keywords(file_pattern="pattern")
     def __init__(self, pattern: PathLike, timestamp_field: Optional[str] = None,
