@@ -36,17 +36,20 @@ def test_truncated_parquet_is_a_corrupt_input_error_naming_the_file(tmp_path):
         run(pm.ReadFromParquet(str(tmp_path / "cut.parquet")))
 
 
-def test_parquet_damaged_past_its_footer_names_the_rows_read(tmp_path):
-    path = tmp_path / "d.parquet"
+def damaged_parquet(path):
+    """A Parquet file whose footer reads but whose second row group's page header is garbage."""
     pq.write_table(pa.table({"v": list(range(10_000))}), path, row_group_size=5_000,
                    compression="none")
-    meta = pq.read_metadata(path)
-    start = meta.row_group(1).column(0).data_page_offset
+    start = pq.read_metadata(path).row_group(1).column(0).data_page_offset
     data = bytearray(path.read_bytes())
-    data[start:start + 64] = b"\xff" * 64   # the second row group's page header
+    data[start:start + 64] = b"\xff" * 64
     path.write_bytes(bytes(data))
+
+
+def test_parquet_damaged_past_its_footer_names_the_rows_read(tmp_path):
+    damaged_parquet(tmp_path / "d.parquet")
     with pytest.raises(pm.CorruptInputError, match=r"d\.parquet: damaged after row \d+: "):
-        run(pm.ReadFromParquet(str(path)))
+        run(pm.ReadFromParquet(str(tmp_path / "d.parquet")))
 
 
 @pytest.mark.parametrize("source", [pm.ReadFromText, pm.ReadFromJson, pm.ReadFromCsv])
@@ -97,6 +100,10 @@ def test_spark_reports_a_corrupt_file_as_corrupt_input(tmp_path, spark_session):
     truncated_parquet(tmp_path / "b.parquet")
     with pytest.raises(pm.CorruptInputError, match=r"b\.parquet: not a readable Parquet"):
         run(pm.ReadFromParquet(str(tmp_path / "*.parquet")), runner="spark")
+    damaged_parquet(tmp_path / "d.parquet")   # its footer reads: Spark reads it natively
+    with pytest.raises(pm.CorruptInputError, match=r"Spark could not read .*d\.parquet: it is "
+                                                   r"damaged or not Parquet \(\w+: "):
+        run(pm.ReadFromParquet(str(tmp_path / "d.parquet")), runner="spark")
 
 
 @pytest.mark.parametrize("delimiter", [";", "\t", "|"])
