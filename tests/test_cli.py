@@ -42,6 +42,11 @@ def test_run_gives_the_script_its_flags(tmp_path):
     assert bad.returncode == 2
     assert bad.stderr.strip() == ("p.py: error: argument --workers/--direct_num_workers: "
                                   "--workers takes a whole number, got 'many'")
+    typo = subprocess.run([*POMSET, "run", str(tmp_path / "p.py"), "--runer=spark", "--quiet"],
+                          capture_output=True, text=True, timeout=120)
+    assert typo.returncode == 2 and typo.stdout == ""
+    assert typo.stderr.strip() == ("p.py: error: --runer is not a pipeline option; did you "
+                                   "mean --runner?")
     missing = subprocess.run([*POMSET, "run", str(tmp_path / "nope.py")], capture_output=True,
                              text=True, timeout=60)
     assert missing.returncode == 2 and "no such file" in missing.stderr

@@ -381,8 +381,7 @@ def test_sinks_write_columns_as_they_write_elements(parquet, tmp_path, sink):
             pairs | "WritePairs" >> write(str(tmp_path / f"{form}-pairs"))
         paths[form] = p
     for name in ("sums", "pairs"):
-        a, b = (pm.WriteToParquet(str(tmp_path / f"{f}-{name}")).path.replace(
-            ".parquet", "") for f in ("columns", "elements"))
+        a, b = (write(str(tmp_path / f"{f}-{name}")).path for f in ("columns", "elements"))
         if sink == "parquet":
             ta, tb = pq.read_table(a), pq.read_table(b)
         else:

@@ -23,6 +23,18 @@ def read(path, runner="local", **options):
              for d in letters])
 
 
+def test_rows_without_a_schema_are_rows_and_dicts(tmp_path):
+    path = tmp_path / "v.csv"
+    path.write_text("user,page,n\nann,/a,1\nbob,/b,2\n")
+    for options in ({}, {"timestamp_field": "n"}):
+        rows, _ = read(path, **options)
+        assert rows == [{"user": "ann", "page": "/a", "n": 1},
+                        {"user": "bob", "page": "/b", "n": 2}]
+        assert all(isinstance(row, pm.Row) and isinstance(row, dict) for row in rows)
+        assert [row.user for row in rows] == ["ann", "bob"]
+        assert [row["page"] for row in rows] == ["/a", "/b"]
+
+
 def test_a_byte_not_in_the_encoding_spoils_its_row_not_its_column(tmp_path):
     path = tmp_path / "cities.csv"
     path.write_bytes(b"city,n\nParis,1\nZ\xfcrich,2\nParis,3\n")
@@ -163,3 +175,5 @@ def test_spark_reads_the_same_rows_and_dead_letters(tmp_path, spark_session):
     assert want[0] == [{"city": "Paris", "zip": "01234", "n": 1},
                        {"city": "Oslo", "zip": "0150", "n": 4}]
     assert len(want[1]) == 2
+    assert all(isinstance(row, pm.Row) for row in want[0] + got[0])
+    assert [row.city for row in got[0]] == [row["city"] for row in got[0]]

@@ -504,6 +504,36 @@ class TestOptions:
             result = p.run()
         assert sorted(wv.value for wv in result.collect(out)) == [10, 20]
 
+    def test_a_near_miss_of_an_option_on_the_command_line_is_an_error_at_the_run(
+            self, monkeypatch, capsys):
+        monkeypatch.setattr(sys, "argv", ["p.py", "--streming", "--input=x", "--quiet"])
+        p = pm.Pipeline()
+        p | pm.Create([1])
+        with pytest.raises(SystemExit) as exit:
+            p.run()
+        assert exit.value.code == 2
+        assert capsys.readouterr().err.strip() == (
+            "p.py: error: --streming is not a pipeline option; did you mean --streaming?")
+
+    def test_a_near_miss_a_view_knows_is_its_flag_not_a_misspelling(self, monkeypatch, recwarn):
+        class MyOptions(pm.PipelineOptions):
+            def add_arguments(self, parser):
+                parser.add_argument("--worker", default="w0")
+
+        monkeypatch.setattr(sys, "argv", ["p.py", "--worker=w1", "--quiet"])
+        options = pm.PipelineOptions()
+        assert options.view_as(MyOptions).worker == "w1"
+        pm.Pipeline(options=options).run()
+        assert not [w for w in recwarn.list if issubclass(w.category, pm.OptionsWarning)]
+
+    def test_an_explicit_near_miss_names_the_option_it_resembles(self):
+        with pytest.raises(pm.OptionsError, match=r"unknown option\(s\) --runer=spark; --runer "
+                                                  r"is not a pipeline option; did you mean "
+                                                  r"--runner\?; known options: "):
+            pm.PipelineOptions(["--runer=spark"])
+        with pytest.raises(pm.OptionsError, match=r"unknown option\(s\) --zzz; known options"):
+            pm.PipelineOptions(["--zzz"])
+
     def test_view_as_parses_the_flags_with_the_views_own_and_shares_the_values(
             self, monkeypatch, recwarn):
         class MyOptions(pm.PipelineOptions):
@@ -545,6 +575,8 @@ print(sorted(wv.value for wv in p.run().collect(kept)), options.runner)
     (["--worker_mode=fast"], 2, "", "p.py: error: argument --worker_mode: invalid choice: "
                                     "'fast' (choose from 'auto', 'threads', 'processes')"),
     (["--runner=flink"], 2, "", "p.py: error: unknown runner 'flink'; available runners:"),
+    (["--runer=spark"], 2, "", "p.py: error: --runer is not a pipeline option; did you mean "
+                               "--runner?"),
     (["--help"], 0, "--threshold THRESHOLD", ""),
 ])
 def test_a_script_reads_its_command_line_as_a_beam_user_expects(tmp_path, argv, code, out,

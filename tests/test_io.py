@@ -118,7 +118,7 @@ def test_json_round_trip(tmp_path):
 def test_json_sink_columns_for_pairs_scalars_and_datetimes(tmp_path):
     when = dt.datetime(2024, 5, 6, 7, 8, 9, tzinfo=UTC)
     run_write([("k", 3), 7, "s", {"at": when, "tags": {"b", "a"}}], pm.WriteToJson(str(tmp_path / "j")))
-    rows = [json.loads(line) for line in open(shard(tmp_path / "j"))]
+    rows = [json.loads(line) for line in open(shard(tmp_path / "j", ".jsonl"))]
     assert rows == [{"key": "k", "value": 3}, {"value": 7}, {"value": "s"},
                     {"at": "2024-05-06T07:08:09+00:00", "tags": ["a", "b"]}]
 
@@ -137,7 +137,7 @@ def test_csv_round_trip(tmp_path):
 def test_csv_sink_writes_nested_values_as_json_and_mixed_columns_as_strings(tmp_path):
     run_write([{"a": 1, "b": [1, 2], "c": {"x": 1}}, {"a": "two", "b": [], "c": None}],
               pm.WriteToCsv(str(tmp_path / "mixed")))
-    rows = csv_rows(shard(tmp_path / "mixed"))
+    rows = csv_rows(shard(tmp_path / "mixed", ".csv"))
     # (CSV cannot tell a null string from an empty one: both read back as "")
     assert rows == [{"a": "1", "b": "[1, 2]", "c": '{"x": 1}'}, {"a": "two", "b": "[]", "c": ""}]
 
@@ -154,11 +154,12 @@ def test_fluent_write_methods_and_empty_input(tmp_path):
     empty | pm.WriteToText(str(tmp_path / "et"))
     p.run()
     assert open(shard(tmp_path / "t")).read() == "{'v': 1}\n{'v': 2}\n"
-    assert open(shard(tmp_path / "j")).read() == '{"v": 1}\n{"v": 2}\n'
-    assert csv_rows(shard(tmp_path / "c")) == [{"v": 1}, {"v": 2}]
-    assert pq.read_table(shard(tmp_path / "p")).to_pylist() == [{"v": 1}, {"v": 2}]
-    assert pq.read_metadata(shard(tmp_path / "p")).row_group(0).column(0).compression == "ZSTD"
-    assert pq.read_table(shard(tmp_path / "e")).num_rows == 0
+    assert open(shard(tmp_path / "j", ".jsonl")).read() == '{"v": 1}\n{"v": 2}\n'
+    assert csv_rows(shard(tmp_path / "c", ".csv")) == [{"v": 1}, {"v": 2}]
+    assert pq.read_table(shard(tmp_path / "p", ".parquet")).to_pylist() == [{"v": 1}, {"v": 2}]
+    metadata = pq.read_metadata(shard(tmp_path / "p", ".parquet"))
+    assert metadata.row_group(0).column(0).compression == "ZSTD"
+    assert pq.read_table(shard(tmp_path / "e", ".parquet")).num_rows == 0
     assert open(shard(tmp_path / "et")).read() == ""
 
 
@@ -307,17 +308,17 @@ def test_windowed_output_of_dicts_and_downstream_of_retractions(tmp_path):
     # globally windowed, not retracting: no extra columns
     p | "Plain" >> pm.Create([{"n": 1}]) | pm.WriteToJson(str(tmp_path / "plain"))
     p.run()
-    assert csv_rows(shard(tmp_path / "w")) == [
+    assert csv_rows(shard(tmp_path / "w", ".csv")) == [
         {"n": 1, "window_start": 0, "window_end": 60, "timestamp": 5, "pane_timing": "UNKNOWN",
          "pane_index": 0, "diff": 1},
         {"n": 2, "window_start": 60, "window_end": 120, "timestamp": 65, "pane_timing": "UNKNOWN",
          "pane_index": 0, "diff": 1}]
-    rows = [json.loads(line) for line in open(shard(tmp_path / "r"))]
+    rows = [json.loads(line) for line in open(shard(tmp_path / "r", ".jsonl"))]
     early_k = [r for r in rows if r["who"] == "k" and r["pane_timing"] == "EARLY"]
     assert early_k == [{"who": "k", "total": 3, "window_start": 0.0, "window_end": 60.0,
                         "timestamp": 59.999999, "pane_timing": "EARLY", "pane_index": 0, "diff": 1}]
     assert sorted(r["diff"] for r in rows) == [-1, -1, -1, 1, 1, 1, 1, 1]
-    assert open(shard(tmp_path / "plain")).read() == '{"n": 1}\n'
+    assert open(shard(tmp_path / "plain", ".jsonl")).read() == '{"n": 1}\n'
 
 
 def test_global_window_retracting_output_has_null_window_bounds(tmp_path):
@@ -327,7 +328,7 @@ def test_global_window_retracting_output_has_null_window_bounds(tmp_path):
        | pm.CombinePerKey(sum)
        | pm.WriteToParquet(str(tmp_path / "g")))
     p.run()
-    rows = pq.read_table(shard(tmp_path / "g")).to_pylist()
+    rows = pq.read_table(shard(tmp_path / "g", ".parquet")).to_pylist()
     # the end of the global window is no element's own time: it has no bounds and no time
     assert [(r["key"], r["value"], r["window_start"], r["window_end"], r["timestamp"],
              r["pane_timing"], r["diff"]) for r in rows] == [("a", 3, None, None, None,
@@ -338,7 +339,7 @@ def test_parquet_column_mixing_types_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match=r"WriteToParquet: column 'v' cannot be written as one "
                                          r"Arrow type \(its values are int, str\)"):
         run_write([{"v": 1}, {"v": "one"}], pm.WriteToParquet(str(tmp_path / "m")))
-    assert not os.path.exists(shard(tmp_path / "m"))
+    assert not os.path.exists(shard(tmp_path / "m", ".parquet"))
 
 
 def test_windowed_field_clashing_with_window_columns_is_an_error(tmp_path):
@@ -459,7 +460,7 @@ def test_bad_record_without_dead_letters_fails_the_run(tmp_path, fmt, content, l
     p | source | pm.WriteToJson(str(tmp_path / "out"))
     with pytest.raises(UserCodeError, match=f"{path}:{line}: "):
         p.run()
-    assert not os.path.exists(shard(tmp_path / "out"))  # nothing half-written under the real name
+    assert not os.path.exists(shard(tmp_path / "out", ".jsonl"))  # nothing half-written
 
 
 def test_missing_timestamp_without_dead_letters_fails_the_run(tmp_path):
@@ -564,3 +565,34 @@ def test_json_loads_is_json_loads(text, around, before):
         except ValueError as e:
             return ("error", type(e), str(e))
     assert parse(json_loads) == parse(json.loads)
+
+
+def test_sinks_name_their_files_with_the_formats_suffix_unless_told_otherwise(tmp_path):
+    p = pm.Pipeline(runner="local")
+    rows = p | pm.Create([{"v": 1}])
+    rows | pm.WriteToParquet(str(tmp_path / "p"))
+    rows | pm.WriteToJson(str(tmp_path / "j"))
+    rows | pm.WriteToCsv(str(tmp_path / "c"))
+    rows | pm.WriteToText(str(tmp_path / "t"))            # Beam's: no suffix for text
+    rows | pm.WriteToParquet(str(tmp_path / "x"), file_name_suffix=".pq")
+    rows | pm.WriteToJson(str(tmp_path / "n"), file_name_suffix="")
+    p.run()
+    assert sorted(os.listdir(tmp_path)) == [
+        "c-00000-of-00001.csv", "j-00000-of-00001.jsonl", "n-00000-of-00001",
+        "p-00000-of-00001.parquet", "t-00000-of-00001", "x-00000-of-00001.pq"]
+    got, _ = read_all(pm.ReadFromParquet(str(tmp_path / "*.parquet")))
+    assert [wv.value for wv in got] == [{"v": 1}]
+
+
+def test_spark_names_its_files_with_the_formats_suffix(tmp_path, spark_session):
+    pq.write_table(pa.table({"k": ["a", "b", "a"], "v": [1, 2, 3]}), tmp_path / "in.parquet")
+    p = pm.Pipeline(runner="spark")
+    rows = p | pm.ReadFromParquet(str(tmp_path / "in.parquet"))
+    rows | pm.GroupBy("k").aggregate_field("v", pm.Sum, "total") | pm.WriteToParquet(
+        str(tmp_path / "out" / "sums"))                   # Spark writes it natively
+    rows | pm.WriteToJson(str(tmp_path / "out" / "rows"))
+    p.run()
+    assert sorted(os.listdir(tmp_path / "out")) == ["rows-00000-of-00001.jsonl",
+                                                    "sums-00000-of-00001.parquet"]
+    table = pq.read_table(str(tmp_path / "out" / "sums-00000-of-00001.parquet"))
+    assert sorted(table.to_pylist(), key=str) == [{"k": "a", "total": 4}, {"k": "b", "total": 2}]

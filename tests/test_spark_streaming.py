@@ -475,7 +475,7 @@ def test_a_schema_d_aggregation_gives_early_on_time_and_late_panes_from_partials
         assert [timings[key, t] for t in ("EARLY", "ON_TIME", "LATE")] == [1, 1, 1]
     # a processing-time pane due before its micro-batch's stateful step ends fires in that
     # micro-batch (the wall clock at the step's end), not one micro-batch later
-    first_batch = tmp_path / "out" / "sums-batch-000000"
+    first_batch = tmp_path / "out" / "sums-batch-000000.jsonl"
     assert first_batch.exists(), sorted(f.name for f in first_batch.parent.iterdir())
     first = [json.loads(line) for line in first_batch.read_text().splitlines()]
     assert sorted((r["key"], r["total"]) for r in first) == [("a", 4), ("b", 2)]

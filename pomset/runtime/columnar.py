@@ -833,11 +833,11 @@ def read_columns(source: Any, paths: Sequence[str], on_bad: Any,
                     or pa.types.is_large_string(f.type)]
             pf = pq.ParquetFile(path, read_dictionary=text)
         except (pa.ArrowException, OSError) as e:
-            source.bad(on_bad, path, path, None, f"not a readable Parquet file: {e}")
+            source.unreadable(on_bad, path, f"not a readable Parquet file: {e}")
             continue
         columns = names if field is None or field in names else names + [field]
         row = 0
-        for batch in pf.iter_batches(batch_size=batch_rows, columns=columns):
+        for batch in source.batches(pf, path, on_bad, batch_rows, columns):
             n = batch.num_rows
             if field is None:
                 times = pa.array(np.full(n, MIN_MICROS, np.int64))

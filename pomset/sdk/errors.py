@@ -10,6 +10,13 @@ class UserCodeError(RuntimeError):
     """A user function raised while processing an element; the run failed."""
 
 
+class CorruptInputError(RuntimeError):
+    """An input file cannot be read at all (a damaged or truncated Parquet file, compressed or
+    binary data where text is expected, one JSON document where JSON lines are): bad input,
+    not user code. The message names the source, the file and, where known, the offset or
+    line; with `.with_exception_handling()` the file is one dead letter instead."""
+
+
 class MemoryLimitError(MemoryError):
     """A grouping's state for one key alone outgrew `--memory_limit`, so spilling its keys to
     disk by partition cannot bring it under; the message names the step, the key, its size

@@ -3,6 +3,7 @@ must all be known; with none given it reads the program's command line, as Beam 
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import re
 import sys
@@ -88,6 +89,29 @@ _BEAM_RUNNING_MODES = {"in_memory": None, "multi_threading": "threads",
                        "multi_processing": "processes"}
 
 
+#: how alike an unknown flag's name and an option's must be to be taken for a misspelling
+NEAR_MISS = 0.8
+
+
+def near_misses(unknown: Sequence[str], known: Sequence[str]) -> List[str]:
+    """For each of the `unknown` flags whose name is a near-miss of a `known` option's
+    (difflib's ratio at least `NEAR_MISS`: `--runer`, `--streming`), a line naming both."""
+    hints = []
+    for flag in unknown:
+        if not flag.startswith("--"):
+            continue
+        name = flag.split("=", 1)[0]
+        match = difflib.get_close_matches(name, known, n=1, cutoff=NEAR_MISS)
+        if match:
+            hints.append(f"{name} is not a pipeline option; did you mean {match[0]}?")
+    return hints
+
+
+def _flags_of(parser: argparse.ArgumentParser) -> List[str]:
+    """The parser's long options, sorted."""
+    return sorted(a.option_strings[0] for a in parser._actions if a.option_strings)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # argparse would print usage and exit
         raise OptionsError(message)
@@ -99,10 +123,12 @@ class PipelineOptions:
     `add_arguments(parser)` (a plain, class or static method) to add your own flags.
 
     Explicit `flags` must all be known: an unknown or invalid one raises `OptionsError`
-    naming it. On the command line, where the program may have flags of its own, unknown
-    ones are passed over with an `OptionsWarning` naming them, as Beam discards them; an
-    invalid value (`--workers=x`) ends the program with one line on stderr. `--help` prints
-    every flag with its help and ends the program."""
+    naming it (and the option it resembles, if one). On the command line, where the program
+    may have flags of its own, unknown ones are passed over with an `OptionsWarning` naming
+    them, as Beam discards them, except a near-miss of an option (`--runer=spark`), which
+    is an error suggesting it when the run starts; an invalid value (`--workers=x`) ends the
+    program with one line on stderr. `--help` prints every flag with its help and ends the
+    program."""
 
     def __init__(self, flags: Optional[Sequence[str]] = None, **kwargs: Any) -> None:
         command_line = flags is None
@@ -119,10 +145,10 @@ class PipelineOptions:
         try:
             namespace, unknown = parser.parse_known_args(argv)
             if unknown and not (command_line or view):
-                known = sorted(a.option_strings[0] for a in parser._actions
-                               if a.option_strings)
-                raise OptionsError(f"unknown option(s) {' '.join(unknown)}; known options: "
-                                   f"{', '.join(known)} (--help says what each does)")
+                known = _flags_of(parser)
+                hints = "".join(f"; {hint}" for hint in near_misses(unknown, known))
+                raise OptionsError(f"unknown option(s) {' '.join(unknown)}{hints}; known "
+                                   f"options: {', '.join(known)} (--help says what each does)")
             if command_line:    # a value there is the user's to fix, not the program's
                 self._check(vars(namespace))
         except OptionsError as e:
@@ -144,7 +170,14 @@ class PipelineOptions:
 
     def warn_unknown(self) -> None:
         """Warn, once, of the command line's flags that are not pipeline options (of this
-        class or any `view_as` of it): a run calls it as it starts."""
+        class or any `view_as` of it): a run calls it as it starts. One that is a near-miss
+        of a pipeline option (`--runer`) is an error suggesting it, as a bad value is: one
+        line on stderr, exit status 2."""
+        parser = self._parser()
+        hints = near_misses(self._unknown, _flags_of(parser))
+        if hints:
+            print(f"{parser.prog}: error: {'; '.join(hints)}", file=sys.stderr)
+            raise SystemExit(2)
         if self._unknown:
             warnings.warn(f"{' '.join(self._unknown)}: not pipeline options, passed over (pass "
                           "the pipeline's flags explicitly, PipelineOptions(flags) or "

@@ -6,21 +6,23 @@ import os
 import re
 from contextlib import contextmanager
 from typing import Iterator, Optional
+from urllib.parse import unquote, urlparse
 
-from ...sdk.errors import CheckpointError, DataLossError, UserCodeError
+from ...sdk.errors import CheckpointError, CorruptInputError, DataLossError, UserCodeError
 
 #: The errors a task (or the query's foreachBatch) raises that reach the user as themselves.
 _PASSED_ON = {"UserCodeError": UserCodeError, "DataLossError": DataLossError,
-              "CheckpointError": CheckpointError}
+              "CheckpointError": CheckpointError, "CorruptInputError": CorruptInputError}
 
 
 @contextmanager
 def user_errors(checkpoint: Optional[str] = None) -> Iterator[None]:
     """Re-raise a failure in a Spark task as what it was in the user's terms: a
-    `UserCodeError` (or `DataLossError`, or a `CheckpointError` from the query's
-    foreachBatch) raised in a task keeps its message (transform, element, traceback); a full
-    disk where a query's `checkpoint` directory is is a `CheckpointError` naming it; anything
-    else names the Python worker's own error, never the JVM's stack."""
+    `UserCodeError` (or `CorruptInputError`, `DataLossError`, or a `CheckpointError` from the
+    query's foreachBatch) raised in a task keeps its message (transform, element, traceback);
+    a file Spark's own reader cannot read is a `CorruptInputError` naming it; a full disk
+    where a query's `checkpoint` directory is is a `CheckpointError` naming it; anything else
+    names the Python worker's own error, never the JVM's stack."""
     from py4j.protocol import Py4JJavaError
     from pyspark.errors import PySparkException
     try:
@@ -30,6 +32,10 @@ def user_errors(checkpoint: Optional[str] = None) -> Iterator[None]:
         m = re.search(rf"pomset\.sdk\.errors\.({'|'.join(_PASSED_ON)}): (.*)", text, re.S)
         if m:
             raise _PASSED_ON[m.group(1)](_strip_jvm(m.group(2))) from None
+        unread = re.search(r"\[FAILED_READ_FILE[.\w]*\] Encountered error while reading file "
+                           r"(\S+?)\.?\s", text)
+        if unread:
+            raise CorruptInputError(_unread_file(unread.group(1), text)) from None
         if checkpoint is not None and os.strerror(errno.ENOSPC) in text and _full(checkpoint):
             raise CheckpointError(
                 f"Spark could not write to the checkpoint directory {checkpoint}: "
@@ -41,6 +47,15 @@ def user_errors(checkpoint: Optional[str] = None) -> Iterator[None]:
             cause += (" (in the executors' Python: ship what the tasks import with "
                       "--spark_ship=all, the default, or install it on the workers)")
         raise SparkJobError(f"a Spark job failed: {cause}") from None
+
+
+def _unread_file(uri: str, text: str) -> str:
+    """What a file Spark itself could not read (its Parquet reader's) names: the file, as a
+    path where it is local, and the innermost cause Spark gives."""
+    path = unquote(urlparse(uri).path) if uri.startswith("file:") else uri
+    causes = re.findall(r"^Caused by: (?:[\w.$]+\.)?(\w+: .*)$", text, re.M)
+    return (f"Spark could not read {path}: it is damaged or not Parquet"
+            + (f" ({causes[-1].strip()})" if causes else ""))
 
 
 def _full(directory: str) -> bool:

@@ -5,7 +5,8 @@ record field or the minimum timestamp, and malformed records handed to the runne
 as `DeadLetter`s (the run fails on them unless the source was configured with
 `.with_exception_handling()`, which adds a dead-letter output).
 
-Sinks (`FileSink`): one file `{path_prefix}-00000-of-00001{file_name_suffix}`, written to a
+Sinks (`FileSink`): one file `{path_prefix}-00000-of-00001{file_name_suffix}` (by default the
+format's extension: `FileSink.default_suffix`), written to a
 temporary name beside it and renamed into place when the run ends (Spark batch writes
 schema'd Parquet output natively as shards `-SSSSS-of-NNNNN`: `FileSink.output_files`). Elements become rows:
 a dict gives its fields as columns, a (key, value) pair the columns `key` and `value`, anything
@@ -32,7 +33,7 @@ from ...windowing import (GLOBAL_WINDOW, MIN_MICROS, NO_FIRING, GlobalWindow,
                           GlobalWindows, Timestamp, WindowedValue)
 from ..core import Source
 from ..dofn import DeadLetter
-from ..errors import PipelineConstructionError, UserCodeError
+from ..errors import CorruptInputError, PipelineConstructionError, UserCodeError
 from ..event_time import event_time_micros, time_unit, warn_other_unit
 from ..kinds import NOT_KV
 from ..ptransform import Primitive
@@ -41,7 +42,8 @@ from ..schema import SchemaLike, as_schema, conform
 from .meter import ReadMeter
 
 PathLike = Union[str, "os.PathLike[str]"]
-OnBad = Callable[[DeadLetter], None]
+#: `on_bad(letter, corrupt=False)`: a malformed record, or (corrupt) a file not readable at all
+OnBad = Callable[..., None]
 
 _raw = WindowedValue.raw
 
@@ -112,13 +114,15 @@ class DeadLetterSource(Source):
         return self.label or type(self).__name__
 
     def dead_letters(self, label: str, into: List[WindowedValue]) -> OnBad:
-        """The `on_bad` every runner reads with: a malformed record becomes an element of the
-        dead-letter output, appended to `into`, or without one fails the run naming it."""
+        """The `on_bad` every runner reads with: a malformed record (or, `corrupt`, a file
+        that cannot be read at all) becomes an element of the dead-letter output, appended to
+        `into`, or without one fails the run naming it (`CorruptInputError` for a file)."""
         tag = self.dead_letter_tag
 
-        def on_bad(letter: DeadLetter) -> None:
+        def on_bad(letter: DeadLetter, corrupt: bool = False) -> None:
             if tag is None:
-                raise UserCodeError(f"{label}: {letter.error}")
+                error = CorruptInputError if corrupt else UserCodeError
+                raise error(f"{label}: {letter.error}")
             into.append(WindowedValue.raw(letter, MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1))
         return on_bad
 
@@ -186,6 +190,11 @@ class FileSource(DeadLetterSource):
         where = path if line is None else f"{path}:{line}"
         on_bad(DeadLetter(element, self.name, f"{where}: {what}", ""))
 
+    def unreadable(self, on_bad: OnBad, path: str, what: str) -> None:
+        """Report a file that cannot be read at all (damaged, or not of the source's format):
+        one dead letter (its path), or without a dead-letter output a `CorruptInputError`."""
+        on_bad(DeadLetter(path, self.name, f"{path}: {what}", ""), corrupt=True)
+
     def check_unit(self, number: Any) -> None:
         """Warn, once per source, when the first event time read looks like a number of
         another unit than `timestamp_unit` (a millisecond epoch read as seconds)."""
@@ -216,6 +225,27 @@ class FileSource(DeadLetterSource):
                 self.bad(on_bad, record, path, line, f"does not fit the schema: {e}")
                 return None
         return _raw(record, ts, GLOBAL_WINDOW, NO_FIRING, 1)
+
+
+#: bytes a text source looks at for data that is not text (`not_text`)
+TEXT_PROBE = 8192
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def not_text(path: str) -> Optional[str]:
+    """Why the file is not text a line reader can read, or None: gzip-compressed data (pomset
+    reads files uncompressed) or a NUL byte (binary data, or UTF-16 text) in its first
+    `TEXT_PROBE` bytes, with its offset."""
+    with open(path, "rb") as f:
+        head = f.read(TEXT_PROBE)
+    if head.startswith(_GZIP_MAGIC):
+        return ("is gzip-compressed data (bytes 0-1 are gzip's magic number 1f 8b): "
+                "decompress it first, pomset reads files uncompressed")
+    nul = head.find(b"\0")
+    if nul >= 0:
+        return (f"is not text: a NUL byte at offset {nul} (binary data, or text in UTF-16; "
+                f"text sources read UTF-8)")
+    return None
 
 
 def binary_lines(path: str, meter: Optional[ReadMeter] = None) -> Iterator[Tuple[int, bytes]]:
@@ -446,22 +476,28 @@ SHARD_NAME_TEMPLATE = "-SSSSS-of-NNNNN"
 
 class FileSink(Sink):
     """Writes its input to one file, named `{prefix}{shard name}{suffix}` as Beam names
-    shards (`shard_name_template`, Beam's: a run of S is the shard's index, a run of N the
+    shards; the suffix is `file_name_suffix`, else the format's `default_suffix` (`.parquet`,
+    `.jsonl`, `.csv`; none for text, as Beam) so that a glob such as `*.parquet` finds the
+    output (`shard_name_template`, Beam's: a run of S is the shard's index, a run of N the
     count, zero-padded; "" names the file by prefix and suffix alone). Beam's `num_shards`
     may be 0 (the runner decides) or 1; pomset writes one file per sink (Spark's Parquet,
     one per task). Subclasses set `writer_class`, a class taking
     `(path, annotate, sink_name, sink)` with `write(bundle)` and `close()`."""
 
     writer_class: Any = None
+    #: the file name suffix when `file_name_suffix` is not given: the format's extension
+    default_suffix = ""
 
     @beam_keywords(file_path_prefix="path_prefix")
-    def __init__(self, path_prefix: PathLike, file_name_suffix: str = "",
+    def __init__(self, path_prefix: PathLike, file_name_suffix: Optional[str] = None,
                  label: Optional[str] = None, *, num_shards: int = 0,
                  shard_name_template: Optional[str] = None) -> None:
         super().__init__(label)
         who = type(self).__name__
         if not isinstance(path_prefix, (str, os.PathLike)):
             raise TypeError(f"{who} takes a path prefix (str or path), got {path_prefix!r}")
+        if file_name_suffix is None:
+            file_name_suffix = self.default_suffix
         if not isinstance(file_name_suffix, str):
             raise TypeError(f"file_name_suffix must be a str, got {file_name_suffix!r}")
         if num_shards not in (0, 1):

@@ -11,9 +11,10 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Seque
 
 from ...windowing.beam_keywords import beam_keywords
 from ...windowing import GLOBAL_WINDOW, MIN_MICROS, NO_FIRING, WindowedValue
-from ..schema import SchemaLike
+from ..errors import PipelineConstructionError
+from ..schema import SchemaLike, row_type
 from .base import (FileSink, FileSource, OnBad, PathLike, TableWriter, arrow_table,
-                   json_text)
+                   json_text, not_text)
 from .csv_types import SAMPLE_ROWS, declared_types, infer_types, typed_columns
 
 _raw = WindowedValue.raw
@@ -24,7 +25,8 @@ PROGRESS_ROWS = 16_384
 
 
 class ReadFromCsv(FileSource):
-    """The rows (dicts keyed by the header row) of the CSV files matching a glob pattern.
+    """The rows (`pm.Row`s, which are dicts, keyed by the header row) of the CSV files
+    matching a glob pattern.
 
     Each column's type is decided once, from the first 1,000 rows of the first file read
     (`csv_types`): integers, floats, bools, dates and ISO-8601 timestamps where converting
@@ -32,15 +34,19 @@ class ReadFromCsv(FileSource):
     columns. A value that is not of its column's type makes its row a malformed record, as
     does a field that is not in the file's `encoding`, a row with the wrong number of fields,
     or a missing or bad timestamp; the column keeps its type. A file pyarrow cannot parse at
-    all is one malformed record (its path). `column_types` declares some columns' types (str,
-    int, float, bool, "date", "timestamp", "timestamp UTC"); `schema` (a pyarrow.Schema or a
-    mapping of field name to type) declares them all, and each row becomes a `pm.Row`.
+    all, or that is not text (`not_text`), cannot be read: a `CorruptInputError`, or one dead
+    letter (its path) with `.with_exception_handling()`. `column_types` declares some
+    columns' types (str, int, float, bool, "date", "timestamp", "timestamp UTC"); `schema` (a
+    pyarrow.Schema or a mapping of field name to type) declares them all, and each row is a
+    `pm.Row` of it.
 
     With `timestamp_field`, event time comes from that column (a number of `timestamp_unit`s
-    since the epoch, seconds by default; ISO-8601 strings or timestamps). `delimiter` separates fields; `skip_header_lines` lines
-    are passed over before the header; `header=False` reads a file without a header row, its
-    columns named by `column_names` (else f0, f1, ...); `column_names` with a header renames
-    the header's columns."""
+    since the epoch, seconds by default; ISO-8601 strings or timestamps). `delimiter`
+    separates fields (with the default ',', a file whose header is one column that `;`, a
+    tab or `|` splits into several is a `WrongDelimiterError` naming the delimiter to pass);
+    `skip_header_lines` lines are passed over before the header; `header=False` reads a file
+    without a header row, its columns named by `column_names` (else f0, f1, ...);
+    `column_names` with a header renames the header's columns."""
 
     @beam_keywords(file_pattern="pattern")
     def __init__(self, pattern: PathLike, timestamp_field: Optional[str] = None,
@@ -72,6 +78,11 @@ class ReadFromCsv(FileSource):
 
     def validate(self, node: Any) -> None:
         super().validate(node)
+        for path in self.files():
+            with open(path, "rb") as f:
+                for _ in range(self.skip_header_lines):
+                    f.readline()
+                self._check_delimiter(path, f.readline(), f.readline())
         if self.row_schema is None:   # decided here, on the driver, for every worker alike
             self.types = self._sampled_types()
 
@@ -80,6 +91,8 @@ class ReadFromCsv(FileSource):
         for path in self.files():
             try:
                 table, _ = self._read(path, [], SAMPLE_ROWS)
+            except WrongDelimiterError:
+                raise
             except Exception:   # read_file reports the file
                 continue
             if table.num_rows:
@@ -89,17 +102,21 @@ class ReadFromCsv(FileSource):
     def read_file(self, path: str, on_bad: OnBad) -> Iterator[WindowedValue]:
         if os.path.getsize(path) == 0:
             return
+        why = None if self.encoding.startswith(("utf-16", "utf-32")) else not_text(path)
+        if why is not None:
+            self.unreadable(on_bad, path, why)
+            return
         invalid: List[Any] = []
         try:
             table, undecodable = self._read(path, invalid)
         except _WrongColumns as e:
             self.bad(on_bad, path, path, None, str(e))
             return
-        except (ImportError, MemoryError):
+        except (ImportError, MemoryError, WrongDelimiterError):
             raise
         except Exception as e:   # pyarrow and codecs raise several kinds for unreadable input
-            self.bad(on_bad, path, path, None, f"not readable as CSV ({self.encoding}, "
-                                               f"delimiter {self.delimiter!r}): {e}")
+            self.unreadable(on_bad, path, f"not readable as CSV ({self.encoding}, "
+                                          f"delimiter {self.delimiter!r}): {e}")
             return
         lines = _CsvLines(path, {number for number, *_ in invalid}, self)
         for number, text, expected, actual in invalid:
@@ -115,11 +132,12 @@ class ReadFromCsv(FileSource):
         bad.update(undecodable)
         # progress in bytes: the file's share of the records given out so far
         meter, size, rows = self.meter, os.path.getsize(path), max(typed.num_rows, 1)
+        make = row_type(typed.column_names)   # rows of the file's columns (`pm.Row`s)
         if not bad and self.timestamp_field is None and self.row_schema is None:
             done = 0
             for batch in typed.to_batches(PROGRESS_ROWS):   # the common case, kept tight
                 for record in batch.to_pylist():
-                    yield _raw(record, MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1)
+                    yield _raw(make(record), MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1)
                 if meter is not None:
                     done += batch.num_rows
                     meter.at(size * done // rows)
@@ -132,9 +150,9 @@ class ReadFromCsv(FileSource):
                     self.bad(on_bad, table.slice(index, 1).to_pylist()[0], path,
                              lines.of_record(index), bad[index])
                 elif plain:
-                    yield _raw(record, MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1)
+                    yield _raw(make(record), MIN_MICROS, GLOBAL_WINDOW, NO_FIRING, 1)
                 else:
-                    wv = self.element(record, on_bad, path, lines.of_record(index))
+                    wv = self.element(make(record), on_bad, path, lines.of_record(index))
                     if wv is not None:
                         yield wv
                 index += 1
@@ -156,7 +174,9 @@ class ReadFromCsv(FileSource):
             for _ in range(self.skip_header_lines):
                 f.readline()
             first = f.tell()
-            names = self._names(f.readline())
+            line = f.readline()
+            self._check_delimiter(path, line, f.readline())
+            names = self._names(line)
             f.seek(first)
             data: Any = f if rows is None else io.BytesIO(b"".join(
                 itertools.islice(f, rows + 1)))
@@ -176,6 +196,26 @@ class ReadFromCsv(FileSource):
             return table, {}
         return _decoded(table)
 
+    def _check_delimiter(self, path: str, first_line: bytes, second_line: bytes) -> None:
+        """Raise `WrongDelimiterError` when the file read with the default delimiter ',' is one
+        column whose first line (and second, if any) another common delimiter splits into
+        as many columns: the file is `;`-, tab- or `|`-separated, not one column."""
+        if self.delimiter != "," or self.encoding.startswith(("utf-16", "utf-32")) \
+                or b"\0" in first_line or first_line.startswith(b"\x1f\x8b"):   # not text
+            return
+        lines = [b.decode(self.encoding, errors="replace").lstrip("\ufeff").rstrip("\r\n")
+                 for b in (first_line, second_line) if b.strip()]
+        if not lines or len(_fields(lines[0], ",")) != 1:
+            return
+        for other in COMMON_DELIMITERS:
+            n = len(_fields(lines[0], other))
+            if n > 1 and all(len(_fields(line, other)) == n for line in lines[1:]):
+                what = "header" if self.header else "first line"
+                raise WrongDelimiterError(
+                    f"{self.name}: {path}: the {what} {lines[0][:200]!r} is one column with "
+                    f"the delimiter ',' but {n} columns with {other!r}: pass "
+                    f"delimiter={other!r} to ReadFromCsv")
+
     def _names(self, first_line: bytes) -> List[str]:
         """The columns' names, from the header row (`first_line`) or as configured."""
         text = first_line.decode(self.encoding, errors="replace").lstrip("\ufeff")
@@ -186,6 +226,20 @@ class ReadFromCsv(FileSource):
                                     f"{len(self.column_names)}: {self.column_names}")
             return list(self.column_names) if not self.header else fields
         return fields if self.header else [f"f{i}" for i in range(len(fields))]
+
+
+#: the delimiters other than ',' a CSV file commonly has, checked for by `_check_delimiter`
+COMMON_DELIMITERS = (";", "\t", "|")
+
+
+class WrongDelimiterError(PipelineConstructionError):
+    """A CSV file read with the default delimiter ',' is one column that another common
+    delimiter splits into several: the message names the file, its header and the
+    `delimiter=` to pass."""
+
+
+def _fields(line: str, delimiter: str) -> List[str]:
+    return next(csv.reader([line], delimiter=delimiter), [])
 
 
 class _WrongColumns(ValueError):
@@ -310,3 +364,4 @@ class WriteToCsv(FileSink):
     tuples) are written as JSON; a column mixing types is written as strings."""
 
     writer_class = _CsvWriter
+    default_suffix = ".csv"

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import reprlib
 from typing import Any, Iterator, Optional
 
@@ -9,7 +10,10 @@ from ...windowing.beam_keywords import beam_keywords
 from ...windowing import WindowedValue
 from ..schema import SchemaLike
 from .base import (FileSink, FileSource, LineWriter, OnBad, PathLike, RowMaker, binary_lines,
-                   json_loads, json_text)
+                   json_loads, json_text, not_text)
+
+#: the largest file checked, when its first line is not JSON, for being one JSON document
+DOCUMENT_PROBE = 64 << 20
 
 
 class ReadFromJson(FileSource):
@@ -18,7 +22,9 @@ class ReadFromJson(FileSource):
     `timestamp_unit`s since the epoch, seconds by default, or an ISO-8601 string). With `schema` (a pyarrow.Schema or a mapping of field name to
     type) each object becomes a `pm.Row` of those fields, converted to their types. A line
     that is not a JSON object, does not fit the schema, or whose timestamp field is missing or
-    not a time, is a malformed record."""
+    not a time, is a malformed record. A file that is not JSON lines at all cannot be read
+    (`CorruptInputError`): gzip-compressed or binary data (`not_text`), or one JSON document
+    (an array of objects, a pretty-printed object) spread over several lines."""
 
     @beam_keywords(file_pattern="pattern")
     def __init__(self, pattern: PathLike, timestamp_field: Optional[str] = None,
@@ -27,10 +33,20 @@ class ReadFromJson(FileSource):
         super().__init__(pattern, timestamp_field, label, schema, timestamp_unit)
 
     def read_file(self, path: str, on_bad: OnBad) -> Iterator[WindowedValue]:
-        loads, element = json_loads, self.element
+        why = not_text(path)
+        if why is not None:
+            self.unreadable(on_bad, path, why)
+            return
+        loads, element, first = json_loads, self.element, True
         for n, line in binary_lines(path, self.meter):
             if not line.strip():
                 continue
+            if first:
+                first = False
+                why = _one_document(path, line)
+                if why is not None:
+                    self.unreadable(on_bad, path, why)
+                    return
             try:
                 text = line.decode("utf-8")
             except UnicodeDecodeError as e:
@@ -48,6 +64,28 @@ class ReadFromJson(FileSource):
             wv = element(record, on_bad, path, n)
             if wv is not None:
                 yield wv
+
+
+def _one_document(path: str, first_line: bytes) -> Optional[str]:
+    """Why the file is one JSON document over several lines rather than JSON lines, or None:
+    its first line is not JSON but the whole file (up to `DOCUMENT_PROBE` bytes) is."""
+    try:
+        json.loads(first_line)
+        return None
+    except (ValueError, RecursionError):
+        pass
+    if os.path.getsize(path) > DOCUMENT_PROBE:
+        return None
+    with open(path, "rb") as f:
+        whole = f.read()
+    try:
+        value = json.loads(whole)
+    except (ValueError, RecursionError):
+        return None
+    lines = whole.count(b"\n") + 1
+    start = first_line[:40].decode("utf-8", "replace")
+    return (f"is one JSON {type(value).__name__} over {lines} lines, not JSON lines (one object "
+            f"per line; line 1 is {start!r}): write each record on a line of its own")
 
 
 class _JsonWriter(LineWriter):
@@ -74,3 +112,4 @@ class WriteToJson(FileSink):
     as "NaN", "Infinity" and "-Infinity"), so that every line is strict JSON."""
 
     writer_class = _JsonWriter
+    default_suffix = ".jsonl"

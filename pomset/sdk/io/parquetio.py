@@ -25,7 +25,9 @@ class ReadFromParquet(FileSource):
     that column (a timestamp column, a number of `timestamp_unit`s since the epoch, seconds by
     default, or ISO-8601 strings; read even when not among `columns`). A row whose timestamp
     is null or not a time is a malformed record, reported as `file:N` with N its row number
-    from 1; a file that is not Parquet is one malformed record (its path)."""
+    from 1. A file that is not Parquet, or whose data is damaged, cannot be read: a
+    `CorruptInputError` naming it (and the rows read before the damage), or one dead letter
+    (its path) with `.with_exception_handling()`."""
 
     batch_size = 65_536
 
@@ -83,6 +85,23 @@ class ReadFromParquet(FileSource):
         except (pa.ArrowException, OSError):
             return 0
 
+    def batches(self, pf: Any, path: str, on_bad: OnBad, batch_rows: int,
+                columns: List[str]) -> Iterator[Any]:
+        """The record batches of an open Parquet file; data damaged past its footer ends the
+        file as unreadable (`unreadable`), naming how many rows were read before it."""
+        import pyarrow as pa
+        reads, row = pf.iter_batches(batch_size=batch_rows, columns=columns), 0
+        while True:
+            try:
+                batch = next(reads)
+            except StopIteration:
+                return
+            except (pa.ArrowException, OSError) as e:
+                self.unreadable(on_bad, path, f"damaged after row {row}: {e}")
+                return
+            row += batch.num_rows
+            yield batch
+
     def read_file(self, path: str, on_bad: OnBad) -> Iterator[WindowedValue]:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -93,7 +112,7 @@ class ReadFromParquet(FileSource):
         try:
             pf = pq.ParquetFile(path)
         except (pa.ArrowException, OSError) as e:
-            self.bad(on_bad, path, path, None, f"not a readable Parquet file: {e}")
+            self.unreadable(on_bad, path, f"not a readable Parquet file: {e}")
             return
         field = self.timestamp_field
         available = pf.schema_arrow.names
@@ -111,7 +130,7 @@ class ReadFromParquet(FileSource):
         # batch at a time; other columns (and nulls) go through element() per row.
         vectorized = kind is not None and pa.types.is_timestamp(kind) and kind.unit != "ns"
         columns = [n for n in target.names if n in available]
-        for read in pf.iter_batches(batch_size=self.batch_size, columns=columns):
+        for read in self.batches(pf, path, on_bad, self.batch_size, columns):
             batch, misfits = conform_batch(read, target)
             records = rows_of(batch)
             times = (batch.column(field).cast(pa.timestamp("us", kind.tz)).cast(pa.int64()).to_pylist()
@@ -177,9 +196,10 @@ class WriteToParquet(FileSink):
     this prefix; read them all with the glob `{prefix}-*-of-*{suffix}` (`output_files`)."""
 
     writer_class = _ParquetWriter
+    default_suffix = ".parquet"
 
     @beam_keywords(file_path_prefix="path_prefix")
-    def __init__(self, path_prefix: PathLike, file_name_suffix: str = "",
+    def __init__(self, path_prefix: PathLike, file_name_suffix: Optional[str] = None,
                  compression: str = "snappy", label: Optional[str] = None, *,
                  num_shards: int = 0, shard_name_template: Optional[str] = None) -> None:
         super().__init__(path_prefix, file_name_suffix, label, num_shards=num_shards,

@@ -5,7 +5,8 @@ from typing import Any, Iterator, Optional
 
 from ...windowing.beam_keywords import beam_keywords
 from ...windowing import GLOBAL_WINDOW, MIN_MICROS, NO_FIRING, WindowedValue
-from .base import FileSink, FileSource, LineWriter, OnBad, PathLike, RowMaker, binary_lines, json_text
+from .base import (FileSink, FileSource, LineWriter, OnBad, PathLike, RowMaker, binary_lines,
+                   json_text, not_text)
 
 _raw = WindowedValue.raw
 
@@ -14,7 +15,8 @@ class ReadFromText(FileSource):
     """The lines (str, without the line ending) of the files matching a glob pattern, in file
     name order, all at the minimum timestamp in the global window; `skip_header_lines` lines
     at the start of each file are skipped (Beam's). A line that is not UTF-8 is a malformed
-    record."""
+    record; a file that is not text at all (gzip-compressed, or binary: `not_text`) cannot
+    be read (`CorruptInputError`)."""
 
     @beam_keywords(file_pattern="pattern")
     def __init__(self, pattern: PathLike, label: Optional[str] = None, *,
@@ -25,6 +27,10 @@ class ReadFromText(FileSource):
         self.skip_header_lines = skip_header_lines
 
     def read_file(self, path: str, on_bad: OnBad) -> Iterator[WindowedValue]:
+        why = not_text(path)
+        if why is not None:
+            self.unreadable(on_bad, path, why)
+            return
         skip = self.skip_header_lines
         for n, line in binary_lines(path, self.meter):
             if n <= skip:
