@@ -1,5 +1,5 @@
 """File sources read as a stream on the local runner (`--streaming`): a run without
-`--streaming_until` keeps going and takes files added later, stops on SIGTERM after committing,
+`--streaming_until` keeps going and takes files added later, stops on SIGTERM after committing (exit status 143, one line),
 and resumes from its checkpoint without reading a file twice; the release order and the
 watermark rule are `runtime.file_stream`'s, shared with Spark's file stream (the conformance
 suite compares the panes)."""
@@ -64,7 +64,8 @@ def test_a_local_stream_of_files_runs_until_stopped_and_resumes_from_its_checkpo
         _wait_for(lambda: len(_lines(out)) == 3, job)
         job.send_signal(signal.SIGTERM)
         _, err = job.communicate(timeout=30)
-        assert job.returncode == 0, err[-3000:]
+        assert job.returncode == 143, err[-3000:]   # as shells report SIGTERM
+        assert f"resume with --checkpoint_dir={tmp_path}/ck" in err.splitlines()[-1], err
     finally:
         if job.poll() is None:
             job.kill()
