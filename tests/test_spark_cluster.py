@@ -128,7 +128,10 @@ def test_a_stopped_kafka_run_resumes_from_its_checkpoint(cluster, kafka_broker, 
     def send(events):
         produce(kafka_broker, topic, [{"value": {"k": k, "v": v, "t": t}} for k, v, t in events])
     send(EVENTS)
-    flags = [f"--checkpoint_dir={tmp_path / 'ck'}", "--trigger_interval=0.5"]
+    # one executor, on one of the two workers: the stream needs no more, and a second would
+    # only add its JVM's start to the test
+    flags = [f"--checkpoint_dir={tmp_path / 'ck'}", "--trigger_interval=0.5",
+             "--spark_conf=spark.cores.max=1"]
     first = subprocess.Popen(**_job(cluster, source, out / "o", *flags),
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                              start_new_session=True)
