@@ -36,6 +36,8 @@ SET = [
               ["--rows", "1000000", "--shape", "a", "--repeat", "1"]),
     Benchmark("spark_streaming", "Spark streaming against native Structured Streaming",
               [], ["--shapes", "10000:400000:4"]),
+    Benchmark("spark_startup", "a short job's start-up: local, Spark local and a standalone cluster",
+              [], ["--repeat", "1", "--no-cluster"]),
     Benchmark("kafka_streaming", "Kafka end to end, exactly once, local and Spark",
               [], ["--users", "10000", "--local-events", "30000", "--spark-events", "60000",
                    "--spark-batch-records", "20000", "--latency-seconds", "10",

@@ -1,5 +1,5 @@
-"""The Spark runner on a real standalone cluster: a master and a worker started with pyspark's
-own `spark-class` on loopback, the worker's Python a virtualenv with only pyarrow, pandas and
+"""The Spark runner on a real standalone cluster: `pomset spark up --workers 2` on loopback
+(a master and two workers run by pyspark's own `spark-class`), the workers' Python a virtualenv with only pyarrow, pandas and
 numpy (`worker_venv.py`): pomset, the pipeline's own module and the binary packages its tasks
 need (protobuf for transformWithState, confluent-kafka for the Kafka source) reach the
 executors only by what the run ships. A batch run, and a streaming Kafka run killed and
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -29,6 +30,7 @@ import worker_venv
 from kafka_util import new_topic, produce
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 JOB = os.path.join(HERE, "cluster_job.py")
 # with nothing of this checkout's environment: the job finds pomset itself, the cluster not
 CLEAN_ENV = {k: v for k, v in os.environ.items()
@@ -37,61 +39,37 @@ EVENTS = [("a", 1, 5), ("a", 2, 25), ("b", 3, 40), ("a", 4, 52)]
 LATER = [("b", 5, 33), ("a", 6, 95)]
 
 
+def _pomset(*args: str, cache: str) -> subprocess.CompletedProcess:
+    """`pomset ARGS` as a user types it, with the cluster's state kept under `cache`."""
+    return subprocess.run([sys.executable, "-m", "pomset.cli", *args], capture_output=True,
+                          text=True, timeout=300, cwd=ROOT,
+                          env=dict(CLEAN_ENV, XDG_CACHE_HOME=cache))
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-def _start(spark_home: str, log: str, *args: str, env: dict) -> subprocess.Popen:
-    with open(log, "w") as out:
-        return subprocess.Popen([os.path.join(spark_home, "bin", "spark-class"), *args],
-                                stdout=out, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True)
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    """(master URL, the worker's Python, a cache directory for what runs ship): a master and a
-    worker with 1 core and 1 GiB, stopped at the end, whatever happened."""
-    import pyspark
+    """(master URL, the worker's Python, a cache directory for what runs ship and the
+    cluster's state): `pomset spark up --workers 2` of 1 core and 1 GiB each, and `pomset
+    spark down` at the end, whatever happened."""
     python = worker_venv.build()
     assert subprocess.run([python, "-c", "import pomset"], env=CLEAN_ENV, cwd=str(
         tmp_path_factory.getbasetemp()), capture_output=True).returncode != 0, \
         "the worker's Python must not have pomset"
-    home = os.path.dirname(os.path.abspath(pyspark.__file__))
-    logs = tmp_path_factory.mktemp("cluster")
-    env = dict(CLEAN_ENV, SPARK_HOME=home, SPARK_LOCAL_IP="127.0.0.1", SPARK_NO_DAEMONIZE="1",
-               SPARK_MASTER_OPTS="-Dspark.master.rest.enabled=false")
-    port = _free_port()
-    url = f"spark://127.0.0.1:{port}"
-    procs = [_start(home, str(logs / "master.log"), "org.apache.spark.deploy.master.Master",
-                    "--host", "127.0.0.1", "--port", str(port),
-                    "--webui-port", str(_free_port()), env=env)]
+    cache = str(tmp_path_factory.mktemp("cluster") / "cache")
     try:
-        procs.append(_start(home, str(logs / "worker.log"), "org.apache.spark.deploy.worker.Worker",
-                            url, "--host", "127.0.0.1", "--webui-port", str(_free_port()),
-                            "--cores", "1", "--memory", "1g", "--work-dir", str(logs / "work"),
-                            env=env))
-        deadline = time.monotonic() + 120
-        while "Registering worker" not in (logs / "master.log").read_text():
-            assert all(p.poll() is None for p in procs), (logs / "master.log").read_text()[-3000:]
-            assert time.monotonic() < deadline, "the cluster did not start"
-            time.sleep(0.3)
-        yield url, python, str(logs / "cache")
+        up = _pomset("spark", "up", "--workers", "2", "--cores", "1", "--memory", "1g",
+                     "--port", str(_free_port()), "--webui-port", str(_free_port()), cache=cache)
+        assert up.returncode == 0, up.stderr[-3000:]
+        url = re.search(r"--spark_master=(spark://\S+)", up.stdout).group(1)
+        yield url, python, cache
     finally:
-        for proc in reversed(procs):
-            _stop(proc)
+        _pomset("spark", "down", cache=cache)
 
 
 def _job(cluster, source: str, output, *flags: str) -> dict:
@@ -150,7 +128,10 @@ def test_a_stopped_kafka_run_resumes_from_its_checkpoint(cluster, kafka_broker, 
     def send(events):
         produce(kafka_broker, topic, [{"value": {"k": k, "v": v, "t": t}} for k, v, t in events])
     send(EVENTS)
-    flags = [f"--checkpoint_dir={tmp_path / 'ck'}", "--trigger_interval=0.5"]
+    # one executor, on one of the two workers: the stream needs no more, and a second would
+    # only add its JVM's start to the test
+    flags = [f"--checkpoint_dir={tmp_path / 'ck'}", "--trigger_interval=0.5",
+             "--spark_conf=spark.cores.max=1"]
     first = subprocess.Popen(**_job(cluster, source, out / "o", *flags),
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                              start_new_session=True)
@@ -167,6 +148,56 @@ def test_a_stopped_kafka_run_resumes_from_its_checkpoint(cluster, kafka_broker, 
     send(LATER)
     _run(cluster, source, out / "o", *flags, "--until=latest")
     assert _written(out) == _expected(EVENTS + LATER)
+
+
+def _processes_under(directory: str) -> List[str]:
+    """The command lines of the processes whose working directory is under `directory`: the
+    workers' executors and their Python workers run in the workers' work directories."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.readlink(f"/proc/{pid}/cwd").startswith(directory):
+                found.append(open(f"/proc/{pid}/cmdline").read().replace("\0", " ")[:200])
+        except OSError:
+            continue
+    return found
+
+
+def test_spark_status_and_down_stop_every_process_the_cluster_started(cluster):
+    """`pomset spark status` sees both workers; `pomset spark down` stops the master, the
+    workers and all they started, and says so; after it, no cluster runs."""
+    url, _, cache = cluster
+    status = _pomset("spark", "status", cache=cache)
+    assert status.returncode == 0 and f"running at {url}, 2 worker(s) alive with 2 cores" in \
+        status.stdout, status.stdout + status.stderr
+    with open(os.path.join(cache, "pomset", "spark", "standalone", "cluster.json")) as f:
+        state = json.load(f)
+    assert len(state["pids"]) == 3
+    down = _pomset("spark", "down", cache=cache)
+    assert down.returncode == 0 and down.stdout.strip() == "Spark cluster stopped"
+    for pid in state["pids"]:
+        with pytest.raises(ProcessLookupError):
+            os.killpg(pid, 0)
+    assert _processes_under(state["logs"]) == []
+    gone = _pomset("spark", "status", cache=cache)
+    assert gone.returncode == 1 and gone.stdout.strip() == "no Spark cluster running"
+
+
+def test_spark_up_names_a_port_in_use_and_a_missing_java(tmp_path, monkeypatch):
+    """Refused before any JVM starts, each saying what was wrong and where."""
+    from pomset.runners.spark import standalone
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        with pytest.raises(standalone.ClusterError, match=f"--port {port} is in use on 127.0.0.1"):
+            standalone.up(port=port, webui_port=_free_port(), where=str(tmp_path))
+    with pytest.raises(standalone.ClusterError, match="not a standalone master's URL"):
+        standalone.up(master="yarn", where=str(tmp_path))
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-java"))
+    with pytest.raises(standalone.ClusterError, match="needs Java 17 or newer and found none"):
+        standalone.up(port=_free_port(), webui_port=_free_port(), where=str(tmp_path))
+    assert standalone.status(str(tmp_path)) is None
 
 
 def test_a_module_the_executors_lack_is_named_with_how_to_ship_it():

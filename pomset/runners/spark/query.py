@@ -33,9 +33,9 @@ from ...sdk.io.kafka_clients import KafkaOutput, progress_topic
 from ...sdk.io.kafka_runs import pointer
 from ...sdk.result import PipelineResult
 from ...windowing import now_micros
-from .batch import BATCH_ROWS
 from .checkpoint_log import check_checkpoint
 from .failures import user_errors
+from .file_output import write_file
 from .stopping import QueryStop, committed as committed_so_far
 from .streaming import StreamingPlan, encodes_records, is_sink
 from . import codec, packs, stream_sources
@@ -243,14 +243,3 @@ def _run_state(spark: Any, checkpoint: str, nodes: List[Any], options: Any) -> T
             f"(routing {state.get('routing', 1)}, now {packs.ROUTING}); resuming it would "
             f"lose track of its keys' state: start the run with a new --checkpoint_dir")
     return int(state["buckets"]), state["run_id"]
-
-
-def write_file(writer: Any, elements: List[Any]) -> None:
-    """Write elements to a file sink's writer, which leaves no file if this fails."""
-    try:
-        for i in range(0, len(elements), BATCH_ROWS):
-            writer.write(elements[i:i + BATCH_ROWS])
-    except BaseException:
-        writer.abort()
-        raise
-    writer.close()

@@ -30,7 +30,7 @@ from ...traces.oplus import OPlus
 from .batch import TRANSLATED, BatchPlan, read_more_than_once, unread
 from .failures import user_errors
 from .progress import SparkProgress
-from .query import run_query, write_file
+from .file_output import write_file
 from .session import spark_session
 
 
@@ -58,6 +58,7 @@ class SparkRunner:
                 # the driver unpacks every micro-batch's outputs and holds what the run collects
                 with rarely_collecting():
                     if streaming:
+                        from .query import run_query   # a batch run needs none of the streaming modules
                         result = run_query(spark, pipeline, recorded, started, progress, stop)
                     else:
                         result = self._run_batch(spark, pipeline, recorded, started, progress)
