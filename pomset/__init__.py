@@ -7,8 +7,8 @@ from .sdk.core import (CoGroupByKey, CombineGlobally, CombinePerKey, CombineValu
                        Distinct, Filter, FlatMap, Flatten, GroupByKey, Keys, KvSwap, Map, ParDo,
                        Partition, Source, Values, WindowInto, WithTimestamps)
 from .sdk.dofn import DeadLetter, DoFn, TaggedOutput
-from .sdk.errors import (CheckpointError, CheckpointWarning, DataLossError, DataLossWarning,
-                         KafkaStallWarning, KafkaUnreachableError, LateDataWarning,
+from .sdk.errors import (BacklogWarning, CheckpointError, CheckpointWarning, DataLossError,
+                         DataLossWarning, KafkaStallWarning, KafkaUnreachableError, LateDataWarning,
                          MemoryLimitError, OptionsError,
                          OptionsWarning, PipelineConstructionError, TimeUnitWarning,
                          UserCodeError)
@@ -37,7 +37,7 @@ __all__ = [
     "Filter", "FlatMap", "Flatten", "GroupByKey", "Keys", "KvSwap", "Map", "ParDo", "Partition",
     "Source", "Values", "WindowInto", "WithTimestamps",
     "DeadLetter", "DoFn", "TaggedOutput",
-    "CheckpointError", "CheckpointWarning", "DataLossError", "DataLossWarning",
+    "BacklogWarning", "CheckpointError", "CheckpointWarning", "DataLossError", "DataLossWarning",
     "KafkaStallWarning", "KafkaUnreachableError", "LateDataWarning", "MemoryLimitError",
     "OptionsError",
     "OptionsWarning", "TimeUnitWarning",

@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict
 from ...sdk.errors import PipelineConstructionError
 from ...sdk.result import PipelineResult
 from ...sdk.test_stream import TestStream
+from ...runtime.backlog import PROGRESS
 from ...runtime.collector import rarely_collecting
 from ...runtime.fusion import Fusion
 from ...runtime.spill import memory_budget
@@ -84,7 +85,7 @@ class LocalRunner:
                 for stream in streams:
                     self._replay(stream, executor)
                 if driver is not None:
-                    driver.run(progress.note)
+                    driver.run(progress.note, progress.status)
                 executor.quiesce()
             except BaseException:
                 executor.shutdown()
@@ -103,8 +104,10 @@ class LocalRunner:
         executor.shutdown()
         for s in stages:
             s.finish()
-        result = PipelineResult(record, {s.label: s.metrics() for s in stages},
-                                time.monotonic() - started, executor.times)
+        metrics = {s.label: s.metrics() for s in stages}
+        if driver is not None and driver.sources:
+            metrics[PROGRESS] = driver.progress
+        result = PipelineResult(record, metrics, time.monotonic() - started, executor.times)
         progress.summary(result.metrics())
         return result
 
