@@ -16,6 +16,8 @@ import pomset as pm
 from pomset.windowing import MAX_MICROS
 from pomset.runtime.backlog import PROGRESS, Backlog, files_backlog, kafka_backlog, status_text
 
+from confluent_kafka import Producer
+
 from kafka_util import new_topic, produce
 from test_kafka import SPARK_FLAGS
 from test_kafka_stall import Terminal
@@ -103,7 +105,7 @@ import json, sys, time
 import pomset as pm
 bootstrap, source, out = sys.argv[1:4]
 def slow(r):
-    time.sleep(0.005)
+    time.sleep(0.01)
     return r["n"]
 p = pm.Pipeline(argv=["--bundle_size=10", "--backlog_warning=1", *sys.argv[4:]])
 p | "Read" >> pm.ReadFromKafka(bootstrap, source) | pm.Map(slow)
@@ -128,12 +130,14 @@ def test_a_run_that_falls_behind_shows_its_lag_warns_and_catches_up(kafka_broker
     run = Terminal(str(script), kafka_broker, topic, str(out), *flags)
     stop = threading.Event()
 
-    def producer() -> None:   # about 500 records a second: more than the slowed Map takes
+    def producer() -> None:   # about 300 records a second: more than the slowed Map takes
+        out = Producer({"bootstrap.servers": kafka_broker})
         n = 0
         while not stop.is_set() and n < 3000:
-            produce(kafka_broker, topic, [{"value": {"n": n + i}, "partition": i % 2}
-                                          for i in range(50)])
-            n += 50
+            for i in range(30):
+                out.produce(topic, json.dumps({"n": n + i}).encode(), partition=i % 2)
+            out.flush(10)
+            n += 30
             time.sleep(0.1)
     feeding = threading.Thread(target=producer, daemon=True)
     try:
