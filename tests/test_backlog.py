@@ -160,3 +160,21 @@ def test_a_run_that_falls_behind_shows_its_lag_warns_and_catches_up(kafka_broker
     assert record["sources"]["Read"]["backlog"] == 0
     assert set(record["sources"]["Read"]["partitions"]) == {f"{topic}:0", f"{topic}:1"}
     assert record["last_batch_records"] > 0
+
+
+def test_a_run_stopped_behind_its_input_says_it_was_not_caught_up(kafka_broker, tmp_path):
+    topic = new_topic(kafka_broker, "backlog-stopped", 2)
+    produce(kafka_broker, topic, [{"value": {"n": n}, "partition": n % 2} for n in range(2000)])
+    script, out = tmp_path / "p.py", tmp_path / "progress.json"
+    script.write_text(SCRIPT)
+    run = Terminal(str(script), kafka_broker, topic, str(out), "--runner=local", "--workers=1")
+    try:
+        run.until(lambda: any(_lags(run.text)), "a lag above 0 on the status line")
+        assert run.stop() == 0, run.text[-3000:]
+    finally:
+        run.kill()
+    record = json.loads(out.read_text())
+    lags = record["sources"]["Read"]["partitions"]
+    assert record["caught_up"] is False, record
+    assert 0 < record["sources"]["Read"]["backlog"] == sum(lags.values()) < 2000
+    assert set(lags) == {f"{topic}:0", f"{topic}:1"}
