@@ -141,8 +141,8 @@ def test_a_run_that_falls_behind_shows_its_lag_warns_and_catches_up(kafka_broker
             time.sleep(0.1)
     feeding = threading.Thread(target=producer, daemon=True)
     try:
-        run.until(lambda: "wm-" in run.text or "lag=" in run.text, "the status line's lag",
-                  timeout=180)
+        # a lag in numbers: the broker has answered and, on Spark, a first micro-batch ran
+        run.until(lambda: _lags(run.text), "the status line's lag", timeout=180)
         feeding.start()
         run.until(lambda: "BacklogWarning: Read: its backlog has grown for" in run.text,
                   "the backlog warning")
