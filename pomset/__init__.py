@@ -7,8 +7,9 @@ from .sdk.core import (CoGroupByKey, CombineGlobally, CombinePerKey, CombineValu
                        Distinct, Filter, FlatMap, Flatten, GroupByKey, Keys, KvSwap, Map, ParDo,
                        Partition, Source, Values, WindowInto, WithTimestamps)
 from .sdk.dofn import DeadLetter, DoFn, TaggedOutput
-from .sdk.errors import (CheckpointError, CheckpointWarning, CorruptInputError, DataLossError,
-                         DataLossWarning, KafkaStallWarning, KafkaUnreachableError, LateDataWarning,
+from .sdk.errors import (BacklogWarning, CheckpointError, CheckpointWarning, CorruptInputError,
+                         DataLossError, DataLossWarning,
+                         KafkaStallWarning, KafkaUnreachableError, LateDataWarning,
                          MemoryLimitError, OptionsError,
                          OptionsWarning, PipelineConstructionError, TimeUnitWarning,
                          UserCodeError)
@@ -37,8 +38,8 @@ __all__ = [
     "Filter", "FlatMap", "Flatten", "GroupByKey", "Keys", "KvSwap", "Map", "ParDo", "Partition",
     "Source", "Values", "WindowInto", "WithTimestamps",
     "DeadLetter", "DoFn", "TaggedOutput",
-    "CheckpointError", "CheckpointWarning", "CorruptInputError", "DataLossError",
-    "DataLossWarning",
+    "BacklogWarning", "CheckpointError", "CheckpointWarning", "CorruptInputError",
+    "DataLossError", "DataLossWarning",
     "KafkaStallWarning", "KafkaUnreachableError", "LateDataWarning", "MemoryLimitError",
     "OptionsError",
     "OptionsWarning", "TimeUnitWarning",

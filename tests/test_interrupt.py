@@ -126,7 +126,8 @@ def _start(bootstrap: str, tmp_path, runner: str, sleep: float = 0):
 
 
 def _stop_line(signal_name: str, unit: str, checkpoint: str) -> str:
-    return (rf"pomset: stopped on {re.escape(signal_name)}; committed {unit} (\d+) to "
+    return (rf"pomset: stopped on {re.escape(signal_name)}; the input was caught up; "
+            rf"committed {unit} (\d+) to "
             rf"{re.escape(checkpoint)}, Kafka transaction pomset-\w+-stop-out-\w+ \(mark \1\); "
             rf"resume with --checkpoint_dir={re.escape(checkpoint)}$")
 

@@ -54,6 +54,12 @@ def _metrics(pipeline, mode, tmp_path):
     pipeline(p, tmp_path)
     metrics = p.run().metrics()
     metrics.pop("micro-batches", None)   # a streaming query's own
+    progress = metrics.pop("progress", None)   # a streaming run's own
+    if mode == "spark-streaming":   # its files read as a stream, to the end: none waiting
+        assert set(progress["sources"]) in ({"Read"}, {"Rows"}), progress
+        assert all(v == {"kind": "files", "backlog": 0}
+                   for v in progress["sources"].values()), progress
+        assert progress["caught_up"] is True and progress["last_batch_records"] > 0, progress
     return metrics
 
 

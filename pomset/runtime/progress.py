@@ -1,6 +1,7 @@
 """What every runner shows on a terminal while a run goes: one status line (records per step,
 elapsed time; for a source whose size is known, the share of it read and an estimate of the
-time left), redrawn in place, and a summary of the run's metrics at the end; silent when
+time left; for a streaming run, its backlog, watermark delay and last micro-batch, see
+`backlog`), redrawn in place, and a summary of the run's metrics at the end; silent when
 stderr is not a terminal or with --quiet."""
 from __future__ import annotations
 
@@ -8,13 +9,16 @@ import sys
 import time
 from typing import Dict, Optional, TextIO, Tuple
 
+from .backlog import PROGRESS
+
 Metrics = Dict[str, Dict[str, int]]
 #: per source step whose size is known: (read so far, size), in the source's units
 Reads = Dict[str, Tuple[int, int]]
 
 
 class ProgressLine:
-    """The status line and the summary; `draw` redraws at most every `interval` seconds."""
+    """The status line and the summary; `draw` redraws at most every `interval` seconds,
+    with `status` (a streaming run's backlog, `backlog.status_text`) after its note."""
 
     def __init__(self, quiet: bool, stream: Optional[TextIO] = None, interval: float = 0.5,
                  force: bool = False) -> None:
@@ -25,6 +29,7 @@ class ProgressLine:
         self.last = 0.0
         self.drawn = 0   # length of the status line on screen, to erase it fully
         self.first: Dict[str, Tuple[float, int]] = {}   # per source: when it was first seen read
+        self.status = ""
 
     def draw(self, metrics: Metrics, note: str = "", now: bool = False,
              reads: Optional[Reads] = None) -> None:
@@ -38,8 +43,9 @@ class ProgressLine:
         reads = reads or {}
         parts = [f"{short(label.split('/')[-1])}={headline(m)}"
                  + (" " + self.share(label, *reads[label], at) if label in reads else "")
-                 for label, m in metrics.items() if isinstance(m, dict)]
-        line = " ".join([f"[{at - self.start:6.1f}s]", note] + parts).replace("  ", " ")[:200]
+                 for label, m in metrics.items() if isinstance(m, dict) and label != PROGRESS]
+        line = " ".join(filter(None, [f"[{at - self.start:6.1f}s]", note.strip(), self.status]
+                               + parts))[:200]
         self.stream.write("\r" + line.ljust(self.drawn))
         self.drawn = max(self.drawn, len(line))
         self.stream.flush()
@@ -93,6 +99,8 @@ def format_summary(metrics: Metrics, elapsed: float) -> str:
     lines = [f"pomset run finished in {elapsed:.2f}s"]
     totals = {"late": 0, "dropped": 0, "dead_lettered": 0}
     for label, m in metrics.items():
+        if label == PROGRESS:
+            continue
         cols = ", ".join(f"{k}={v}" for k, v in m.items())
         lines.append(f"  {label.ljust(width)}  {cols}")
         for k in totals:

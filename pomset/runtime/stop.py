@@ -1,9 +1,9 @@
 """Stopping a streaming run on Ctrl-C (SIGINT) or SIGTERM, the same on every runner.
 
 The first signal asks the runner to stop at its next safe point: it commits what it did,
-cleans up, and the run ends with one line on stderr saying what it committed and how to
-resume, and exit status 130 for SIGINT, 143 for SIGTERM (128 + the signal's number, as a
-shell reports a process those signals end). A second signal while it stops ends the process at
+cleans up, and the run ends with one line on stderr saying whether the input was caught up
+(`runtime.backlog`), what it committed and how to resume, and exit status 130 for SIGINT, 143
+for SIGTERM (128 + the signal's number, as a shell reports a process those signals end). A second signal while it stops ends the process at
 once with one line: what is not committed yet is redone when the run resumes. Nothing else
 reaches the terminal: no traceback, no summary."""
 from __future__ import annotations
@@ -15,6 +15,8 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional
+
+from .backlog import Record, input_state
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 #: how each signal is named on the stop line
@@ -58,6 +60,8 @@ class StopRequest:
     def __init__(self) -> None:
         self.signum: Optional[int] = None
         self.committed: Callable[[], Committed] = lambda: Committed("epoch")
+        #: the run's progress record at its stop (`runtime.backlog`), when it has one
+        self.progress: Optional[Record] = None
 
     @property
     def requested(self) -> bool:
@@ -78,7 +82,8 @@ class StopRequest:
         if self.signum is None:
             return
         name = _NAMES.get(self.signum, signal.strsignal(self.signum))
-        _write_line(f"pomset: stopped on {name}; {self._describe()}")
+        behind = f"; {input_state(self.progress)}" if self.progress else ""
+        _write_line(f"pomset: stopped on {name}{behind}; {self._describe()}")
         raise SystemExit(exit_status(self.signum))
 
     def _describe(self) -> str:

@@ -65,6 +65,12 @@ class KafkaStallWarning(UserWarning):
     message names its bootstrap servers and how long."""
 
 
+class BacklogWarning(UserWarning):
+    """A streaming source's backlog (Kafka lag, files waiting) has grown for
+    `--backlog_warning` seconds: the run reads slower than its input arrives; the message
+    names the source and its backlog then and now."""
+
+
 class TimeUnitWarning(UserWarning):
     """A source's event times look like numbers of another unit than its `timestamp_unit`
     (milliseconds read as seconds, say); the message names the field, the value and the unit

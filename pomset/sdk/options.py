@@ -324,6 +324,11 @@ class PipelineOptions:
                                  "line, when a Kafka broker has not answered for this long "
                                  "(stopped or cut off without closing its connections; the "
                                  "run waits for it and goes on when it answers)")
+        parser.add_argument("--backlog_warning", type=_positive("--backlog_warning"),
+                            default=60.0, metavar="SECONDS",
+                            help="streaming runs: warn (BacklogWarning) when a source's "
+                                 "backlog (Kafka lag, files waiting) has grown for this long: "
+                                 "the run reads slower than its input arrives")
         parser.add_argument("--on_data_loss", default="warn", choices=("warn", "fail"),
                             help="Kafka sources: when offsets a run was to read next were "
                                  "deleted by retention, go on from the earliest one left, "

@@ -74,6 +74,10 @@ class FileStreamStage(SourceStage):
         self.ended = self.target is not None and end >= self.target
         return pushed
 
+    def waiting(self) -> int:
+        """Files listed and not released yet: the stream's backlog."""
+        return 0 if self.listing is None else len(self.listing.files) - len(self.released)
+
     def watermark(self) -> int:
         """The watermark after the micro-batch last pushed."""
         return file_watermark(self.latest, self.out_of_orderness, self.ended)

@@ -67,6 +67,13 @@ class Progress:
             self.line.draw({s.label: s.metrics() for s in self.stages}, note=text, now=True,
                            reads=self._reads())
 
+    def status(self, text: str) -> None:
+        """Show a streaming run's progress (`backlog.status_text`) on every line from now on,
+        starting with this one: a run waiting for records draws it all the same."""
+        if self.line.enabled:
+            self.line.status = text
+            self.line.draw({s.label: s.metrics() for s in self.stages}, reads=self._reads())
+
     def close(self) -> None:
         """Take the meters off the file sources: their read is over, however it ended."""
         for t in self.metered:

@@ -16,6 +16,7 @@ from ...sdk.errors import PipelineConstructionError
 from ...sdk.io.base import FileSource
 from ...sdk.result import PipelineResult
 from ...sdk.test_stream import TestStream
+from ...runtime.backlog import PROGRESS
 from ...runtime.collector import rarely_collecting
 from ...runtime.fusion import Fusion
 from ...runtime.spill import memory_budget
@@ -96,7 +97,7 @@ class LocalRunner:
                 for stream in streams:
                     self._replay(stream, executor)
                 if driver is not None:
-                    driver.run(progress.note, stop)
+                    driver.run(progress.note, stop, progress.status)
                 executor.quiesce()
             except BaseException:
                 executor.shutdown()
@@ -115,9 +116,13 @@ class LocalRunner:
             executor.shutdown()
             for s in stages:
                 s.finish()
+            if driver is not None:
+                stop.progress = driver.progress if driver.sources else None
             stop.end()
-        result = PipelineResult(record, {s.label: s.metrics() for s in stages},
-                                time.monotonic() - started, executor.times)
+        metrics = {s.label: s.metrics() for s in stages}
+        if driver is not None and driver.sources:
+            metrics[PROGRESS] = driver.progress
+        result = PipelineResult(record, metrics, time.monotonic() - started, executor.times)
         progress.summary(result.metrics())
         return result
 

@@ -11,8 +11,12 @@ newest that is not damaged), so what a killed run wrote after its last commit is
 nor repeated: exactly once. The mark lives on a topic recorded in the run's metadata the first
 time it writes to Kafka, so changing its sinks later keeps the run's identity. Ctrl-C or
 SIGTERM (`runtime.stop`) stops the run between two steps, after committing what it did.
-Without `--checkpoint_dir` the producer is
-idempotent, not transactional, and a run always starts from the sources' start offsets."""
+Without `--checkpoint_dir` the producer is idempotent, not transactional, and a run always
+starts from the sources' start offsets.
+
+As it reads, the driver keeps the run's progress record (`runtime.backlog`: each source's lag
+or files waiting, the outputs' watermark, its last round of reading and propagating as the
+micro-batch), shown on the status line and kept as `progress` for `result.metrics()`."""
 from __future__ import annotations
 
 import time
@@ -20,10 +24,11 @@ import warnings
 from functools import partial
 from typing import Any, Callable, List, Optional, Tuple
 
+from ...runtime.backlog import Backlog, Record, files_backlog, kafka_backlog, status_text
 from ...sdk.errors import CheckpointError, CheckpointWarning
 from ...sdk.io import kafka_runs
 from ...sdk.io.kafka_clients import KafkaOutput, progress_topic
-from ...sdk.io.kafka_watch import BrokerWatch, clusters_of
+from ...sdk.io.kafka_watch import BrokerWatch, clusters_of, topics_of
 from ...runtime.stop import Committed, StopRequest
 from .checkpoint import Checkpoints
 from .files import FileStreamStage
@@ -31,6 +36,7 @@ from .kafka import KafkaSinkStage, KafkaSourceStage
 from .stages import SinkStage, Stage
 
 _POLL_S = 0.05
+_RECORD_S = 0.5   # how often the progress record is made while the run reads
 
 
 class StreamingDriver:
@@ -56,6 +62,12 @@ class StreamingDriver:
         self.output: Optional[KafkaOutput] = None
         self.epoch = 0
         self.committed: Optional[tuple] = None
+        self.backlog = Backlog(options.backlog_warning)
+        read = {id(x) for s in stages for x in s.node.inputs}
+        # the stages the run's outputs leave from: sinks, and steps nobody reads
+        self.outputs = [s for s in stages
+                        if not any(id(x) in read for x in s.node.outputs.values())]
+        self.batch: Tuple[Optional[float], Optional[int]] = (None, None)
 
     def restore(self) -> bool:
         """Open the output and put back the state of the checkpoint to resume from; whether
@@ -139,28 +151,40 @@ class StreamingDriver:
                               f"{epochs[i - 1]}", CheckpointWarning, stacklevel=2)
         return None, None
 
-    def run(self, note: Callable[[str], None], stop: StopRequest) -> None:
+    @property
+    def progress(self) -> Record:
+        """The run's progress record (`runtime.backlog`), as last made."""
+        return self.backlog.record
+
+    def run(self, note: Callable[[str], None], stop: StopRequest,
+            status: Callable[[str], None] = lambda text: None) -> None:
         """Read until every source has ended (or `stop` is requested: Ctrl-C, SIGTERM),
         committing epoch by epoch; a broker that stops answering is warned of and shown with
-        `note` (`kafka_watch`)."""
+        `note` (`kafka_watch`), the progress record with `status`."""
         interval = self.options.checkpoint_interval
         due = time.monotonic() + interval
         bundle = self.options.bundle_size
-        watch = BrokerWatch(clusters_of(s.node.transform for s in self.stages),
-                            self.options.kafka_stall_warning).start()
+        transforms = [s.node.transform for s in self.stages]
+        watch = BrokerWatch(clusters_of(transforms), self.options.kafka_stall_warning,
+                            topics=topics_of(transforms)).start()
         shown: Optional[str] = None
+        recorded = time.monotonic()
         try:
             while True:   # at least once: a resumed run may find every source ended
                 stalled = watch.check()
                 if stalled != shown:
                     note(stalled or "")
                     shown = stalled
+                if time.monotonic() - recorded >= _RECORD_S:
+                    status(status_text(self._record(watch.latest)))
+                    recorded = time.monotonic()
                 timeout = _POLL_S / max(1, len(self.sources))
-                for s in self.sources:
-                    if not s.done:
-                        s.poll(bundle, timeout)
+                began = time.monotonic()
+                got = sum(s.poll(bundle, timeout) for s in self.sources if not s.done)
                 marks = [(s, s.watermark()) for s in self.sources]
                 self.executor.serial(partial(self._step, marks))
+                if got:
+                    self.batch = (1000 * (time.monotonic() - began), got)
                 if stop.requested or all(s.done for s in self.sources):
                     break   # a step ended: a safe point to commit at
                 if time.monotonic() >= due:
@@ -169,6 +193,17 @@ class StreamingDriver:
         finally:
             watch.stop()
         self.commit(final=True)
+        watch.refresh()
+        status(status_text(self._record(watch.latest)))
+
+    def _record(self, latest: dict) -> Record:
+        """Make the progress record from the partitions' latest offsets and the sources'
+        positions (`Backlog.update`, which warns of a backlog that keeps growing)."""
+        sources = {s.label: files_backlog(s.waiting()) if isinstance(s, FileStreamStage)
+                   else kafka_backlog(latest, s.reader.positions)
+                   for s in self.sources if isinstance(s, FileStreamStage) or s.reader is not None}
+        marks = [min(s.in_wms) if not s.node.outputs else s.out_wm for s in self.outputs]
+        return self.backlog.update(sources, min(marks, default=None), *self.batch)
 
     def committed_so_far(self) -> Committed:
         """The last epoch committed, where, and its Kafka transaction (for the stop line)."""

@@ -2,19 +2,24 @@
 thread that polls Spark (the running stages' tasks done, from the status tracker; a streaming
 query's last micro-batch) and the run's counts so far, and the summary at the end. The same
 thread has the run's Kafka brokers watched (`kafka_watch`): one that stops answering is warned
-of and shown on the line, whether or not the line is drawn."""
+of and shown on the line, whether or not the line is drawn; for a query that reads Kafka or a
+stream of files, the same thread makes the run's progress record (`runtime.backlog`, from the
+query's last progress report: `spark.backlog`) and warns of a backlog that keeps growing."""
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional
 
+from ...runtime.backlog import Backlog, Record, status_text
 from ...runtime.progress import ProgressLine
 from ...sdk.io.kafka_watch import BrokerWatch
+from .backlog import QuerySources, last_batch
 
 
 class SparkProgress:
-    """Set `metrics` (the run's counts so far) and, for a streaming run, `query`; `start` and
-    `stop` the polling around the run, then `summary`."""
+    """Set `metrics` (the run's counts so far) and, for a streaming run, `query` (and
+    `follow` its sources' backlog); `start` and `stop` the polling around the run, then
+    `summary`."""
 
     def __init__(self, spark: Any, quiet: bool, watch: BrokerWatch,
                  interval: float = 0.5) -> None:
@@ -23,6 +28,10 @@ class SparkProgress:
         self.tracker = spark.sparkContext.statusTracker()
         self.metrics: Callable[[], Dict[str, Any]] = dict
         self.query: Optional[Any] = None
+        self.sources: Optional[QuerySources] = None
+        self.backlog: Optional[Backlog] = None
+        self.busy: List[Any] = [None, 0]
+        self.watermark: Callable[[], Optional[int]] = lambda: None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True, name="pomset-progress")
 
@@ -30,6 +39,35 @@ class SparkProgress:
         self.watch.start()
         if self.line.enabled or self.watch.clients:
             self._thread.start()
+
+    def follow(self, sources: QuerySources, warn_after: float, busy: List[Any],
+               watermark: Callable[[], Optional[int]]) -> None:
+        """Make the progress record of the query's `sources` as it runs (`busy`: the id of
+        the last micro-batch that read records and how many; `watermark`: the outputs'
+        watermark so far)."""
+        self.sources, self.busy, self.watermark = sources, busy, watermark
+        self.backlog = Backlog(warn_after)
+        if not self._thread.is_alive() and self._thread.ident is None:
+            self._thread.start()
+
+    def record(self) -> Optional[Record]:
+        """The progress record now (None when the run follows no backlog)."""
+        if self.backlog is None:
+            return None
+        last = self.query.lastProgress if self.query is not None else None
+        busy = self.busy[0] is not None and self.query is not None
+        batch = last_batch(self.query.recentProgress if busy else [], *self.busy)
+        return self.backlog.update(self.sources.backlog(last, self.watch.latest),
+                                   self.watermark(), *batch)
+
+    def final_record(self) -> Optional[Record]:
+        """Stop polling and make the run's last progress record, with the latest offsets
+        asked for now."""
+        self.stop()
+        if self.backlog is None:
+            return None
+        self.watch.refresh()
+        return self.record()
 
     def stop(self) -> None:
         self._stop.set()
@@ -43,6 +81,12 @@ class SparkProgress:
     def _poll(self) -> None:
         while not self._stop.wait(self.line.interval):
             stalled = self.watch.check()
+            try:
+                record = self.record()
+            except Exception:   # a progress report read mid-update: next time
+                record = None
+            if record is not None:
+                self.line.status = status_text(record)
             if not self.line.enabled:
                 continue
             try:

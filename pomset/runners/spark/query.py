@@ -25,7 +25,8 @@ from typing import Any, Dict, List, Tuple
 from ...runtime.lost_checkpoint import start_run_state
 from ...sdk.checkpoint_lock import CheckpointLock
 from ...sdk.errors import CheckpointError
-from ...runtime.markers import ChannelMarker
+from ...runtime.backlog import PROGRESS
+from ...runtime.markers import ChannelMarker, Channels
 from ...runtime.metrics import add_counts, complete, with_flow
 from ...runtime.stop import StopRequest
 from ...sdk.io.kafka import WriteToKafka
@@ -33,6 +34,7 @@ from ...sdk.io.kafka_clients import KafkaOutput, progress_topic
 from ...sdk.io.kafka_runs import pointer
 from ...sdk.result import PipelineResult
 from ...windowing import now_micros
+from .backlog import QuerySources
 from .checkpoint_log import check_checkpoint
 from .failures import user_errors
 from .file_output import write_file
@@ -99,6 +101,12 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
         clock = [None]   # the pipeline's processing time as of the last micro-batch
         halt = QueryStop(stop, checkpoint)
         stop.committed = committed_so_far(checkpoint, not temporary, output, lambda: committed[0])
+        # the markers that reached the driver, by channel: the outputs' watermark
+        arrived, channels = Channels(), set()
+        busy = [None, 0]   # the last micro-batch that read records: its id, how many
+
+        def watermark() -> Any:
+            return arrived.input_watermark(0, sorted(channels)) if channels else None
 
         def each_batch(df: Any, batch_id: int) -> None:
             # a micro-batch Spark replays after a restart was committed to Kafka before, or not
@@ -120,14 +128,21 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
         def deliver(table: Any, batch_id: int, fresh: bool) -> None:
             is_counts = pc.equal(table.column("t"), codec.COUNTS)
             counted = table.filter(is_counts).column("m").to_pylist()
+            read = 0
             for label, batch_counts in map(codec.loads, counted):
                 if isinstance(batch_counts, Warning):   # a task's, issued here to be seen
                     warnings.warn(batch_counts, stacklevel=2)
                     continue
                 add_counts(step_counts[label], batch_counts)
-            markers = table.filter(pc.invert(is_counts)).column("m").drop_null().to_pylist()
-            clocks = [m.processing_time for m in map(codec.loads, markers)
-                      if isinstance(m, ChannelMarker) and m.processing_time is not None]
+                read += batch_counts.get("read", 0)
+            if read:
+                busy[:] = [batch_id, read]
+            markers = [m for m in map(codec.loads, table.filter(pc.invert(is_counts))
+                                      .column("m").drop_null().to_pylist())
+                       if isinstance(m, ChannelMarker)]
+            arrived.observe((0, m) for m in markers)
+            channels.update(m.channel for m in markers)
+            clocks = [m.processing_time for m in markers if m.processing_time is not None]
             clock[0] = max(clocks + ([clock[0]] if clock[0] is not None else []),
                            default=now_micros())
             for target, nodes in zip(targets, writes):
@@ -166,7 +181,11 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
             query = writer.start()
             progress.metrics = lambda: _metrics(plan, dead_counts, step_counts)
             progress.query = query
+            sources = QuerySources(plan)
+            if sources:
+                progress.follow(sources, options.backlog_warning, busy, watermark)
             halt.wait(query)
+            stop.progress = progress_record = progress.final_record()
     finally:
         spark.conf.set(SHUFFLE, shuffle)
         if temporary:
@@ -177,6 +196,8 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
             lock.release()
     metrics = _metrics(plan, dead_counts, step_counts)
     metrics["micro-batches"] = _batch_stats(query.recentProgress)
+    if progress_record is not None:
+        metrics[PROGRESS] = progress_record
     return PipelineResult(record, metrics, time.monotonic() - started, times)
 
 

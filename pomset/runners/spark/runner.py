@@ -23,7 +23,7 @@ from ...sdk.io.base import Sink
 from ...sdk.result import PipelineResult
 from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
 from ...sdk.io.kafka_clients import KafkaOutput
-from ...sdk.io.kafka_watch import BrokerWatch, clusters_of
+from ...sdk.io.kafka_watch import BrokerWatch, clusters_of, topics_of
 from ...sdk.test_stream import TestStream
 from ...traces import DGSStep
 from ...traces.oplus import OPlus
@@ -49,8 +49,9 @@ class SparkRunner:
         if url and not options.quiet:
             print(f"pomset: Spark UI at {url}", file=sys.stderr, flush=True)
         recorded = pipeline.recorded()
+        transforms = [n.transform for n in pipeline.nodes]
         progress = SparkProgress(spark, options.quiet, BrokerWatch(
-            clusters_of(n.transform for n in pipeline.nodes), options.kafka_stall_warning))
+            clusters_of(transforms), options.kafka_stall_warning, topics=topics_of(transforms)))
         # Ctrl-C and SIGTERM stop a streaming query between micro-batches (`stopping`)
         with stopping(streaming) as stop:
             progress.start()

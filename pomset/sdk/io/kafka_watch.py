@@ -4,13 +4,15 @@ clients wait without an error: reads return nothing and the run seems idle. `Bro
 asks each cluster for its metadata about every second, on a thread of its own, and says when
 one has not answered for `--kafka_stall_warning` seconds: a `KafkaStallWarning` naming its
 bootstrap servers and how long, a note on the status line while it lasts, and another warning
-when it answers again (the run goes on where it was)."""
+when it answers again (the run goes on where it was). With each answer it also asks for the
+latest offsets of the partitions of the topics the run reads (`latest`), from which the runner
+tells each Kafka source's lag (`runtime.backlog`)."""
 from __future__ import annotations
 
 import threading
 import time
 import warnings
-from typing import Any, Dict, Iterable, Optional
+from typing import Any, Dict, Iterable, Optional, Set, Tuple
 
 from ..errors import KafkaStallWarning
 from .kafka import ReadFromKafka, WriteToKafka, client_config
@@ -38,14 +40,26 @@ def clusters_of(transforms: Iterable[Any]) -> Dict[str, Dict[str, Any]]:
     return out
 
 
+def topics_of(transforms: Iterable[Any]) -> Dict[str, Set[str]]:
+    """The topics the Kafka sources among `transforms` read, by bootstrap servers."""
+    out: Dict[str, Set[str]] = {}
+    for t in transforms:
+        if isinstance(t, ReadFromKafka):
+            out.setdefault(t.bootstrap_servers, set()).update(t.topics)
+    return out
+
+
 class BrokerWatch:
     """Asks each cluster (`clusters_of`) for its metadata every `every` seconds; `check()`,
     called by the run's own loop, warns of a cluster that has left a question unanswered for
-    `after` seconds or more and gives the status line's note while one has."""
+    `after` seconds or more and gives the status line's note while one has. `latest` holds
+    the latest (committed) offset of each partition of the `topics` read, as last answered."""
 
     def __init__(self, clusters: Dict[str, Dict[str, Any]], after: float,
-                 every: float = 1.0) -> None:
+                 every: float = 1.0, topics: Optional[Dict[str, Set[str]]] = None) -> None:
         self.after, self.every = after, every
+        self.topics = topics or {}
+        self.latest: Dict[Tuple[str, int], int] = {}
         self.clients: Dict[str, Any] = {}
         if clusters:
             from confluent_kafka.admin import AdminClient
@@ -73,11 +87,42 @@ class BrokerWatch:
             for servers, client in self.clients.items():
                 self.asked.setdefault(servers, time.monotonic())
                 try:
-                    client.list_topics(timeout=self.every)
+                    metadata = client.list_topics(timeout=self.every)
                 except KafkaException:
                     continue
                 del self.asked[servers]
+                self._offsets(servers, client, metadata)
             self.stopping.wait(self.every)
+
+    def _offsets(self, servers: str, client: Any, metadata: Any) -> None:
+        """Ask the cluster for the latest offsets of its partitions that the run reads."""
+        from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
+        from confluent_kafka.admin import OffsetSpec
+        wanted = [TopicPartition(topic, p) for topic in sorted(self.topics.get(servers, ()))
+                  if topic in metadata.topics for p in metadata.topics[topic].partitions]
+        if not wanted:
+            return
+        futures = client.list_offsets({tp: OffsetSpec.latest() for tp in wanted},
+                                      isolation_level=IsolationLevel.READ_COMMITTED,
+                                      request_timeout=self.every)
+        latest = dict(self.latest)
+        for tp, future in futures.items():
+            try:
+                latest[(tp.topic, tp.partition)] = future.result().offset
+            except KafkaException:
+                continue
+        self.latest = latest
+
+    def refresh(self) -> None:
+        """Ask every cluster for the latest offsets now, on the caller's thread (the run's
+        last progress record, once the watch is stopped)."""
+        from confluent_kafka import KafkaException
+        for servers, client in self.clients.items():
+            if servers in self.topics:
+                try:
+                    self._offsets(servers, client, client.list_topics(timeout=self.every))
+                except KafkaException:
+                    continue
 
     def check(self) -> Optional[str]:
         """Warn, once each time, of a cluster that has not answered for `after` seconds and of
