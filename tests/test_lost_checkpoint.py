@@ -185,3 +185,56 @@ def test_a_checkpoint_dir_deleted_under_a_spark_query_stops_it_and_its_restart_r
     # read again from the start, as asked: a's window twice
     assert _sums(kafka_broker, out) == Counter({("a", 45, 10.0): 2, ("z", 50, 60.0): 1,
                                                 ("b", 645, 70.0): 1, ("y", 100, 110.0): 1})
+
+
+def test_a_spark_failure_met_once_the_checkpoint_dir_is_gone_is_that_checkpoint_error(
+        spark_session, tmp_path):
+    from pomset.runners.spark.failures import SparkJobError, user_errors
+    from pomset.sdk.checkpoint_lock import CheckpointLock
+    missing = tmp_path / "no-such-table"
+
+    def fail() -> None:   # a job Spark fails on a file, as a query's write to a lost directory
+        spark_session.read.parquet(str(missing)).collect()
+
+    checkpoint = tmp_path / "checkpoint"
+    checkpoint.mkdir()
+    lock = CheckpointLock(str(checkpoint))
+    with pytest.raises(SparkJobError):   # the directory is there: the failure is itself
+        with user_errors(str(checkpoint), lock):
+            fail()
+    shutil.rmtree(checkpoint)
+    checkpoint.write_text("a file where the directory was")
+    with pytest.raises(CheckpointError, match=re.escape(
+            f"checkpoint directory {checkpoint} was deleted or replaced while the run was "
+            f"running (its lock {checkpoint}/pomset.lock is gone)")) as lost:
+        with user_errors(str(checkpoint), lock):
+            fail()
+    assert isinstance(lost.value.__cause__, SparkJobError)   # what Spark met, chained
+    assert str(missing) in str(lost.value.__cause__)
+    lock.release()
+
+
+def test_a_checkpoint_dir_replaced_under_a_spark_query_stops_it_naming_the_dir(
+        kafka_broker, tmp_path):
+    """A file in the directory's place: every write Spark makes there from then on fails
+    (its offset log's, a stateful task's state commit), and the run stops with the
+    CheckpointError naming the directory, not with Spark's own failure."""
+    source = new_topic(kafka_broker, "replaced-in", 1)
+    out = new_topic(kafka_broker, "replaced-out", 1)
+    checkpoint = tmp_path / "checkpoint"
+    produce(kafka_broker, source, _records("a", range(0, 10)))
+    run = _start_and_read(_sum_job(kafka_broker, source, out, _flags("spark", checkpoint)),
+                          kafka_broker, checkpoint, source)
+    try:
+        shutil.rmtree(checkpoint)
+        checkpoint.write_text("a file where the directory was")
+        produce(kafka_broker, source, _records("b", range(60, 70)))
+        run.wait(120)
+    finally:
+        _kill(run)
+    stderr = run.stderr.read()
+    assert run.returncode != 0
+    assert stderr.rstrip().splitlines()[-1].startswith(
+        f"pomset.sdk.errors.CheckpointError: checkpoint directory {checkpoint} was deleted or "
+        f"replaced while the run was running (its lock {checkpoint}/pomset.lock is gone)"), \
+        stderr[-3000:]

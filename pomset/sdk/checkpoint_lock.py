@@ -58,16 +58,24 @@ class CheckpointLock:
     def verify(self) -> None:
         """`CheckpointError` when the directory or its lock file is gone or another file now
         (the directory was deleted, or replaced, while the run was running)."""
+        lost = self.lost()
+        if lost is not None:
+            raise lost
+
+    def lost(self) -> Optional[CheckpointError]:
+        """The `CheckpointError` `verify` raises, or None while the directory is the run's:
+        what a failure met meanwhile is reported as when it is not."""
         try:
-            now = os.stat(self.path)
-        except FileNotFoundError:
+            now: Optional[os.stat_result] = os.stat(self.path)
+        except (FileNotFoundError, NotADirectoryError):   # gone, or a file in its place
             now = None
-        if now is None or (now.st_dev, now.st_ino) != self.identity:
-            raise CheckpointError(
-                f"checkpoint directory {self.directory} was deleted or replaced while the run "
-                f"was running (its lock {self.path} is {'gone' if now is None else 'another file'}"
-                f"): the run stops without committing more; restore the directory from a backup "
-                f"and restart, or see --on_lost_checkpoint (docs/fault-tolerance.md)")
+        if now is not None and (now.st_dev, now.st_ino) == self.identity:
+            return None
+        return CheckpointError(
+            f"checkpoint directory {self.directory} was deleted or replaced while the run was "
+            f"running (its lock {self.path} is {'gone' if now is None else 'another file'}): "
+            f"the run stops without committing more; restore the directory from a backup and "
+            f"restart, or see --on_lost_checkpoint (docs/fault-tolerance.md)")
 
     @contextmanager
     def writing(self) -> Iterator[None]:
@@ -76,7 +84,7 @@ class CheckpointLock:
         self.verify()
         try:
             yield
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             self.verify()
             raise
 

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from typing import Iterator, Optional
 from urllib.parse import unquote, urlparse
 
+from ...sdk.checkpoint_lock import CheckpointLock
 from ...sdk.errors import CheckpointError, CorruptInputError, DataLossError, UserCodeError
 
 #: The errors a task (or the query's foreachBatch) raises that reach the user as themselves.
@@ -16,37 +17,50 @@ _PASSED_ON = {"UserCodeError": UserCodeError, "DataLossError": DataLossError,
 
 
 @contextmanager
-def user_errors(checkpoint: Optional[str] = None) -> Iterator[None]:
-    """Re-raise a failure in a Spark task as what it was in the user's terms: a
-    `UserCodeError` (or `CorruptInputError`, `DataLossError`, or a `CheckpointError` from the
-    query's foreachBatch) raised in a task keeps its message (transform, element, traceback);
-    a file Spark's own reader cannot read is a `CorruptInputError` naming it; a full disk
-    where a query's `checkpoint` directory is is a `CheckpointError` naming it; anything else
-    names the Python worker's own error, never the JVM's stack."""
+def user_errors(checkpoint: Optional[str] = None,
+                lock: Optional[CheckpointLock] = None) -> Iterator[None]:
+    """Re-raise a failure in a Spark job in the user's terms (`_in_user_terms`). When the
+    query's checkpoint directory, held by `lock`, was deleted or replaced meanwhile, that is
+    the failure, however Spark met it (in a task, in the query's foreachBatch, writing its
+    own logs): the lock's `CheckpointError` naming the directory, caused by what Spark met."""
     from py4j.protocol import Py4JJavaError
     from pyspark.errors import PySparkException
     try:
         yield
     except (PySparkException, Py4JJavaError) as exc:
-        text = str(exc)
-        m = re.search(rf"pomset\.sdk\.errors\.({'|'.join(_PASSED_ON)}): (.*)", text, re.S)
-        if m:
-            raise _PASSED_ON[m.group(1)](_strip_jvm(m.group(2))) from None
-        unread = re.search(r"\[FAILED_READ_FILE[.\w]*\] Encountered error while reading file "
-                           r"(\S+?)\.?\s", text)
-        if unread:
-            raise CorruptInputError(_unread_file(unread.group(1), text)) from None
-        if checkpoint is not None and os.strerror(errno.ENOSPC) in text and _full(checkpoint):
-            raise CheckpointError(
-                f"Spark could not write to the checkpoint directory {checkpoint}: "
-                f"{os.strerror(errno.ENOSPC)} (ENOSPC). What it wrote before is intact: free "
-                f"space there and start the run again, and it resumes from its last "
-                f"micro-batch") from None
-        cause = _cause(text)
-        if cause.startswith("ModuleNotFoundError"):
-            cause += (" (in the executors' Python: ship what the tasks import with "
-                      "--spark_ship=all, the default, or install it on the workers)")
-        raise SparkJobError(f"a Spark job failed: {cause}") from None
+        failure = _in_user_terms(str(exc), checkpoint)
+        lost = lock.lost() if lock is not None else None
+        if lost is None or (isinstance(failure, CheckpointError)
+                            and str(failure) == str(lost)):
+            raise failure from None
+        raise lost from failure
+
+
+def _in_user_terms(text: str, checkpoint: Optional[str]) -> Exception:
+    """A Spark failure (its text) as what it was in the user's terms: a `UserCodeError` (or
+    `CorruptInputError`, `DataLossError`, or a `CheckpointError` from the query's
+    foreachBatch) raised in a task keeps its message (transform, element, traceback); a file
+    Spark's own reader cannot read is a `CorruptInputError` naming it; a full disk where a
+    query's `checkpoint` directory is is a `CheckpointError` naming it; anything else names
+    the Python worker's own error, never the JVM's stack."""
+    m = re.search(rf"pomset\.sdk\.errors\.({'|'.join(_PASSED_ON)}): (.*)", text, re.S)
+    if m:
+        return _PASSED_ON[m.group(1)](_strip_jvm(m.group(2)))
+    unread = re.search(r"\[FAILED_READ_FILE[.\w]*\] Encountered error while reading file "
+                       r"(\S+?)\.?\s", text)
+    if unread:
+        return CorruptInputError(_unread_file(unread.group(1), text))
+    if checkpoint is not None and os.strerror(errno.ENOSPC) in text and _full(checkpoint):
+        return CheckpointError(
+            f"Spark could not write to the checkpoint directory {checkpoint}: "
+            f"{os.strerror(errno.ENOSPC)} (ENOSPC). What it wrote before is intact: free "
+            f"space there and start the run again, and it resumes from its last "
+            f"micro-batch")
+    cause = _cause(text)
+    if cause.startswith("ModuleNotFoundError"):
+        cause += (" (in the executors' Python: ship what the tasks import with "
+                  "--spark_ship=all, the default, or install it on the workers)")
+    return SparkJobError(f"a Spark job failed: {cause}")
 
 
 def _unread_file(uri: str, text: str) -> str:
@@ -59,8 +73,12 @@ def _unread_file(uri: str, text: str) -> str:
 
 
 def _full(directory: str) -> bool:
-    """Whether the file system of `directory` has (next to) no space left: under 1 MiB."""
-    stat = os.statvfs(directory)
+    """Whether the file system of `directory` has (next to) no space left: under 1 MiB (not
+    when the directory is gone)."""
+    try:
+        stat = os.statvfs(directory)
+    except OSError:
+        return False
     return stat.f_bavail * stat.f_frsize < 1 << 20
 
 

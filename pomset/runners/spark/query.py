@@ -172,7 +172,7 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
                     counted["written"] = counted.get("written", 0) + len(records)
                     if fresh:
                         output.write_records(node.transform, records)
-        with user_errors(checkpoint):
+        with user_errors(checkpoint, lock):
             bus = plan.build()
             writer = (bus.writeStream.foreachBatch(each_batch)
                       .option("checkpointLocation", checkpoint))
