@@ -54,6 +54,17 @@ def _start_and_read(command: list, bootstrap: str, checkpoint, topic: str) -> su
     return run
 
 
+def _remove(directory) -> None:
+    """Delete the directory of a running query, whose writes there meanwhile can make one
+    `rmtree` find it not empty: again, until it is gone."""
+    deadline = time.monotonic() + 30
+    while directory.exists():
+        try:
+            shutil.rmtree(directory)
+        except OSError:
+            assert time.monotonic() < deadline, f"{directory} could not be deleted"
+
+
 def _kill(run: subprocess.Popen) -> None:
     if run.poll() is None:
         os.killpg(run.pid, signal.SIGKILL)
@@ -121,7 +132,7 @@ def _deleted_under_a_run(bootstrap: str, runner: str, tmp_path) -> tuple:
     run = _start_and_read(_sum_job(bootstrap, source, out, flags), bootstrap, checkpoint, source)
     try:
         run_id = _run_id(checkpoint)
-        shutil.rmtree(checkpoint)
+        _remove(checkpoint)
         produce(bootstrap, source, _records("b", range(60, 70)) + _records("y", range(100, 101)))
         run.wait(120)
     finally:
@@ -226,7 +237,7 @@ def test_a_checkpoint_dir_replaced_under_a_spark_query_stops_it_naming_the_dir(
     run = _start_and_read(_sum_job(kafka_broker, source, out, _flags("spark", checkpoint)),
                           kafka_broker, checkpoint, source)
     try:
-        shutil.rmtree(checkpoint)
+        _remove(checkpoint)
         checkpoint.write_text("a file where the directory was")
         produce(kafka_broker, source, _records("b", range(60, 70)))
         run.wait(120)
