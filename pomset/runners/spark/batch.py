@@ -6,15 +6,15 @@ per PCollection.
   aggregations that fire once and a Parquet sink compile to one Spark SQL plan; where such
   columns meet a step that needs elements they become elements in that step's task.
 - Element-wise Python steps (file reads, ParDos, custom window assignment, keying) run the
-  SDK's own code over Arrow batches, consecutive ones fused into one task (`_Steps`): a
+  SDK's own code over Arrow batches, consecutive ones fused into one task (`steps.py`): a
   `mapInArrow` task, or the task of the grouping they follow.
 - Fixed and sliding windows are Spark column arithmetic.
 - A grouping shuffles by a hash bucket of the key and runs the GroupAlsoByWindow kernel over
   each bucket in `applyInArrow`, all elements in and then the watermark from MIN to MAX (the
   paper's batch execution, Figure 10); combines that fire once in batch are lifted: partial
   accumulators per key and window before the shuffle.
-- A DGS step deploys its synchronization plan in rounds of leaf tasks, joined on the driver at
-  each synchronizing event (`dgs.py`).
+- The typed-deployment steps (template steps, O+, DGS) are extensions: their modules register
+  their translators (`extensions.py`) over this plan's public interface.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from ...runtime.elementwise import DoFnRunner, assign_windows, side_input_args
 from ...sdk.errors import UserCodeError
 from ...sdk.user_metrics import USER, merge_snapshots
 from ...sdk.io.base import FileSink, FileSource
-from ...traces import DGSStep, OPlus, TemplateStep, Typed
+from ...traces import Typed
 from ...runtime.collector import collect_rarely
 from ...runtime.fusion import Fusion
 from ...runtime.kernel_host import KernelHost
@@ -45,10 +45,12 @@ from ...windowing.windowfns import FixedWindows, GlobalWindows, SlidingWindows
 from . import codec
 from . import columns as cols
 from .columns import Columnar
+from .steps import Steps, decoded, encoded
 
 BATCH_ROWS = 10_000   # elements per Arrow batch a task emits
-TRANSLATED = (*DRIVER_READ, FileSource, ParDo, WindowInto, Flatten, GroupByKey, FileSink,
-              Typed, TemplateStep, OPlus, DGSStep)
+TRANSLATED = (*DRIVER_READ, FileSource, ParDo, WindowInto, Flatten, GroupByKey, FileSink)
+#: a translator an extension registers: (plan, node) -> the node's outputs by tag
+Translator = Callable[["BatchPlan", Any], Dict[Optional[str], Any]]
 
 
 def read_more_than_once(pipeline: Any, recorded: List[Any]) -> Callable[[Any], bool]:
@@ -79,8 +81,10 @@ def _readers(pipeline: Any, recorded: List[Any]) -> Counter:
 class BatchPlan:
     """Builds the DataFrames of a bounded pipeline's PCollections, node by node."""
 
-    def __init__(self, spark: Any, pipeline: Any) -> None:
+    def __init__(self, spark: Any, pipeline: Any,
+                 extensions: Optional[Dict[type, Translator]] = None) -> None:
         self.spark = spark
+        self.extensions = extensions or {}   # the extensions' translators, by step type
         self.pipeline = pipeline
         self.dfs: Dict[int, Any] = {}
         self.counts: Dict[str, Dict[str, Any]] = {}   # label -> name -> int or Spark accumulator
@@ -138,23 +142,23 @@ class BatchPlan:
         """The PCollection's DataFrame (running its pending Python steps, if any)."""
         df = self.dfs[id(pcoll)]
         if isinstance(df, Columnar):
-            return self._step_df(_Steps(df.df, df.head()), pcoll.producer.label)
-        if isinstance(df, _Steps):
-            df = self.dfs[id(pcoll)] = self._step_df(df, pcoll.producer.label)
+            return self.step_df(Steps(df.df, df.head()), pcoll.producer.label)
+        if isinstance(df, Steps):
+            df = self.dfs[id(pcoll)] = self.step_df(df, pcoll.producer.label)
         return df
 
-    def _steps(self, pcoll: Any) -> "_Steps":
+    def steps(self, pcoll: Any) -> Steps:
         """The Python steps that produce `pcoll`, to be extended: its pending ones (it has no
         other reader: a reused PCollection was run and persisted), else a decode of its rows."""
         df = self.dfs[id(pcoll)]
         if isinstance(df, Columnar):
-            return _Steps(df.df, df.head())
-        return df if isinstance(df, _Steps) else _Steps(df, _decode)
+            return Steps(df.df, df.head())
+        return df if isinstance(df, Steps) else Steps(df, decoded)
 
-    def _step_df(self, steps: "_Steps", made_by: str, tagged: bool = False) -> Any:
+    def step_df(self, steps: Steps, made_by: str, tagged: bool = False) -> Any:
         """The DataFrame of the elements (with their tags, if `tagged`) the steps produce, the
         last of them step `made_by`."""
-        return steps.run(_tail(tagged), codec.TAGGED if tagged else codec.ELEMENT, made_by)
+        return steps.run(encoded(tagged), codec.TAGGED if tagged else codec.ELEMENT, made_by)
 
     def elements(self, pcoll: Any) -> List[WindowedValue]:
         """A PCollection's elements, brought to the driver."""
@@ -183,7 +187,7 @@ class BatchPlan:
     def element_df(self, elements: List[WindowedValue]) -> Any:
         """A DataFrame of elements made on the driver."""
         if not elements:
-            return self._empty()
+            return self.empty()
         return self.spark.createDataFrame(pa.Table.from_batches(
             list(codec.batches(elements, BATCH_ROWS)), schema=codec.ELEMENT_ARROW))
 
@@ -196,10 +200,9 @@ class BatchPlan:
         native = self._columnar(node, t)
         if native is not None:
             return native
-        if isinstance(t, (Typed, TemplateStep, OPlus)):
-            for pc in node.inputs:   # these read element rows
-                if isinstance(self.dfs[id(pc)], Columnar):
-                    self.dfs[id(pc)] = self.df(pc)
+        extension = self.extensions.get(type(t))
+        if extension is not None:
+            return extension(self, node)
         if isinstance(t, DRIVER_READ):
             return {None: self._create(t, node)}
         if isinstance(t, FileSource):
@@ -210,21 +213,8 @@ class BatchPlan:
             return {None: self._window_into(t, node)}
         if isinstance(t, Flatten):
             return {None: self._flatten(node)}
-        if isinstance(t, Typed):
-            from .templates import typed_range
-            typed_range(self, node, self.marker_ranges)
-            return {None: self.dfs[id(node.inputs[0])]}
-        if isinstance(t, TemplateStep):
-            from .templates import translate
-            return {None: translate(self, node, self.fusion, self.marker_ranges)}
-        if isinstance(t, OPlus):
-            from .oplus import translate as oplus
-            return {None: oplus(self, node)}
-        if isinstance(t, DGSStep):
-            from .dgs import translate as dgs
-            return {None: dgs(self, node)}
         if t.late_tag is not None:
-            return self._tagged(self._step_df(self._group(t, node), node.label, tagged=True),
+            return self._tagged(self.step_df(self._group(t, node), node.label, tagged=True),
                                 node)
         return {None: self._group(t, node)}
 
@@ -246,7 +236,21 @@ class BatchPlan:
             out = cols.combine(c, t, node)
         return None if out is None else {None: out}
 
-    def _empty(self) -> Any:
+    def as_element_rows(self, node: Any) -> None:
+        """Turn the node's columnar inputs into element rows, for a translator that reads
+        those (the typed, template and O+ steps)."""
+        for pc in node.inputs:
+            if isinstance(self.dfs[id(pc)], Columnar):
+                self.dfs[id(pc)] = self.df(pc)
+
+    def persist(self, df: Any) -> Any:
+        """`df` persisted, released at the run's end."""
+        df = df.persist()
+        self.persisted.append(df)
+        return df
+
+    def empty(self) -> Any:
+        """An empty DataFrame of element rows."""
         return self.spark.createDataFrame([], codec.ELEMENT)
 
     def _create(self, t: Any, node: Any) -> Any:
@@ -255,7 +259,7 @@ class BatchPlan:
                                       schema=codec.ELEMENT_ARROW)
         self.counts[node.label] = {"read": table.num_rows}
         if table.num_rows == 0:
-            return self._empty()
+            return self.empty()
         # a partition per Arrow batch, at most one per core: coalesced, as a shuffle costs a
         # job (a small Create's whole run) and spreads rows no better
         parallelism = self.spark.sparkContext.defaultParallelism
@@ -287,7 +291,7 @@ class BatchPlan:
         paths = self.spark.createDataFrame([(f,) for f in files], "path string").repartition(
             min(len(files), self.spark.sparkContext.defaultParallelism))
         if dead_tag is None:
-            return {None: _Steps(paths, lambda b: (bundle for _, bundle in read(b)))}
+            return {None: Steps(paths, lambda b: (bundle for _, bundle in read(b)))}
 
         def tagged(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             collect_rarely()
@@ -333,7 +337,7 @@ class BatchPlan:
                 if runner.metrics:
                     user.add(runner.metrics.take())
             return (lambda bundle: runner.process(bundle, True, side_args)), finish
-        steps = self._steps(node.inputs[0])
+        steps = self.steps(node.inputs[0])
         if len(tags) == 1:
             return {None: steps.then(lambda: _outputs_of(start(), None))}
 
@@ -342,7 +346,7 @@ class BatchPlan:
         def counted() -> Any:
             process, finish = start()
             return (lambda bundle: _count_tags(accs, process(bundle))), finish
-        return self._tagged(self._step_df(steps.then(counted), label, tagged=True), node)
+        return self._tagged(self.step_df(steps.then(counted), label, tagged=True), node)
 
     def _window_into(self, t: WindowInto, node: Any) -> Any:
         fn = t.window_fn
@@ -351,12 +355,12 @@ class BatchPlan:
         if type(fn) in (FixedWindows, SlidingWindows):
             return _assign_by_columns(self.df(node.inputs[0]), fn)
         label = node.label
-        return self._steps(node.inputs[0]).then(
+        return self.steps(node.inputs[0]).then(
             lambda: ((lambda bundle: assign_windows(t, bundle, True, label)), None))
 
     def _flatten(self, node: Any) -> Any:
         dfs = [self.df(pc) for pc in node.inputs]
-        return reduce(lambda a, b: a.unionAll(b), dfs) if dfs else self._empty()
+        return reduce(lambda a, b: a.unionAll(b), dfs) if dfs else self.empty()
 
     def _group(self, t: GroupByKey, node: Any) -> Any:
         """Key the elements, shuffle by key, run the kernel per key. A combine whose trigger
@@ -388,7 +392,7 @@ class BatchPlan:
             late.add(c.late)
             dropped.add(c.dropped_expired + c.dropped_closed)
             yield panes if late_tag is None else {None: panes, late_tag: host.take_late()}
-        return _Steps(self._by_key(node, keyed), group, grouped=True)
+        return Steps(self._by_key(node, keyed), group, grouped=True)
 
     def _by_key(self, node: Any, keyed: Callable[..., Iterator[pa.RecordBatch]]) -> Any:
         """A keyed node's input as keyed rows (`keyed`), grouped in buckets of keys (by a
@@ -397,7 +401,7 @@ class BatchPlan:
         when keys have few elements each. Python steps after it run in the same task."""
         from pyspark.sql import functions as F
         buckets = 8 * self.spark.sparkContext.defaultParallelism
-        return (self._steps(node.inputs[0]).run(keyed, codec.KEYED, node.inputs[0].producer.label)
+        return (self.steps(node.inputs[0]).run(keyed, codec.KEYED, node.inputs[0].producer.label)
                 .withColumn("bucket", F.pmod(F.xxhash64("k"), F.lit(buckets)))
                 .groupBy("bucket"))
 
@@ -421,10 +425,10 @@ class BatchPlan:
                 user.add(host.runner.metrics.take())
             dropped.add(host.dropped)
             yield outs[None] if len(tags) == 1 else outs
-        steps = _Steps(self._by_key(node, _key_elements(label)), run, grouped=True)
+        steps = Steps(self._by_key(node, _key_elements(label)), run, grouped=True)
         if len(tags) == 1:
             return {None: steps}
-        return self._tagged(self._step_df(steps, label, tagged=True), node)
+        return self._tagged(self.step_df(steps, label, tagged=True), node)
 
     def _counter(self, label: str, name: str) -> Any:
         """A count the tasks of step `label` add to (read, dead_lettered)."""
@@ -440,7 +444,7 @@ class BatchPlan:
         label = node.label
         if tag in self.flow.get(label, {}):
             return out
-        if isinstance(out, _Steps):
+        if isinstance(out, Steps):
             acc = self._flow_counter(label, tag)
             return out.then(lambda: (partial(_count_into, acc), None))
         if _keeps_count(node.transform):
@@ -512,76 +516,10 @@ def _flow_count(c: Any) -> int:
     return c.get["n"]
 
 
-def _decode(b: pa.RecordBatch) -> Iterator[List[WindowedValue]]:
-    yield codec.decode(b)
-
-
 def _outputs_of(started: Any, tag: Optional[str]) -> Any:
     """A started step whose results are outputs by tag, as a step giving those of `tag`."""
     process, finish = started
     return (lambda bundle: process(bundle)[tag]), finish
-
-
-def _tail(tagged: bool) -> Callable[[Iterator[Any]], Iterator[pa.RecordBatch]]:
-    """Encodes what steps produce: bundles of elements, or of elements by output tag if
-    `tagged`."""
-    def tail(items: Iterator[Any]) -> Iterator[pa.RecordBatch]:
-        for item in items:
-            if tagged:
-                elements = [wv for bundle in item.values() for wv in bundle]
-                tags: Optional[list] = [tag for tag, bundle in item.items() for _ in bundle]
-            else:
-                elements, tags = item, None
-            if elements:
-                yield codec.encode(elements, tags=tags)
-    return tail
-
-
-class _Steps:
-    """Python steps not yet run, fused into one Arrow task when their result is needed:
-    `source`'s rows turned into bundles of elements by `head`, then each step in turn on each
-    bundle. The source is a DataFrame (a `mapInArrow` task over its batches) or, `grouped`,
-    grouped data (an `applyInArrow` task per group, whose table `head` takes). A step is a
-    function that, started once per task, gives (process(bundle) -> result, finish or None)."""
-
-    def __init__(self, source: Any, head: Callable[[Any], Iterator[list]], steps: tuple = (),
-                 grouped: bool = False) -> None:
-        self.source, self.head, self.steps, self.grouped = source, head, steps, grouped
-
-    def then(self, step: Callable[[], Any]) -> "_Steps":
-        return _Steps(self.source, self.head, self.steps + (step,), self.grouped)
-
-    def run(self, tail: Callable[[Iterator[Any]], Iterator[pa.RecordBatch]], schema: str,
-            made_by: str) -> Any:
-        """The DataFrame of what `tail` makes of the steps' results, the last step's being
-        step `made_by` (named when its output cannot be pickled)."""
-        head, steps = self.head, self.steps
-
-        def task(batches: Iterator[Any]) -> Iterator[pa.RecordBatch]:
-            collect_rarely()
-            started = [step() for step in steps]
-            try:
-                yield from tail(_through(batches, head, [p for p, _ in started]))
-            except codec.UnpicklableError as e:
-                raise codec.unpicklable(made_by, "its output", e) from None
-            finally:
-                for _, finish in started:
-                    if finish is not None:
-                        finish()
-        if not self.grouped:
-            return self.source.mapInArrow(task, schema)
-        arrow = codec.ARROW[schema]
-        return self.source.applyInArrow(
-            lambda table: pa.Table.from_batches(list(task([table])), schema=arrow), schema)
-
-
-def _through(batches: Iterator[pa.RecordBatch], head: Callable[[pa.RecordBatch], Iterator[list]],
-             processes: List[Callable[[Any], Any]]) -> Iterator[Any]:
-    for b in batches:
-        for bundle in head(b):
-            for process in processes:
-                bundle = process(bundle)
-            yield bundle
 
 
 def _assign_by_columns(df: Any, fn: Any) -> Any:

@@ -82,7 +82,7 @@ class Columnar:
 
     def head(self) -> Any:
         """A function of an Arrow batch of these columns giving its elements (one bundle),
-        for `_Steps`: the one place columns become elements."""
+        for `Steps`: the one place columns become elements."""
         pane, keys, values, schema = self.pane, self.keys, self.values, self.schema
         pairs = self.pairs
 

@@ -28,6 +28,7 @@ from ...sdk.test_stream import TestStream
 from ...traces import DGSStep
 from ...traces.oplus import OPlus
 from .batch import TRANSLATED, BatchPlan, read_more_than_once, unread
+from .extensions import batch_extensions
 from .failures import user_errors
 from .progress import SparkProgress
 from .file_output import write_file
@@ -71,7 +72,7 @@ class SparkRunner:
 
     def _run_batch(self, spark: Any, pipeline: Any, recorded: List[Any],
                    started: float, progress: SparkProgress) -> PipelineResult:
-        plan = BatchPlan(spark, pipeline)
+        plan = BatchPlan(spark, pipeline, batch_extensions())
         progress.metrics = plan.metrics
         sinks = [n for n in pipeline.nodes if isinstance(n.transform, Sink)]
         kafka = [(n.transform, n.inputs[0]) for n in sinks if isinstance(n.transform, WriteToKafka)]
@@ -114,8 +115,8 @@ class SparkRunner:
                     f"states are joined on the driver at each synchronizing event, which a "
                     f"streaming query cannot do); run it on the local runner with --streaming, "
                     f"or on Spark in batch (without --streaming)")
-            if not isinstance(node.transform, TRANSLATED + (TestStream, ReadFromKafka,
-                                                            WriteToKafka)):
+            if not isinstance(node.transform, TRANSLATED + tuple(batch_extensions()) + (
+                    TestStream, ReadFromKafka, WriteToKafka)):
                 raise PipelineConstructionError(
                     f"the Spark runner cannot run {node.label!r}: {type(node.transform).__name__} "
                     f"is a primitive it has no translation for")

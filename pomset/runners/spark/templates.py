@@ -16,7 +16,7 @@ of it (`Fusion.range_sources`), as a source's markers reach every step downstrea
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import pyarrow as pa
 
@@ -26,10 +26,11 @@ from ...runtime.fusion import Fusion
 from ...runtime.deployment import (Deployment, as_elements, as_items, block_range,
                                   range_blocks, stable_hash)
 from ...runtime.markers import MarkerRange
-from ...traces.templates import TemplateStep
+from ...traces.templates import TemplateStep, Typed
 from ...windowing import WindowedValue
 from ...windowing.time import GLOBAL_WINDOW_MAX_MICROS
 from . import codec
+from .steps import Steps
 
 
 def _chained(node: Any, fusion: Fusion) -> Optional[Any]:
@@ -55,6 +56,24 @@ def check_order(node: Any, fusion: Fusion, chains: bool = True) -> None:
             f"before it{', or straight from another OpKeyedOrdered' if chains else ''} "
             f"({node.inputs[0].label!r} is "
             f"{step.input_trace.describe()}); insert `| pm.Sort(order=...)` before it")
+
+
+def register(table: dict) -> None:
+    """Add the typed-declaration and template-step translators to a batch plan's table."""
+    table[Typed] = _typed
+    table[TemplateStep] = _template
+
+
+def _typed(plan: Any, node: Any) -> Dict[Optional[str], Any]:
+    """A `Typed` node passes its input through, its marker range registered (`typed_range`)."""
+    plan.as_element_rows(node)
+    typed_range(plan, node, plan.marker_ranges)
+    return {None: plan.dfs[id(node.inputs[0])]}
+
+
+def _template(plan: Any, node: Any) -> Dict[Optional[str], Any]:
+    plan.as_element_rows(node)
+    return {None: translate(plan, node, plan.fusion, plan.marker_ranges)}
 
 
 def translate(plan: Any, node: Any, fusion: Fusion, ranges: dict) -> Any:
@@ -100,7 +119,7 @@ def _stateless(plan: Any, node: Any, step: TemplateStep, final: Callable[[], boo
     def start() -> Any:
         d = Deployment(step, label, parallelism=1, stage_markers=False)
         return (lambda bundle: as_elements(d.map_all(as_items(bundle)))), None
-    mapped = plan._steps(node.inputs[0]).then(start)
+    mapped = plan.steps(node.inputs[0]).then(start)
     if not step.template.marks():
         return mapped
     first, last = marked()
@@ -112,7 +131,7 @@ def _stateless(plan: Any, node: Any, step: TemplateStep, final: Callable[[], boo
         return mapped
     marks_df = plan.spark.createDataFrame(pa.Table.from_batches(
         list(codec.batches(marks, 10_000)), schema=codec.ELEMENT_ARROW))
-    return plan._step_df(mapped, label).unionAll(marks_df)
+    return plan.step_df(mapped, label).unionAll(marks_df)
 
 
 def _times(df: Any) -> Tuple[MarkerRange, bool]:
@@ -140,9 +159,8 @@ def _keyed(plan: Any, node: Any, step: TemplateStep, sort: Optional[Any], end: A
                     key = None   # the deployment names the malformed item
                 splits.append(b"%d" % (stable_hash(key) % n))
             yield codec.encode(bundle, keys=splits)
-    keyed = plan._steps(node.inputs[0]).run(split, codec.KEYED,
-                                            node.inputs[0].producer.label).persist()
-    plan.persisted.append(keyed)
+    keyed = plan.persist(plan.steps(node.inputs[0]).run(split, codec.KEYED,
+                                                         node.inputs[0].producer.label))
     plan.dfs[id(node.inputs[0])] = keyed.drop("k")   # its span is taken from these rows
     last = end()
 
@@ -150,8 +168,7 @@ def _keyed(plan: Any, node: Any, step: TemplateStep, sort: Optional[Any], end: A
         d = Deployment(step, label, parallelism=1, sort=sort)
         out = d.receive(as_items(codec.decode(table)))
         yield as_elements(out + d.finish(last))
-    from .batch import _Steps
-    return _Steps(keyed.groupBy("k"), instance, grouped=True)
+    return Steps(keyed.groupBy("k"), instance, grouped=True)
 
 
 def _after_ordered(plan: Any, node: Any, step: TemplateStep, last: Optional[int]) -> Any:
