@@ -58,6 +58,10 @@ class Source(Primitive):
         elements are not rows of one schema."""
         return None
 
+    def element_count(self) -> Optional[int]:
+        """How many elements it produces, where known before the read (a Create's)."""
+        return None
+
     def validate(self, node: Any) -> None:
         if node.inputs:
             raise PipelineConstructionError(f"source {node.label!r} must be applied to the pipeline, "
@@ -116,6 +120,9 @@ class Create(Source):
 
     def schema(self) -> Any:
         return self._schema
+
+    def element_count(self) -> Optional[int]:
+        return len(self.values)
 
     def kind(self) -> Optional[str]:
         return kind_of_values(v.value if isinstance(v, (TimestampedValue, WindowedValue)) else v

@@ -37,6 +37,10 @@ class PlanNode:
     #: a grouping's reducer factory (a new reducer per call)
     reducer: Optional[Callable[[], Any]] = None
 
+    def reads(self) -> List[Any]:
+        """The PCollections this node reads: its main inputs, then its side inputs'."""
+        return list(self.inputs) + [s.pcoll for s in self.side_inputs]
+
     def with_transform(self, transform: Any) -> "PlanNode":
         """The same node running `transform` instead (a worker's copy of its DoFn)."""
         return dataclasses.replace(self, transform=transform)
