@@ -25,12 +25,9 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ...sdk.core import Filter, Flatten, GroupByKey, ParDo, Source, WindowInto
 from ...runtime.elementwise import DoFnRunner, assign_windows, side_input_args
 from ...sdk.errors import UserCodeError
 from ...sdk.user_metrics import USER, merge_snapshots
-from ...sdk.io.base import FileSink, FileSource
-from ...traces import Typed
 from ...runtime.collector import collect_rarely
 from ...runtime.fusion import Fusion
 from ...runtime.kernel_host import KernelHost
@@ -38,7 +35,9 @@ from ...runtime.lifting import PartialFold, liftable
 from ...runtime.stateful_dofn import StatefulDoFnHost
 from ...runtime.columnar import window_geometry
 from ...runtime.metrics import emitted_key, with_flow
-from ...runtime.reads import DRIVER_READ, read_bundles
+from ...runtime.plan import Plan, PlanNode, TranslatorTable, lower
+from ...runtime.plan import kinds
+from ...runtime.reads import read_bundles
 from ...triggers.reducers import AccumulatorReducer, Bag
 from ...windowing import WindowedValue, now_micros
 from ...windowing.windowfns import FixedWindows, GlobalWindows, SlidingWindows
@@ -48,9 +47,32 @@ from .columns import Columnar
 from .steps import Steps, decoded, encoded
 
 BATCH_ROWS = 10_000   # elements per Arrow batch a task emits
-TRANSLATED = (*DRIVER_READ, FileSource, ParDo, WindowInto, Flatten, GroupByKey, FileSink)
-#: a translator an extension registers: (plan, node) -> the node's outputs by tag
-Translator = Callable[["BatchPlan", Any], Dict[Optional[str], Any]]
+#: the kinds of source, whose outputs count as read (not as emitted)
+READS = (kinds.READ, kinds.DGS_READ, kinds.DRIVER_READ, kinds.KAFKA_READ)
+#: the kinds of sink, which the runner writes from their input's DataFrame
+WRITES = (kinds.SINK, kinds.KAFKA_WRITE)
+
+
+def register(table: TranslatorTable) -> None:
+    """Add the core translators to a Spark batch table: each `(node, plan)` gives the node's
+    outputs by tag, as a DataFrame, columns (`Columnar`) or pending Python steps (`Steps`)."""
+    table.register(kinds.READ, lambda node, plan: plan._read(node))
+    table.register(kinds.DGS_READ, lambda node, plan: plan._read(node))
+    table.register(kinds.ELEMENTWISE, lambda node, plan: plan._par_do(node.transform, node))
+    table.register(kinds.STATEFUL_PARDO,
+                   lambda node, plan: plan._stateful_par_do(node.transform, node))
+    table.register(kinds.ASSIGN_WINDOWS,
+                   lambda node, plan: {None: plan._window_into(node.transform, node)})
+    table.register(kinds.FLATTEN, lambda node, plan: {None: plan._flatten(node)})
+    table.register(kinds.GROUP, lambda node, plan: plan._group_outputs(node))
+
+
+def core_table() -> TranslatorTable:
+    """A Spark batch table of the core translators alone (`extensions.batch_table` adds the
+    extensions')."""
+    table = TranslatorTable("Spark batch")
+    register(table)
+    return table
 
 
 def read_more_than_once(pipeline: Any, recorded: List[Any]) -> Callable[[Any], bool]:
@@ -81,11 +103,12 @@ def _readers(pipeline: Any, recorded: List[Any]) -> Counter:
 class BatchPlan:
     """Builds the DataFrames of a bounded pipeline's PCollections, node by node."""
 
-    def __init__(self, spark: Any, pipeline: Any,
-                 extensions: Optional[Dict[type, Translator]] = None) -> None:
+    def __init__(self, spark: Any, pipeline: Any, table: Optional[TranslatorTable] = None,
+                 plan: Optional[Plan] = None) -> None:
         self.spark = spark
-        self.extensions = extensions or {}   # the extensions' translators, by step type
         self.pipeline = pipeline
+        self.plan = plan or lower(pipeline)   # the pipeline lowered (`runtime.plan`)
+        self.table = table or core_table()   # the translators by plan kind
         self.dfs: Dict[int, Any] = {}
         self.counts: Dict[str, Dict[str, Any]] = {}   # label -> name -> int or Spark accumulator
         self.persisted: List[Any] = []
@@ -100,12 +123,11 @@ class BatchPlan:
     def build(self, reused: Callable[[Any], bool]) -> None:
         """Translate every node; a PCollection `reused` says is read more than once is
         persisted, so its producers run once."""
-        for node in self.pipeline.nodes:
-            t = node.transform
-            if isinstance(t, FileSink):
+        for node in self.plan:
+            if node.kind in WRITES:
                 continue
-            outs = self._translate(node, t)
-            if not isinstance(t, Source):
+            outs = self._columnar(node) or self.table.translate(node, self)
+            if node.kind not in READS:
                 outs = {tag: self._counted(node, tag, out) for tag, out in outs.items()}
             for tag, pc in node.outputs.items():
                 self.dfs[id(pc)] = outs[tag]
@@ -196,31 +218,10 @@ class BatchPlan:
             df.unpersist()
 
     # --- translation ------------------------------------------------------------------------
-    def _translate(self, node: Any, t: Any) -> Dict[Optional[str], Any]:
-        native = self._columnar(node, t)
-        if native is not None:
-            return native
-        extension = self.extensions.get(type(t))
-        if extension is not None:
-            return extension(self, node)
-        if isinstance(t, DRIVER_READ):
-            return {None: self._create(t, node)}
-        if isinstance(t, FileSource):
-            return self._read_files(t, node)
-        if isinstance(t, ParDo):
-            return self._par_do(t, node)
-        if isinstance(t, WindowInto):
-            return {None: self._window_into(t, node)}
-        if isinstance(t, Flatten):
-            return {None: self._flatten(node)}
-        if t.late_tag is not None:
-            return self._tagged(self.step_df(self._group(t, node), node.label, tagged=True),
-                                node)
-        return {None: self._group(t, node)}
-
-    def _columnar(self, node: Any, t: Any) -> Optional[Dict[Optional[str], Any]]:
+    def _columnar(self, node: PlanNode) -> Optional[Dict[Optional[str], Any]]:
         """The node's outputs as columns (`columns.py`), or None where it needs elements."""
-        if isinstance(t, FileSource):
+        t = node.transform
+        if node.kind == kinds.READ and not node.makes_bundles:
             return cols.read_parquet(self, t, node) if cols.reads_natively(t) else None
         if not node.inputs or node.side_inputs:
             return None
@@ -228,13 +229,24 @@ class BatchPlan:
         if not isinstance(c, Columnar):
             return None
         out = None
-        if isinstance(t, ParDo):
+        if node.kind == kinds.ELEMENTWISE:
             out = cols.par_do(c, t, node)
-        elif isinstance(t, WindowInto):
+        elif node.kind == kinds.ASSIGN_WINDOWS:
             out = cols.window_into(c, t)
-        elif isinstance(t, GroupByKey):
+        elif node.kind == kinds.GROUP:
             out = cols.combine(c, t, node)
         return None if out is None else {None: out}
+
+    def _read(self, node: PlanNode) -> Dict[Optional[str], Any]:
+        if node.makes_bundles:
+            return {None: self._create(node.transform, node)}
+        return self._read_files(node.transform, node)
+
+    def _group_outputs(self, node: PlanNode) -> Dict[Optional[str], Any]:
+        if node.transform.late_tag is not None:
+            return self._tagged(self.step_df(self._group(node.transform, node), node.label,
+                                             tagged=True), node)
+        return {None: self._group(node.transform, node)}
 
     def as_element_rows(self, node: Any) -> None:
         """Turn the node's columnar inputs into element rows, for a translator that reads
@@ -275,7 +287,7 @@ class BatchPlan:
         return {tag: df.filter(F.col("t").isNull() if tag is None else F.col("t") == tag).drop("t")
                 for tag in node.outputs}
 
-    def _read_files(self, t: FileSource, node: Any) -> Dict[Optional[str], Any]:
+    def _read_files(self, t: Any, node: Any) -> Dict[Optional[str], Any]:
         """One file per task, read by the source's own reader; without a dead-letter output
         the rows go on to the following Python steps in the same task."""
         files = t.files()
@@ -313,9 +325,7 @@ class BatchPlan:
             data.append({w: list(bag.pos) for w, bag in bags.items()})
         return data
 
-    def _par_do(self, t: ParDo, node: Any) -> Dict[Optional[str], Any]:
-        if t.stateful:
-            return self._stateful_par_do(t, node)
+    def _par_do(self, t: Any, node: Any) -> Dict[Optional[str], Any]:
         tags = list(node.outputs)
         label, schema = node.label, node.inputs[0].schema
         sides = node.side_inputs
@@ -348,7 +358,7 @@ class BatchPlan:
             return (lambda bundle: _count_tags(accs, process(bundle))), finish
         return self._tagged(self.step_df(steps.then(counted), label, tagged=True), node)
 
-    def _window_into(self, t: WindowInto, node: Any) -> Any:
+    def _window_into(self, t: Any, node: Any) -> Any:
         fn = t.window_fn
         if fn is None:
             return self.dfs[id(node.inputs[0])]
@@ -362,7 +372,7 @@ class BatchPlan:
         dfs = [self.df(pc) for pc in node.inputs]
         return reduce(lambda a, b: a.unionAll(b), dfs) if dfs else self.empty()
 
-    def _group(self, t: GroupByKey, node: Any) -> Any:
+    def _group(self, t: Any, node: Any) -> Any:
         """Key the elements, shuffle by key, run the kernel per key. A combine whose trigger
         cannot fire before the end of a window (so in batch it fires once, at the end) over
         non-merging windows is lifted: each task first folds its elements into one partial
@@ -405,7 +415,7 @@ class BatchPlan:
                 .withColumn("bucket", F.pmod(F.xxhash64("k"), F.lit(buckets)))
                 .groupBy("bucket"))
 
-    def _stateful_par_do(self, t: ParDo, node: Any) -> Dict[Optional[str], Any]:
+    def _stateful_par_do(self, t: Any, node: Any) -> Dict[Optional[str], Any]:
         """A stateful ParDo: its input shuffled by key as for a grouping, then per bucket of
         keys the runtime's stateful DoFn host, its watermark from the minimum to the end."""
         label, tags = node.label, list(node.outputs)
@@ -447,7 +457,7 @@ class BatchPlan:
         if isinstance(out, Steps):
             acc = self._flow_counter(label, tag)
             return out.then(lambda: (partial(_count_into, acc), None))
-        if _keeps_count(node.transform):
+        if _keeps_count(node):
             self.as_received.add((label, tag))
             return out
         from pyspark.sql import Observation
@@ -484,14 +494,15 @@ class _UserMetrics:
         return merge_snapshots(a, b)
 
 
-def _keeps_count(t: Any) -> bool:
+def _keeps_count(node: PlanNode) -> bool:
     """Whether a step Spark runs on its own rows gives one row out per row in: any but a
     filter, sliding windows (an element in several windows, or none) and a grouping."""
-    if isinstance(t, ParDo):
-        return not isinstance(t, Filter)
-    if isinstance(t, WindowInto):
-        return t.window_fn is None or type(t.window_fn) in (GlobalWindows, FixedWindows)
-    return isinstance(t, (Flatten, Typed))
+    if node.kind in (kinds.ELEMENTWISE, kinds.STATEFUL_PARDO):
+        return not node.passes_elements
+    if node.kind == kinds.ASSIGN_WINDOWS:
+        fn = node.transform.window_fn
+        return fn is None or type(fn) in (GlobalWindows, FixedWindows)
+    return node.kind in (kinds.FLATTEN, kinds.TYPED)
 
 
 def _count_into(acc: Any, bundle: list) -> list:

@@ -40,8 +40,8 @@ import pyarrow.compute as pc
 
 from ...runtime.collector import collect_rarely
 from ...runtime.dgs.worker import DGSUserError
+from ...runtime.plan import PlanNode, TranslatorTable, kinds
 from ...sdk.errors import UserCodeError
-from ...traces.dgs import DGSStep
 from ...traces.dgs.optimizer import optimize
 from ...windowing import GLOBAL_WINDOW, NO_FIRING, WindowedValue
 from . import codec
@@ -65,12 +65,12 @@ _ROUND_ARROW = pa.schema(list(codec.ELEMENT_ARROW) + [pa.field("g", pa.int64()),
 _PLACE_BITS = 33
 
 
-def register(table: dict) -> None:
-    """Add the DGS translator to a batch plan's table."""
-    table[DGSStep] = translate
+def register(table: TranslatorTable) -> None:
+    """Add the DGS translator to a Spark batch table."""
+    table.register(kinds.DGS, translate)
 
 
-def translate(batch: Any, node: Any) -> Dict[Optional[str], Any]:
+def translate(node: PlanNode, batch: Any) -> Dict[Optional[str], Any]:
     """The DataFrame of a DGS step's outputs, in the element encoding."""
     return {None: _Deployment(batch, node).run()}
 

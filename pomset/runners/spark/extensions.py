@@ -3,15 +3,13 @@ template steps, O+, DGS), each module registering its own translators, so that `
 imports none of them."""
 from __future__ import annotations
 
-from typing import Dict
-
-from . import dgs, oplus, templates
-from .batch import Translator
+from ...runtime.plan import TranslatorTable
+from . import batch, dgs, oplus, templates
 
 
-def batch_extensions() -> Dict[type, Translator]:
-    """The extension translators, by the step type each translates."""
-    table: Dict[type, Translator] = {}
+def batch_table() -> TranslatorTable:
+    """The Spark batch translators by plan kind: the core's and every extension's."""
+    table = batch.core_table()
     for module in (templates, oplus, dgs):
         module.register(table)
     return table

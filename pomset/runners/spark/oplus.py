@@ -9,20 +9,20 @@ from typing import Any, Dict, Iterator, List, Optional
 
 import pyarrow as pa
 
+from ...runtime.plan import PlanNode, TranslatorTable, kinds
 from ...runtime.ordered.vsn import VSNDeployment, keys_of
 from ...traces.hashing import stable_hash
-from ...traces.oplus import OPlus
 from ...windowing import GLOBAL_WINDOW, NO_FIRING, WindowedValue
 from . import codec
 from .steps import Steps
 
 
-def register(table: dict) -> None:
-    """Add the O+ translator to a batch plan's table."""
-    table[OPlus] = _translate
+def register(table: TranslatorTable) -> None:
+    """Add the O+ translator to a Spark batch table."""
+    table.register(kinds.OPLUS, _translate)
 
 
-def _translate(plan: Any, node: Any) -> Dict[Optional[str], Any]:
+def _translate(node: PlanNode, plan: Any) -> Dict[Optional[str], Any]:
     plan.as_element_rows(node)
     return {None: translate(plan, node)}
 

@@ -26,7 +26,8 @@ from ...runtime.fusion import Fusion
 from ...runtime.deployment import (Deployment, as_elements, as_items, block_range,
                                   range_blocks, stable_hash)
 from ...runtime.markers import MarkerRange
-from ...traces.templates import TemplateStep, Typed
+from ...runtime.plan import PlanNode, TranslatorTable, kinds
+from ...traces.templates import TemplateStep
 from ...windowing import WindowedValue
 from ...windowing.time import GLOBAL_WINDOW_MAX_MICROS
 from . import codec
@@ -58,22 +59,22 @@ def check_order(node: Any, fusion: Fusion, chains: bool = True) -> None:
             f"{step.input_trace.describe()}); insert `| pm.Sort(order=...)` before it")
 
 
-def register(table: dict) -> None:
-    """Add the typed-declaration and template-step translators to a batch plan's table."""
-    table[Typed] = _typed
-    table[TemplateStep] = _template
+def register(table: TranslatorTable) -> None:
+    """Add the typed-declaration and template-step translators to a Spark batch table."""
+    table.register(kinds.TYPED, _typed)
+    table.register(kinds.TEMPLATE, _template)
 
 
-def _typed(plan: Any, node: Any) -> Dict[Optional[str], Any]:
+def _typed(node: PlanNode, plan: Any) -> Dict[Optional[str], Any]:
     """A `Typed` node passes its input through, its marker range registered (`typed_range`)."""
     plan.as_element_rows(node)
-    typed_range(plan, node, plan.marker_ranges)
+    typed_range(plan, node.graph, plan.marker_ranges)
     return {None: plan.dfs[id(node.inputs[0])]}
 
 
-def _template(plan: Any, node: Any) -> Dict[Optional[str], Any]:
+def _template(node: PlanNode, plan: Any) -> Dict[Optional[str], Any]:
     plan.as_element_rows(node)
-    return {None: translate(plan, node, plan.fusion, plan.marker_ranges)}
+    return {None: translate(plan, node.graph, plan.fusion, plan.marker_ranges)}
 
 
 def translate(plan: Any, node: Any, fusion: Fusion, ranges: dict) -> Any:
