@@ -44,7 +44,8 @@ def test_every_kind_lowers_from_its_primitive(tmp_path, kafka_broker):
     words = p | "Read" >> pm.ReadFromText(str(tmp_path / "in.txt"))
     made = p | "Make" >> pm.Create(["c", "d"])
     stream = p | "Stream" >> pm.TestStream().add_elements(["e"])
-    kafka = p | "Kafka" >> pm.ReadFromKafka(kafka_broker, "plan-topic", until="latest")
+    kafka, _ = p | "Kafka" >> pm.ReadFromKafka(kafka_broker, "plan-topic",
+                                               until="latest").with_exception_handling()
     both = (words, made, stream) | "Both" >> pm.Flatten()
     pairs = (both | "Up" >> pm.ParDo(Upper()) | "Pair" >> pm.Map(lambda w: (w, 1))
              | "Win" >> pm.WindowInto(pm.FixedWindows(10)))
@@ -74,6 +75,7 @@ def test_every_kind_lowers_from_its_primitive(tmp_path, kafka_broker):
     assert set(kinds.values()) == set(plan.KINDS)
     nodes = lower(p)
     assert nodes.node("Make").makes_bundles and not nodes.node("Read").makes_bundles
+    assert nodes.node("Kafka").dead_letter_tag == "bad" and nodes.node("Make").dead_letter_tag is None
     assert nodes.node("Up").has_dofn and not nodes.node("Pair").has_dofn
     sum_node = nodes.node("Sum")
     assert sum_node.strategy is sum_node.inputs[0].windowing

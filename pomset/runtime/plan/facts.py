@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Dict
 
 from .. import columnar
-from .kinds import ASSIGN_WINDOWS, DGS_READ, DRIVER_READ, ELEMENTWISE, GROUP, READ, SINK
+from .kinds import ASSIGN_WINDOWS, DGS_READ, DRIVER_READ, ELEMENTWISE, GROUP, KAFKA_READ, READ, SINK
 
 
 def facts(kind: str, node: Any) -> Dict[str, Any]:
@@ -13,7 +13,7 @@ def facts(kind: str, node: Any) -> Dict[str, Any]:
     t = node.transform
     schema = node.inputs[0].schema if node.inputs else None
     out: Dict[str, Any] = dict(schema=schema)
-    if kind in (READ, DRIVER_READ, DGS_READ):
+    if kind in (READ, DRIVER_READ, DGS_READ, KAFKA_READ):
         out.update(makes_bundles=t.makes_bundles,
                    dead_letter_tag=getattr(t, "dead_letter_tag", None))
     elif kind == ELEMENTWISE:
