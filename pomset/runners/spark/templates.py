@@ -26,8 +26,7 @@ from ...runtime.fusion import Fusion
 from ...runtime.deployment import (Deployment, as_elements, as_items, block_range,
                                   range_blocks, stable_hash)
 from ...runtime.markers import MarkerRange
-from ...runtime.plan import PlanNode, TranslatorTable, kinds
-from ...traces.templates import TemplateStep
+from ...runtime.plan import PlanNode, TranslatorTable, kind_of, kinds
 from ...windowing import WindowedValue
 from ...windowing.time import GLOBAL_WINDOW_MAX_MICROS
 from . import codec
@@ -36,10 +35,10 @@ from .steps import Steps
 
 def _chained(node: Any, fusion: Fusion) -> Optional[Any]:
     """The ordered operator an ordered operator reads straight from (same keys), if any."""
-    step: TemplateStep = node.transform
+    step = node.transform
     up = node.inputs[0].producer
     if (step.kind() != "keyed_ordered" or step.sort is not None or fusion.sort_of(node)
-            or up is None or not isinstance(up.transform, TemplateStep)
+            or up is None or kind_of(up) != kinds.TEMPLATE
             or fusion.passes_through(up) or up.transform.kind() != "keyed_ordered"):
         return None
     return up
@@ -48,7 +47,7 @@ def _chained(node: Any, fusion: Fusion) -> Optional[Any]:
 def check_order(node: Any, fusion: Fusion, chains: bool = True) -> None:
     """Refuse an ordered operator whose order Spark cannot keep: no Sort fused before it,
     and (in batch, `chains`) not straight after another ordered operator."""
-    step: TemplateStep = node.transform
+    step = node.transform
     if (step.kind() == "keyed_ordered" and step.sort is None and fusion.sort_of(node) is None
             and (not chains or _chained(node, fusion) is None)):
         raise PipelineConstructionError(
@@ -81,7 +80,7 @@ def translate(plan: Any, node: Any, fusion: Fusion, ranges: dict) -> Any:
     """The DataFrame (or pending Python steps) of a template step's output. `ranges` maps
     each translated typed node to a function giving its marker range (`MarkerRange`),
     computed once, when a step downstream asks: a step's markers cover those upstream."""
-    step: TemplateStep = node.transform
+    step = node.transform
     source = node.inputs[0]
     if fusion.passes_through(node):
         return plan.dfs[id(source)]
@@ -113,7 +112,7 @@ def _memo(fn: Callable[[], Any]) -> Callable[[], Any]:
     return once
 
 
-def _stateless(plan: Any, node: Any, step: TemplateStep, final: Callable[[], bool],
+def _stateless(plan: Any, node: Any, step: Any, final: Callable[[], bool],
                marked: Callable[[], Tuple[Optional[int], Optional[int]]]) -> Any:
     label = node.label
 
@@ -146,7 +145,7 @@ def _times(df: Any) -> Tuple[MarkerRange, bool]:
     return MarkerRange(row["lo"], row["hi"]), bool(row["end"])
 
 
-def _keyed(plan: Any, node: Any, step: TemplateStep, sort: Optional[Any], end: Any) -> Any:
+def _keyed(plan: Any, node: Any, step: Any, sort: Optional[Any], end: Any) -> Any:
     label, n = node.label, step.parallelism
     key_value = step.input_trace.type.key_value
 
@@ -172,7 +171,7 @@ def _keyed(plan: Any, node: Any, step: TemplateStep, sort: Optional[Any], end: A
     return Steps(keyed.groupBy("k"), instance, grouped=True)
 
 
-def _after_ordered(plan: Any, node: Any, step: TemplateStep, last: Optional[int]) -> Any:
+def _after_ordered(plan: Any, node: Any, step: Any, last: Optional[int]) -> Any:
     """An ordered operator over the output of the ordered operator before it, partition by
     partition in emission order (each partition holds whole keys, in order)."""
     label = node.label
