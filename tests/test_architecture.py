@@ -146,7 +146,7 @@ def _transform_type_tests(path: pathlib.Path, package: tuple) -> list:
     return sorted(found)
 
 
-@pytest.mark.parametrize("runner", ["local"])
+@pytest.mark.parametrize("runner", ["local", "spark"])
 def test_a_runner_recognises_no_sdk_transform_by_its_class(runner):
     """A runner reads what a step is from its plan node's kind and facts, never from the
     transform's class."""
