@@ -81,3 +81,92 @@ def test_the_checker_sees_a_violation(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("def f():\n    from ..runners.local import runner\n")
     assert [n for n, _ in _imports(bad, ("pomset", "sdk"))] == ["pomset.runners.local"]
+
+
+# --- no runner module recognises an SDK transform by its class ---------------------------------
+
+TRANSFORM_HOMES = ("pomset.sdk", "pomset.traces", "pomset.io")
+
+
+def _transform_classes() -> dict:
+    """Every transform class (a `PTransform`) defined in the SDK, the traces or `pomset.io`,
+    by name."""
+    import importlib
+    import pkgutil
+
+    from pomset.sdk.ptransform import PTransform
+    modules = [importlib.import_module("pomset.io")]
+    for home in ("pomset.sdk", "pomset.traces"):
+        package = importlib.import_module(home)
+        modules.append(package)
+        for info in pkgutil.walk_packages(package.__path__, home + "."):
+            modules.append(importlib.import_module(info.name))
+    return {obj.__name__: obj for module in modules for obj in vars(module).values()
+            if isinstance(obj, type) and issubclass(obj, PTransform)
+            and obj.__module__.startswith(TRANSFORM_HOMES)}
+
+
+TRANSFORMS = _transform_classes()
+
+
+def _is_transform(value) -> bool:
+    """A transform class, or a tuple of them (a ladder's `isinstance(t, (A, B))` spelled once)."""
+    if isinstance(value, tuple):
+        return bool(value) and all(_is_transform(v) for v in value)
+    return isinstance(value, type) and value in TRANSFORMS.values()
+
+
+def _transform_type_tests(path: pathlib.Path, package: tuple) -> list:
+    """Where a module imports a transform class, or calls `isinstance`/`issubclass` with one
+    (by its name, bare or as an attribute): (line, what)."""
+    import importlib
+    tree = ast.parse(path.read_text(), str(path))
+    found, names = [], set(TRANSFORMS)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        base = (list(package[:len(package) - node.level + 1]) if node.level else [])
+        module = ".".join(base + ([node.module] if node.module else []))
+        for alias in node.names:
+            try:
+                value = getattr(importlib.import_module(module), alias.name, None)
+            except ImportError:
+                continue
+            if _is_transform(value):
+                names.add(alias.asname or alias.name)
+                found.append((node.lineno, f"imports {alias.name} from {module}"))
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2):
+            for part in ast.walk(node.args[1]):
+                name = (part.id if isinstance(part, ast.Name)
+                        else part.attr if isinstance(part, ast.Attribute) else None)
+                if name in names:
+                    found.append((node.lineno, f"{node.func.id}(..., {name})"))
+    return sorted(found)
+
+
+@pytest.mark.parametrize("runner", ["local", "spark"])
+def test_a_runner_recognises_no_sdk_transform_by_its_class(runner):
+    """A runner reads what a step is from its plan node's kind and facts, never from the
+    transform's class."""
+    problems = []
+    for path, parts, package in MODULES:
+        if parts[1:3] != ("runners", runner):
+            continue
+        for line, what in _transform_type_tests(path, package):
+            problems.append(f"{path.relative_to(ROOT.parent)}:{line} {what}")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_transform_checker_sees_a_violation(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("from ...sdk.core import ParDo\nfrom ...runtime.reads import DRIVER_READ\n"
+                   "from ...sdk import core\n\n"
+                   "def f(t):\n    return isinstance(t, (core.GroupByKey, int))\n")
+    assert _transform_type_tests(bad, ("pomset", "runners", "local")) == [
+        (1, "imports ParDo from pomset.sdk.core"),
+        (2, "imports DRIVER_READ from pomset.runtime.reads"),
+        (6, "isinstance(..., GroupByKey)")]
+    assert {"ParDo", "ReadFromKafka", "TemplateStep", "OPlus", "DGSStep", "Typed",
+            "ReadStreams", "TestStream", "WriteToText"} <= set(TRANSFORMS)

@@ -387,13 +387,15 @@ def _dgs_stages(executor, program, trace, items):
     stages and the DGS step's output record."""
     from pomset.runners.local.stages import stage_for
     from pomset.runtime.fusion import Fusion
+    from pomset.runtime.plan import lower
     p = pm.Pipeline(argv=["--quiet"])
     out = (p | pm.Create([pm.TimestampedValue(item, ts) for ts, item in items])
            | pm.Typed(trace, period=10) | "Counter" >> program)
     executor.record[id(out)] = []
     executor.times[id(out)] = []
-    fusion = Fusion(p.nodes)
-    stages = [stage_for(n, executor, fusion) for n in p.nodes]
+    plan = lower(p)
+    fusion = Fusion(plan.nodes)
+    stages = [stage_for(n, executor, fusion) for n in plan]
     executor.wire(stages)
     return stages, executor.record[id(out)]
 

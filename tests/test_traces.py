@@ -231,14 +231,16 @@ def _template_stages(executor):
     `executor`; (the step's stage, its output's record)."""
     from pomset.runners.local.stages import stage_for
     from pomset.runtime.fusion import Fusion
+    from pomset.runtime.plan import lower
     p = pm.Pipeline(argv=["--quiet"])
     src = (p | pm.Create([pm.TimestampedValue(kv, ts) for kv, ts in items(4, 120)])
            | pm.Typed(pm.U(int, int), period=PERIOD))
     out = src | pm.Sort(lambda v: v) | "KO" >> keyed_ordered(9).with_parallelism(3)
     executor.record[id(out)] = []
     executor.times[id(out)] = []
-    fusion = Fusion(p.nodes)
-    stages = [stage_for(n, executor, fusion) for n in p.nodes]
+    plan = lower(p)
+    fusion = Fusion(plan.nodes)
+    stages = [stage_for(n, executor, fusion) for n in plan]
     executor.wire(stages)
     step = next(s for s in stages if s.label == "KO")
     return stages, step, executor.record[id(out)]

@@ -903,3 +903,28 @@ def bad_time(source: Any, on_bad: Any, record: Dict[str, Any], path: str, row: i
     except ValueError as e:
         what = str(e)
     source.bad(on_bad, Row(record), path, row, f"timestamp field {field!r} {what}")
+
+
+#: the relational forms of element-wise steps a columnar runner may compile to its own plan
+FILTER, FIELDS, KEY_FIELDS, FIELDS_TO_ROW = "filter", "fields", "key_fields", "fields_to_row"
+
+
+def relational_form(t: Any) -> Optional[str]:
+    """Which relational step an element-wise step is, for a runner compiling it to its own
+    columns (Spark SQL): an expression Filter, a map to named fields, a GroupBy's keying or
+    its final row; None for any other."""
+    if isinstance(t, Filter):
+        return FILTER if t.expr is not None else None
+    if isinstance(t, _FieldsMap):
+        return FIELDS
+    if isinstance(t, KeyFields):
+        return KEY_FIELDS
+    if isinstance(t, FieldsToRow):
+        return FIELDS_TO_ROW
+    return None
+
+
+def writes_columns(sink: Any) -> bool:
+    """Whether a sink writes rows as columns: a Parquet sink."""
+    from ..sdk.io.parquetio import WriteToParquet
+    return isinstance(sink, WriteToParquet)

@@ -6,36 +6,36 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional
 
-from ..traces.templates import TemplateStep, Typed
+from .plan import TEMPLATE, TYPED
 
 
 class Fusion:
-    """The fused Sorts of a pipeline, by node."""
+    """The fused Sorts of a pipeline, by node label (graph and plan nodes alike)."""
 
     def __init__(self, nodes: Any) -> None:
-        self._order: Dict[int, Callable[[Any], Any]] = {}
+        self._order: Dict[str, Callable[[Any], Any]] = {}
         self._through: set = set()
         for node in nodes:
             step = node.transform
-            if not isinstance(step, TemplateStep) or step.sort is None:
+            if node.transform.plan_kind() != TEMPLATE or step.sort is None:
                 continue
             out = node.outputs[None]
             if len(out.consumers) != 1:
                 continue
             (consumer,) = out.consumers
             follow = consumer.transform
-            if (isinstance(follow, TemplateStep) and follow.sort is None
+            if (consumer.transform.plan_kind() == TEMPLATE and follow.sort is None
                     and follow.kind() != "stateless" and consumer.side_inputs == []):
-                self._order[id(consumer)] = step.sort
-                self._through.add(id(node))
+                self._order[consumer.label] = step.sort
+                self._through.add(node.label)
 
     def sort_of(self, node: Any) -> Optional[Callable[[Any], Any]]:
         """The order a fused Sort before this node imposes, if any."""
-        return self._order.get(id(node))
+        return self._order.get(node.label)
 
     def passes_through(self, node: Any) -> bool:
         """Whether this node is a Sort fused into its consumer."""
-        return id(node) in self._through
+        return node.label in self._through
 
     def range_sources(self, node: Any) -> List[Any]:
         """The nearest typed declarations and template steps upstream of a template step
@@ -48,8 +48,8 @@ class Fusion:
             if up is None or id(up) in seen:
                 continue
             seen.add(id(up))
-            if isinstance(up.transform, Typed) or (
-                    isinstance(up.transform, TemplateStep) and not self.passes_through(up)):
+            kind = up.transform.plan_kind()
+            if kind == TYPED or (kind == TEMPLATE and not self.passes_through(up)):
                 found.append(up)
             else:
                 stack += [pc.producer for pc in up.inputs]

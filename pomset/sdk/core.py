@@ -20,6 +20,7 @@ from .errors import PipelineConstructionError
 from .event_time import event_time_micros, time_unit
 from .kinds import KV, NOT_KV, UNKNOWN, element_kind, kind_of_return, kind_of_values
 from .ptransform import Primitive, PTransform
+from . import plan_kinds
 from .pvalue import AsList, AsSingleton, DoOutputsTuple, PCollection, SideInput
 from .schema import Row, SchemaLike, as_schema, conform, infer_schema
 
@@ -39,6 +40,12 @@ def _single_input(node: Any, what: str) -> PCollection:
 class Source(Primitive):
     """A root transform producing elements; bounded sources end with the watermark at MAX."""
 
+    #: True for a source that makes its elements itself (`bundles(size)`), not read from files
+    makes_bundles = False
+
+    def plan_kind(self) -> Optional[str]:
+        return plan_kinds.READ
+
     bounded = True
     #: True for a source that is read until the run is stopped
     never_ends = False
@@ -49,6 +56,10 @@ class Source(Primitive):
     def schema(self) -> Any:
         """The schema of the rows this source produces (a pyarrow.Schema), or None when its
         elements are not rows of one schema."""
+        return None
+
+    def element_count(self) -> Optional[int]:
+        """How many elements it produces, where known before the read (a Create's)."""
         return None
 
     def validate(self, node: Any) -> None:
@@ -75,6 +86,8 @@ class Create(Source):
     fields, and becomes a `pm.Row` of them; values that are all `pm.Row`s of the same fields
     and types give their schema without one. Beam's `reshuffle=` is accepted and changes
     nothing: pomset's runners place the work themselves."""
+
+    makes_bundles = True
 
     def __init__(self, values: Iterable[Any], label: Optional[str] = None,
                  schema: Optional[SchemaLike] = None, reshuffle: bool = True) -> None:
@@ -108,6 +121,9 @@ class Create(Source):
     def schema(self) -> Any:
         return self._schema
 
+    def element_count(self) -> Optional[int]:
+        return len(self.values)
+
     def kind(self) -> Optional[str]:
         return kind_of_values(v.value if isinstance(v, (TimestampedValue, WindowedValue)) else v
                               for v in self.values)
@@ -135,6 +151,9 @@ class ParDo(Primitive):
     """Applies a DoFn to every element. Extra arguments that are side-input views
     (`AsList`, `AsDict`, `AsSingleton`, `AsIter`) are filled in per window. A DoFn with a
     `process_batch` is batched: its batch types, from its type hints, are `batch_types`."""
+
+    def plan_kind(self) -> Optional[str]:
+        return plan_kinds.STATEFUL_PARDO if self.stateful else plan_kinds.ELEMENTWISE
 
     call = "dofn"
 
@@ -334,6 +353,9 @@ class WindowInto(Primitive):
     """Sets where (WindowFn) and when/how (trigger, accumulation mode, allowed lateness,
     timestamp combiner) the next grouping works. `window_fn=None` keeps the current windows."""
 
+    def plan_kind(self) -> Optional[str]:
+        return plan_kinds.ASSIGN_WINDOWS
+
     @beam_keywords(windowfn="window_fn")
     def __init__(self, window_fn: Optional[WindowFn] = None, trigger: Optional[Trigger] = None,
                  accumulation_mode: Optional[AccumulationMode] = None,
@@ -398,6 +420,9 @@ def _check_mergeable(strategy: WindowingStrategy, label: str, combine_fn: Option
 
 class GroupByKey(Primitive):
     """GroupByKeyAndWindow: per key and window, the values as panes the trigger says when to emit."""
+
+    def plan_kind(self) -> Optional[str]:
+        return plan_kinds.GROUP
 
     combine_fn: Optional[CombineFn] = None
     late_tag: Optional[str] = None
@@ -548,6 +573,9 @@ class CombineValues(PTransform):
 
 class Flatten(Primitive):
     """The union of several PCollections with the same windowing."""
+
+    def plan_kind(self) -> Optional[str]:
+        return plan_kinds.FLATTEN
 
     def validate(self, node: Any) -> None:
         if not node.inputs:

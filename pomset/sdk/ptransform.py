@@ -61,3 +61,8 @@ class Primitive(PTransform):
 
     def side_inputs(self) -> List[Any]:
         return []
+
+    def plan_kind(self) -> Optional[str]:
+        """The execution-plan node this primitive lowers to (`sdk.plan_kinds`); None for one
+        no runner executes."""
+        return None

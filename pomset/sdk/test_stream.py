@@ -13,6 +13,7 @@ from typing import Any, Iterable, List, Optional, Tuple
 from ..windowing import MAX_MICROS, MIN_MICROS, TimestampedValue, duration_micros, to_micros
 from ..windowing.time import TimeLike
 from .core import Source
+from . import plan_kinds
 from .kinds import kind_of_values
 
 ELEMENTS, WATERMARK, PROCESSING_TIME = "elements", "watermark", "processing_time"
@@ -21,6 +22,9 @@ ELEMENTS, WATERMARK, PROCESSING_TIME = "elements", "watermark", "processing_time
 class TestStream(Source):
     """A scripted stream: `add_elements`, `advance_watermark_to`, `advance_processing_time`
     (see the module docstring for how it ends; `coder` is Beam's, accepted and not used)."""
+
+    def plan_kind(self) -> Optional[str]:
+        return plan_kinds.DRIVER_READ
 
     __test__ = False  # not a pytest test class
 

@@ -36,6 +36,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 from ..sdk.errors import PipelineConstructionError
 from ..sdk.kinds import UNKNOWN
 from ..sdk.ptransform import Primitive
+from ..sdk import plan_kinds
 from ..windowing.time import duration_micros
 from .edges import refuse_retractions
 
@@ -65,6 +66,9 @@ def default_slide(w: Any) -> None:
 class OPlus(Primitive):
     """`pcoll | pm.OPlus(advance=, size=, keys=, update=, output=, ...)`, or
     `(left, right) | pm.OPlus(...)` for an operator with two inputs. See the module's text."""
+
+    def plan_kind(self) -> Optional[str]:
+        return plan_kinds.OPLUS
 
     #: its instance count may change while it runs (`RunningPipeline.set_parallelism`)
     elastic = True

@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 from ..sdk.errors import PipelineConstructionError
 from ..sdk.kinds import KV, UNKNOWN
 from ..sdk.ptransform import Primitive, PTransform
+from ..sdk import plan_kinds
 from ..windowing.time import duration_micros
 from .edges import EdgeTrace, merged, refuse_retractions, require, trace_of
 from .hashing import stable_hash
@@ -178,6 +179,9 @@ class TemplateStep(Primitive):
     """One template (or Sort) in the graph: what runners deploy. `sort` is the order a fused
     Sort imposes on each key's items between markers before the operator sees them."""
 
+    def plan_kind(self) -> Optional[str]:
+        return plan_kinds.TEMPLATE
+
     def __init__(self, template: Template, input_trace: EdgeTrace,
                  sort: Optional[Callable[[Any], Any]] = None) -> None:
         super().__init__(template.label)
@@ -217,6 +221,9 @@ class Typed(Primitive):
     every item with a timestamp below i * period has come (the paper's Example 4.1). On an
     edge that already has a type, the period may be left out (it is kept) and the type must
     fit the one there (an ordered stream may be declared unordered, not the reverse)."""
+
+    def plan_kind(self) -> Optional[str]:
+        return plan_kinds.TYPED
 
     def __init__(self, trace_type: TraceType, period: Optional[float] = None,
                  label: Optional[str] = None) -> None:

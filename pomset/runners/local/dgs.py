@@ -13,9 +13,9 @@ import random
 from typing import Any, Dict
 
 from ...runtime.dgs.deployment import DGSDeployment
-from ...traces.dgs import ReadStreams
+from ...runtime.plan import DGS, DGS_READ
 from ...windowing import GLOBAL_WINDOW, MAX_MICROS, NO_FIRING, WindowedValue
-from .stages import DeploymentStage, Stage
+from .stages import STAGES, DeploymentStage, SourceStage, Stage
 
 
 class DGSStage(DeploymentStage):
@@ -43,7 +43,7 @@ class DGSStage(DeploymentStage):
     def start(self) -> None:
         (pc,) = self.node.inputs
         (source,) = self.executor.inputs_of[id(self)]
-        if (isinstance(source.node.transform, ReadStreams) and len(pc.consumers) == 1
+        if (source.node.kind == DGS_READ and len(pc.consumers) == 1
                 and id(pc) not in self.executor.record):
             source.read_by = self.label
             self.streams = source
@@ -87,3 +87,7 @@ class DGSStage(DeploymentStage):
         out.update(workers=0 if plan is None else len(plan.workers), late=self.late,
                    dropped=self.late)
         return out
+
+
+STAGES.register(DGS, lambda node, executor, build: DGSStage(node, executor, build.seed))
+STAGES.register(DGS_READ, lambda node, executor, build: SourceStage(node, executor))

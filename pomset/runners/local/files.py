@@ -1,15 +1,17 @@
 """The local runner's file stream (`--streaming`): a file source whose files are released in
 micro-batches as `runtime.file_stream` says, each micro-batch's elements pushed before its
-watermark moves, as on Spark's file stream."""
+watermark moves, as on Spark's file stream. It registers the stage of a bounded read: a file
+source in a streaming run is a stream, any other read a `SourceStage`."""
 from __future__ import annotations
 
 import time
 from typing import Any, List, Optional
 
 from ...runtime.file_stream import FileListing, file_watermark, latest_time, out_of_orderness_us
+from ...runtime.plan import READ, PlanNode
 from ...runtime.reads import read_tagged
 from ...windowing import MIN_MICROS
-from .stages import COLUMN_ROWS, SourceStage
+from .stages import COLUMN_ROWS, STAGES, Build, SourceStage
 
 
 class FileStreamStage(SourceStage):
@@ -81,3 +83,11 @@ class FileStreamStage(SourceStage):
     def watermark(self) -> int:
         """The watermark after the micro-batch last pushed."""
         return file_watermark(self.latest, self.out_of_orderness, self.ended)
+
+
+@STAGES.register(READ)
+def read_stage(node: PlanNode, executor: Any, build: Build) -> SourceStage:
+    """A file source read as a stream in a streaming run; else read once, as batch."""
+    if build.streaming and not node.makes_bundles:
+        return FileStreamStage(node, executor)
+    return SourceStage(node, executor)

@@ -6,9 +6,10 @@ from __future__ import annotations
 import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
+from ...runtime.plan import KAFKA_READ, KAFKA_WRITE
 from ...sdk.io.kafka_clients import KafkaReader
 from ...sdk.io.meter import offsets_read
-from .stages import SourceStage, Stage
+from .stages import STAGES, SourceStage, Stage
 
 
 class KafkaSourceStage(SourceStage):
@@ -121,3 +122,7 @@ class KafkaSinkStage(Stage):
 
     def metrics(self) -> Dict[str, int]:
         return {"received": self.received, "written": self.received}
+
+
+STAGES.register(KAFKA_READ, lambda node, executor, build: KafkaSourceStage(node, executor))
+STAGES.register(KAFKA_WRITE, lambda node, executor, build: KafkaSinkStage(node, executor))

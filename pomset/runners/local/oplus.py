@@ -10,8 +10,9 @@ from bisect import bisect_left
 from typing import Any, Dict, List, Optional
 
 from ...runtime.ordered.vsn import VSNDeployment, elastic_target
+from ...runtime.plan import OPLUS
 from ...windowing import GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, WindowedValue
-from .stages import DeploymentStage, Stage
+from .stages import STAGES, DeploymentStage, Stage
 
 #: seconds between the elastic controller's looks at the load
 ELASTIC_INTERVAL = 1.0
@@ -98,3 +99,6 @@ class OPlusStage(DeploymentStage):
 
 def _ts(row: tuple) -> int:
     return row[0]
+
+
+STAGES.register(OPLUS, lambda node, executor, build: OPlusStage(node, executor))

@@ -76,7 +76,7 @@ def releases_gil(stage: Stage) -> bool:
 def worker_copy(node: Any) -> Any:
     """The node with a DoFn of its own (functions are shared: they keep no state)."""
     t = node.transform
-    if getattr(t, "call", None) != "dofn":
+    if not node.has_dofn:
         return node
     try:
         fn = copy.deepcopy(t.fn)
@@ -86,9 +86,7 @@ def worker_copy(node: Any) -> Any:
             "--workers=1 or keep only copyable things on the DoFn") from e
     mine = copy.copy(t)
     mine.fn = fn
-    copied = copy.copy(node)
-    copied.transform = mine
-    return copied
+    return node.with_transform(mine)
 
 
 def hand_on(bundle: Any, consumers: List[tuple], events: list, copies: Dict[int, Stage],

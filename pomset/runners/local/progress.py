@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, TextIO, Tuple
 
+from ...runtime.plan import READ
 from ...runtime.progress import ProgressLine, Reads
-from ...sdk.core import Create
-from ...sdk.io.base import FileSource
 from ...sdk.io.meter import ReadMeter
 from .files import FileStreamStage
 from .kafka import KafkaSourceStage
@@ -24,7 +23,7 @@ class Progress:
         self.line = ProgressLine(quiet, stream, interval, force)
         self.stages = stages
         self.calls = 0
-        self.metered: List[FileSource] = []
+        self.metered: List[Any] = []
         self.sources: Dict[str, ReadProgress] = {}
         if self.line.enabled:
             for s in stages:
@@ -42,13 +41,14 @@ class Progress:
             return stage.progress
         if isinstance(stage, FileStreamStage):   # its files are not all there at the start
             return None
-        if isinstance(t, Create):
-            return lambda: (stage.read_count, len(t.values))
-        if isinstance(t, FileSource):
-            t.meter = ReadMeter.of(t)
-            self.metered.append(t)
-            return t.meter.progress
-        return None
+        if stage.node.kind != READ:
+            return None
+        if stage.node.makes_bundles:
+            count = t.element_count()
+            return None if count is None else (lambda: (stage.read_count, count))
+        t.meter = ReadMeter.of(t)
+        self.metered.append(t)
+        return t.meter.progress
 
     def _reads(self) -> Reads:
         reads = {label: read() for label, read in self.sources.items()}

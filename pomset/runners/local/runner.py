@@ -1,4 +1,5 @@
-"""The local runner: builds stages from the pipeline graph and drives its sources and clock.
+"""The local runner: builds stages from the pipeline's plan (`runtime.plan`, through its
+translator table `stages.STAGES`) and drives its sources and clock.
 
 Bounded sources are read in bundles, then their watermark jumps from MIN to MAX (batch is
 streaming with a watermark that jumps once). A TestStream then replays its steps on its own
@@ -13,12 +14,11 @@ from functools import partial
 from typing import Any, Callable, Dict
 
 from ...sdk.errors import PipelineConstructionError
-from ...sdk.io.base import FileSource
 from ...sdk.result import PipelineResult
-from ...sdk.test_stream import TestStream
 from ...runtime.backlog import PROGRESS
 from ...runtime.collector import rarely_collecting
 from ...runtime.fusion import Fusion
+from ...runtime.plan import DRIVER_READ, lower
 from ...runtime.spill import memory_budget
 from ...runtime.stop import stopping
 from ...runtime.test_stream import stream_steps
@@ -45,11 +45,10 @@ class LocalRunner:
         executor = (SequentialExecutor(record) if workers == 1
                     else ParallelExecutor(record, workers, options.worker_mode,
                                           options.schedule, options.schedule_seed))
-        fusion = Fusion(pipeline.nodes)
-        stages = [FileStreamStage(node, executor)
-                  if options.streaming and isinstance(node.transform, FileSource)
-                  else stage_for(node, executor, fusion, options.shuffle_merges)
-                  for node in pipeline.nodes]
+        plan = lower(pipeline)
+        fusion = Fusion(plan.nodes)
+        stages = [stage_for(node, executor, fusion, options.shuffle_merges, options.streaming)
+                  for node in plan]
         executor.wire(stages)
         oplus = {s.label: s for s in stages if isinstance(s, OPlusStage)}
         for s in oplus.values():
@@ -59,7 +58,7 @@ class LocalRunner:
         executor.on_bundle = progress.tick
 
         sources = [s for s in stages if isinstance(s, SourceStage)]
-        streams = [s for s in sources if isinstance(s.node.transform, TestStream)]
+        streams = [s for s in sources if s.node.kind == DRIVER_READ]
         if len(streams) > 1:
             raise PipelineConstructionError("a pipeline may have at most one TestStream, found "
                                             f"{[s.label for s in streams]}")

@@ -1,17 +1,19 @@
-"""The local runner's stages: one per primitive transform, each with input watermarks, a hold
-and an output watermark; they receive bundles and push what they produce downstream."""
+"""The local runner's stages: one per plan node, each with input watermarks, a hold and an
+output watermark; they receive bundles and push what they produce downstream. `STAGES` is the
+runner's translator table: the core kinds are registered here, each extension's (Kafka, file
+streams, templates, O+, DGS) in its own module."""
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, NamedTuple, Optional, Tuple
 
-from ...sdk.core import Flatten, GroupByKey, ParDo, Source, WindowInto
 from ...runtime.elementwise import DoFnRunner, assign_windows, user_code_error
-from ...runtime.reads import DRIVER_READ, read_tagged
+from ...runtime.fusion import Fusion
+from ...runtime.plan import (ASSIGN_WINDOWS, DRIVER_READ, ELEMENTWISE, FLATTEN, GROUP, SINK, STATEFUL_PARDO,
+                             PlanNode, TranslatorTable)
+from ...runtime.reads import read_tagged
 from ...runtime.side_inputs import SideInputBuffer
 from ...sdk.errors import UserCodeError
 from ...sdk.user_metrics import USER, MetricsContainer
-from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
-from ...traces import DGSStep, OPlus, TemplateStep, Typed
 from ...runtime import columnar
 from ...runtime.columnar import Columns
 from ...runtime.kernel_host import KernelHost
@@ -21,6 +23,19 @@ from ...runtime.spill import SpilledHost, StateGauge
 from ...triggers.kernel import Counters
 from ...windowing import MAX_MICROS, MIN_MICROS
 
+#: the local runner's translator table: a plan node's kind to the stage that runs it, called
+#: as `translate(node, executor, build)`
+STAGES = TranslatorTable("local")
+
+
+class Build(NamedTuple):
+    """What building a stage needs beyond its node and executor: which Sorts fuse into the
+    template after them (`fusion`, None on a worker), the seed that shuffles the merges of
+    templates' parallel instances, and whether the run is streaming."""
+
+    fusion: Optional[Fusion] = None
+    seed: Optional[int] = None
+    streaming: bool = False
 
 
 class Stage:
@@ -29,7 +44,7 @@ class Stage:
 
     state: Tuple[str, ...] = ("in_wms", "out_wm", "received", "emitted")
 
-    def __init__(self, node: Any, executor: Any) -> None:
+    def __init__(self, node: PlanNode, executor: Any) -> None:
         self.node = node
         self.label = node.label
         self.executor = executor
@@ -143,7 +158,7 @@ class SourceStage(Stage):
         t = self.node.transform
         if self.read_by is not None:
             return
-        if isinstance(t, DRIVER_READ):
+        if self.node.makes_bundles:
             yield from t.bundles(size)
             return
         for tag, bundle in read_tagged(t, self.label, size, COLUMN_ROWS):
@@ -165,7 +180,7 @@ class SourceStage(Stage):
     def metrics(self) -> Dict[str, int]:
         out = super().metrics()
         out["read"] = self.read_count
-        if getattr(self.node.transform, "dead_letter_tag", None) is not None:
+        if self.node.dead_letter_tag is not None:
             out["dead_lettered"] = self.dead_letters
         return out
 
@@ -176,7 +191,7 @@ class AssignWindowsStage(Stage):
 
     def __init__(self, node: Any, executor: Any) -> None:
         super().__init__(node, executor)
-        self.native = columnar.native_windows(node.transform)
+        self.native = columnar.native_windows(node.transform) if node.native else None
 
     def takes_columns(self, index: int) -> bool:
         return self.native is not None
@@ -214,12 +229,10 @@ class ParDoStage(Stage):
 
     def __init__(self, node: Any, executor: Any) -> None:
         super().__init__(node, executor)
-        t: ParDo = node.transform
-        self.t = t
-        self.runner = DoFnRunner(t, node.outputs, self.label, node.inputs[0].schema)
+        t = node.transform
+        self.runner = DoFnRunner(t, node.outputs, self.label, node.schema)
         self.buffer = SideInputBuffer(t, node.side_inputs) if node.side_inputs else None
-        simple = not node.side_inputs and len(node.outputs) == 1
-        self.native = columnar.native_step(t, node.inputs[0].schema) if simple else None
+        self.native = columnar.native_step(t, node.schema) if node.native else None
 
     def takes_columns(self, index: int) -> bool:
         return self.native is not None
@@ -275,7 +288,7 @@ class ParDoStage(Stage):
             self.emit(tag, items)
 
     def makes_fresh(self, tag: Optional[str]) -> bool:
-        return tag is not None or self.t.call != "filter" or self.owned
+        return tag is not None or not self.node.passes_elements or self.owned
 
     def snapshot(self) -> Dict[str, Any]:
         return dict(super().snapshot(), dead_count=self.runner.dead_count,
@@ -382,26 +395,24 @@ class GroupStage(Stage):
 
     def __init__(self, node: Any, executor: Any) -> None:
         super().__init__(node, executor)
-        t: GroupByKey = node.transform
-        main = node.inputs[0]
+        strategy = node.strategy
         self.host = self.new_host()
         # all of the grouping columnar, until an element or a watermark short of the end says
         # the kernel must see it
-        native = columnar.native_combine(t, main.windowing, main.may_retract)
-        self.final = native and columnar.fires_once(main.windowing)
+        self.final = node.native and columnar.fires_once(strategy)
         # partials the kernel merges carry their rows' times, for its late and dropped counts
-        self.aggregator = (columnar.aggregator(t.combine_fn, main.windowing.timestamp_combiner,
-                                               tally=not self.final) if native else None)
+        self.aggregator = (columnar.aggregator(node.transform.combine_fn,
+                                               strategy.timestamp_combiner,
+                                               tally=not self.final) if node.native else None)
         self.gauge: Optional[StateGauge] = None
         self.temp_dir: Optional[str] = None
         self.spilled: Optional[SpilledHost] = None
 
     def new_host(self) -> KernelHost:
         """A kernel host for this grouping (one, or one per bucket when it is partitioned)."""
-        main = self.node.inputs[0]
-        t = self.node.transform
-        return KernelHost(main.windowing, t.reducer(), self.label,
-                          keep_late=t.late_tag is not None)
+        node = self.node
+        return KernelHost(node.strategy, node.reducer(), self.label,
+                          keep_late=node.transform.late_tag is not None)
 
     def may_spill(self, budget: int, directory: Optional[str]) -> None:
         """Let the kernel's state spill to a temporary directory in `directory` (None: the
@@ -547,7 +558,7 @@ class SinkStage(Stage):
         self.writer = self.sink.writer(node.inputs[0])
 
     def takes_columns(self, index: int) -> bool:
-        return hasattr(self.sink.writer_class, "write_arrow")
+        return self.node.native
 
     def receive(self, index: int, bundle: Any) -> None:
         self.received += len(bundle)
@@ -583,36 +594,18 @@ class SinkStage(Stage):
         return {"received": self.received, "written": self.received}
 
 
-def stage_for(node: Any, executor: Any, fusion: Any, seed: Optional[int] = None) -> Stage:
-    """The stage class that runs this node's primitive (`fusion` says which Sorts fuse into
-    the template after them; `seed` shuffles the merges of templates' parallel instances)."""
-    from .kafka import KafkaSinkStage, KafkaSourceStage   # they build on the stages here
-    from .dgs import DGSStage
-    from .oplus import OPlusStage
-    from .templates import TemplateStage, TypedStage
-    t = node.transform
-    if isinstance(t, DGSStep):
-        return DGSStage(node, executor, seed)
-    if isinstance(t, OPlus):
-        return OPlusStage(node, executor)
-    if isinstance(t, TemplateStep):
-        return TemplateStage(node, executor, fusion, seed)
-    if isinstance(t, Typed):
-        return TypedStage(node, executor)
-    if isinstance(t, ReadFromKafka):
-        return KafkaSourceStage(node, executor)
-    if isinstance(t, WriteToKafka):
-        return KafkaSinkStage(node, executor)
-    if isinstance(t, Source):
-        return SourceStage(node, executor)
-    if isinstance(t, ParDo):
-        return (StatefulParDoStage if t.stateful else ParDoStage)(node, executor)
-    if isinstance(t, WindowInto):
-        return AssignWindowsStage(node, executor)
-    if isinstance(t, GroupByKey):
-        return GroupStage(node, executor)
-    if isinstance(t, Flatten):
-        return FlattenStage(node, executor)
-    if hasattr(t, "writer"):
-        return SinkStage(node, executor)
-    raise TypeError(f"the local runner cannot run {type(t).__name__} ({node.label})")
+STAGES.register(DRIVER_READ, lambda node, executor, build: SourceStage(node, executor))
+STAGES.register(ELEMENTWISE, lambda node, executor, build: ParDoStage(node, executor))
+STAGES.register(STATEFUL_PARDO, lambda node, executor, build: StatefulParDoStage(node, executor))
+STAGES.register(ASSIGN_WINDOWS, lambda node, executor, build: AssignWindowsStage(node, executor))
+STAGES.register(GROUP, lambda node, executor, build: GroupStage(node, executor))
+STAGES.register(FLATTEN, lambda node, executor, build: FlattenStage(node, executor))
+STAGES.register(SINK, lambda node, executor, build: SinkStage(node, executor))
+
+
+def stage_for(node: PlanNode, executor: Any, fusion: Optional[Fusion] = None,
+              seed: Optional[int] = None, streaming: bool = False) -> Stage:
+    """The stage that runs this plan node, from the table (`fusion` says which Sorts fuse
+    into the template after them; `seed` shuffles the merges of templates' parallel
+    instances; `streaming` reads file sources as streams)."""
+    return STAGES.translate(node, executor, Build(fusion, seed, streaming))

@@ -10,8 +10,9 @@ from typing import Any, Dict, Optional
 from ...runtime.fusion import Fusion
 from ...runtime.deployment import Deployment, as_elements, as_items, time_range
 from ...runtime.markers import MarkerRange
+from ...runtime.plan import TEMPLATE, TYPED
 from ...windowing import MAX_MICROS
-from .stages import DeploymentStage, FlattenStage, Stage
+from .stages import STAGES, DeploymentStage, FlattenStage, Stage
 
 
 class TypedStage(FlattenStage):
@@ -89,3 +90,8 @@ class TemplateStage(DeploymentStage):
         out = super().metrics()
         out.update(instances=self.deployment.n, late=self.deployment.late)
         return out
+
+
+STAGES.register(TEMPLATE, lambda node, executor, build: TemplateStage(node, executor,
+                                                                       build.fusion, build.seed))
+STAGES.register(TYPED, lambda node, executor, build: TypedStage(node, executor))

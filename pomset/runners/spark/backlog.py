@@ -9,10 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from ...runtime.reads import DRIVER_READ
 from ...runtime.backlog import SourceBacklog, files_backlog, kafka_backlog
-from ...sdk.io.base import FileSource, expand_pattern
-from ...sdk.io.kafka import ReadFromKafka
+from ...runtime.plan import kinds, lower_node
+from ...sdk.io.base import expand_pattern
 
 
 class QuerySources:
@@ -23,11 +22,12 @@ class QuerySources:
         self.kafka: Dict[str, List[str]] = {}
         self.files: Dict[str, str] = {}
         for node in plan.pipeline.nodes:
-            t = node.transform
-            if isinstance(t, ReadFromKafka):
-                self.kafka[node.label] = sorted(plan.partition_channels[id(node)])
-            elif isinstance(t, FileSource) and not isinstance(t, DRIVER_READ):
-                self.files[node.label] = t.pattern
+            if not node.inputs:
+                source = lower_node(node)
+                if source.kind == kinds.KAFKA_READ:
+                    self.kafka[node.label] = sorted(plan.partition_channels[id(node)])
+                elif source.kind == kinds.READ and not source.makes_bundles:
+                    self.files[node.label] = node.transform.pattern
 
     def __bool__(self) -> bool:
         return bool(self.kafka or self.files)

@@ -6,15 +6,15 @@ per PCollection.
   aggregations that fire once and a Parquet sink compile to one Spark SQL plan; where such
   columns meet a step that needs elements they become elements in that step's task.
 - Element-wise Python steps (file reads, ParDos, custom window assignment, keying) run the
-  SDK's own code over Arrow batches, consecutive ones fused into one task (`_Steps`): a
+  SDK's own code over Arrow batches, consecutive ones fused into one task (`steps.py`): a
   `mapInArrow` task, or the task of the grouping they follow.
 - Fixed and sliding windows are Spark column arithmetic.
 - A grouping shuffles by a hash bucket of the key and runs the GroupAlsoByWindow kernel over
   each bucket in `applyInArrow`, all elements in and then the watermark from MIN to MAX (the
   paper's batch execution, Figure 10); combines that fire once in batch are lifted: partial
   accumulators per key and window before the shuffle.
-- A DGS step deploys its synchronization plan in rounds of leaf tasks, joined on the driver at
-  each synchronizing event (`dgs.py`).
+- The typed-deployment steps (template steps, O+, DGS) are extensions: their modules register
+  their translators (`extensions.py`) over this plan's public interface.
 """
 from __future__ import annotations
 
@@ -25,12 +25,9 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ...sdk.core import Filter, Flatten, GroupByKey, ParDo, Source, WindowInto
 from ...runtime.elementwise import DoFnRunner, assign_windows, side_input_args
 from ...sdk.errors import UserCodeError
 from ...sdk.user_metrics import USER, merge_snapshots
-from ...sdk.io.base import FileSink, FileSource
-from ...traces import DGSStep, OPlus, TemplateStep, Typed
 from ...runtime.collector import collect_rarely
 from ...runtime.fusion import Fusion
 from ...runtime.kernel_host import KernelHost
@@ -38,17 +35,44 @@ from ...runtime.lifting import PartialFold, liftable
 from ...runtime.stateful_dofn import StatefulDoFnHost
 from ...runtime.columnar import window_geometry
 from ...runtime.metrics import emitted_key, with_flow
-from ...runtime.reads import DRIVER_READ, read_bundles
+from ...runtime.plan import Plan, PlanNode, TranslatorTable, lower
+from ...runtime.plan import kinds
+from ...runtime.reads import read_bundles
 from ...triggers.reducers import AccumulatorReducer, Bag
 from ...windowing import WindowedValue, now_micros
 from ...windowing.windowfns import FixedWindows, GlobalWindows, SlidingWindows
 from . import codec
 from . import columns as cols
 from .columns import Columnar
+from .steps import Steps, decoded, encoded
 
 BATCH_ROWS = 10_000   # elements per Arrow batch a task emits
-TRANSLATED = (*DRIVER_READ, FileSource, ParDo, WindowInto, Flatten, GroupByKey, FileSink,
-              Typed, TemplateStep, OPlus, DGSStep)
+#: the kinds of source, whose outputs count as read (not as emitted)
+READS = (kinds.READ, kinds.DGS_READ, kinds.DRIVER_READ, kinds.KAFKA_READ)
+#: the kinds of sink, which the runner writes from their input's DataFrame
+WRITES = (kinds.SINK, kinds.KAFKA_WRITE)
+
+
+def register(table: TranslatorTable) -> None:
+    """Add the core translators to a Spark batch table: each `(node, plan)` gives the node's
+    outputs by tag, as a DataFrame, columns (`Columnar`) or pending Python steps (`Steps`)."""
+    table.register(kinds.READ, lambda node, plan: plan._read(node))
+    table.register(kinds.DGS_READ, lambda node, plan: plan._read(node))
+    table.register(kinds.ELEMENTWISE, lambda node, plan: plan._par_do(node.transform, node))
+    table.register(kinds.STATEFUL_PARDO,
+                   lambda node, plan: plan._stateful_par_do(node.transform, node))
+    table.register(kinds.ASSIGN_WINDOWS,
+                   lambda node, plan: {None: plan._window_into(node.transform, node)})
+    table.register(kinds.FLATTEN, lambda node, plan: {None: plan._flatten(node)})
+    table.register(kinds.GROUP, lambda node, plan: plan._group_outputs(node))
+
+
+def core_table() -> TranslatorTable:
+    """A Spark batch table of the core translators alone (`extensions.batch_table` adds the
+    extensions')."""
+    table = TranslatorTable("Spark batch")
+    register(table)
+    return table
 
 
 def read_more_than_once(pipeline: Any, recorded: List[Any]) -> Callable[[Any], bool]:
@@ -79,9 +103,12 @@ def _readers(pipeline: Any, recorded: List[Any]) -> Counter:
 class BatchPlan:
     """Builds the DataFrames of a bounded pipeline's PCollections, node by node."""
 
-    def __init__(self, spark: Any, pipeline: Any) -> None:
+    def __init__(self, spark: Any, pipeline: Any, table: Optional[TranslatorTable] = None,
+                 plan: Optional[Plan] = None) -> None:
         self.spark = spark
         self.pipeline = pipeline
+        self.plan = plan or lower(pipeline)   # the pipeline lowered (`runtime.plan`)
+        self.table = table or core_table()   # the translators by plan kind
         self.dfs: Dict[int, Any] = {}
         self.counts: Dict[str, Dict[str, Any]] = {}   # label -> name -> int or Spark accumulator
         self.persisted: List[Any] = []
@@ -96,12 +123,11 @@ class BatchPlan:
     def build(self, reused: Callable[[Any], bool]) -> None:
         """Translate every node; a PCollection `reused` says is read more than once is
         persisted, so its producers run once."""
-        for node in self.pipeline.nodes:
-            t = node.transform
-            if isinstance(t, FileSink):
+        for node in self.plan:
+            if node.kind in WRITES:
                 continue
-            outs = self._translate(node, t)
-            if not isinstance(t, Source):
+            outs = self._columnar(node) or self.table.translate(node, self)
+            if node.kind not in READS:
                 outs = {tag: self._counted(node, tag, out) for tag, out in outs.items()}
             for tag, pc in node.outputs.items():
                 self.dfs[id(pc)] = outs[tag]
@@ -138,23 +164,23 @@ class BatchPlan:
         """The PCollection's DataFrame (running its pending Python steps, if any)."""
         df = self.dfs[id(pcoll)]
         if isinstance(df, Columnar):
-            return self._step_df(_Steps(df.df, df.head()), pcoll.producer.label)
-        if isinstance(df, _Steps):
-            df = self.dfs[id(pcoll)] = self._step_df(df, pcoll.producer.label)
+            return self.step_df(Steps(df.df, df.head()), pcoll.producer.label)
+        if isinstance(df, Steps):
+            df = self.dfs[id(pcoll)] = self.step_df(df, pcoll.producer.label)
         return df
 
-    def _steps(self, pcoll: Any) -> "_Steps":
+    def steps(self, pcoll: Any) -> Steps:
         """The Python steps that produce `pcoll`, to be extended: its pending ones (it has no
         other reader: a reused PCollection was run and persisted), else a decode of its rows."""
         df = self.dfs[id(pcoll)]
         if isinstance(df, Columnar):
-            return _Steps(df.df, df.head())
-        return df if isinstance(df, _Steps) else _Steps(df, _decode)
+            return Steps(df.df, df.head())
+        return df if isinstance(df, Steps) else Steps(df, decoded)
 
-    def _step_df(self, steps: "_Steps", made_by: str, tagged: bool = False) -> Any:
+    def step_df(self, steps: Steps, made_by: str, tagged: bool = False) -> Any:
         """The DataFrame of the elements (with their tags, if `tagged`) the steps produce, the
         last of them step `made_by`."""
-        return steps.run(_tail(tagged), codec.TAGGED if tagged else codec.ELEMENT, made_by)
+        return steps.run(encoded(tagged), codec.TAGGED if tagged else codec.ELEMENT, made_by)
 
     def elements(self, pcoll: Any) -> List[WindowedValue]:
         """A PCollection's elements, brought to the driver."""
@@ -183,7 +209,7 @@ class BatchPlan:
     def element_df(self, elements: List[WindowedValue]) -> Any:
         """A DataFrame of elements made on the driver."""
         if not elements:
-            return self._empty()
+            return self.empty()
         return self.spark.createDataFrame(pa.Table.from_batches(
             list(codec.batches(elements, BATCH_ROWS)), schema=codec.ELEMENT_ARROW))
 
@@ -192,45 +218,10 @@ class BatchPlan:
             df.unpersist()
 
     # --- translation ------------------------------------------------------------------------
-    def _translate(self, node: Any, t: Any) -> Dict[Optional[str], Any]:
-        native = self._columnar(node, t)
-        if native is not None:
-            return native
-        if isinstance(t, (Typed, TemplateStep, OPlus)):
-            for pc in node.inputs:   # these read element rows
-                if isinstance(self.dfs[id(pc)], Columnar):
-                    self.dfs[id(pc)] = self.df(pc)
-        if isinstance(t, DRIVER_READ):
-            return {None: self._create(t, node)}
-        if isinstance(t, FileSource):
-            return self._read_files(t, node)
-        if isinstance(t, ParDo):
-            return self._par_do(t, node)
-        if isinstance(t, WindowInto):
-            return {None: self._window_into(t, node)}
-        if isinstance(t, Flatten):
-            return {None: self._flatten(node)}
-        if isinstance(t, Typed):
-            from .templates import typed_range
-            typed_range(self, node, self.marker_ranges)
-            return {None: self.dfs[id(node.inputs[0])]}
-        if isinstance(t, TemplateStep):
-            from .templates import translate
-            return {None: translate(self, node, self.fusion, self.marker_ranges)}
-        if isinstance(t, OPlus):
-            from .oplus import translate as oplus
-            return {None: oplus(self, node)}
-        if isinstance(t, DGSStep):
-            from .dgs import translate as dgs
-            return {None: dgs(self, node)}
-        if t.late_tag is not None:
-            return self._tagged(self._step_df(self._group(t, node), node.label, tagged=True),
-                                node)
-        return {None: self._group(t, node)}
-
-    def _columnar(self, node: Any, t: Any) -> Optional[Dict[Optional[str], Any]]:
+    def _columnar(self, node: PlanNode) -> Optional[Dict[Optional[str], Any]]:
         """The node's outputs as columns (`columns.py`), or None where it needs elements."""
-        if isinstance(t, FileSource):
+        t = node.transform
+        if node.kind == kinds.READ and not node.makes_bundles:
             return cols.read_parquet(self, t, node) if cols.reads_natively(t) else None
         if not node.inputs or node.side_inputs:
             return None
@@ -238,15 +229,40 @@ class BatchPlan:
         if not isinstance(c, Columnar):
             return None
         out = None
-        if isinstance(t, ParDo):
+        if node.kind == kinds.ELEMENTWISE:
             out = cols.par_do(c, t, node)
-        elif isinstance(t, WindowInto):
+        elif node.kind == kinds.ASSIGN_WINDOWS:
             out = cols.window_into(c, t)
-        elif isinstance(t, GroupByKey):
+        elif node.kind == kinds.GROUP:
             out = cols.combine(c, t, node)
         return None if out is None else {None: out}
 
-    def _empty(self) -> Any:
+    def _read(self, node: PlanNode) -> Dict[Optional[str], Any]:
+        if node.makes_bundles:
+            return {None: self._create(node.transform, node)}
+        return self._read_files(node.transform, node)
+
+    def _group_outputs(self, node: PlanNode) -> Dict[Optional[str], Any]:
+        if node.transform.late_tag is not None:
+            return self._tagged(self.step_df(self._group(node.transform, node), node.label,
+                                             tagged=True), node)
+        return {None: self._group(node.transform, node)}
+
+    def as_element_rows(self, node: Any) -> None:
+        """Turn the node's columnar inputs into element rows, for a translator that reads
+        those (the typed, template and O+ steps)."""
+        for pc in node.inputs:
+            if isinstance(self.dfs[id(pc)], Columnar):
+                self.dfs[id(pc)] = self.df(pc)
+
+    def persist(self, df: Any) -> Any:
+        """`df` persisted, released at the run's end."""
+        df = df.persist()
+        self.persisted.append(df)
+        return df
+
+    def empty(self) -> Any:
+        """An empty DataFrame of element rows."""
         return self.spark.createDataFrame([], codec.ELEMENT)
 
     def _create(self, t: Any, node: Any) -> Any:
@@ -255,7 +271,7 @@ class BatchPlan:
                                       schema=codec.ELEMENT_ARROW)
         self.counts[node.label] = {"read": table.num_rows}
         if table.num_rows == 0:
-            return self._empty()
+            return self.empty()
         # a partition per Arrow batch, at most one per core: coalesced, as a shuffle costs a
         # job (a small Create's whole run) and spreads rows no better
         parallelism = self.spark.sparkContext.defaultParallelism
@@ -271,7 +287,7 @@ class BatchPlan:
         return {tag: df.filter(F.col("t").isNull() if tag is None else F.col("t") == tag).drop("t")
                 for tag in node.outputs}
 
-    def _read_files(self, t: FileSource, node: Any) -> Dict[Optional[str], Any]:
+    def _read_files(self, t: Any, node: Any) -> Dict[Optional[str], Any]:
         """One file per task, read by the source's own reader; without a dead-letter output
         the rows go on to the following Python steps in the same task."""
         files = t.files()
@@ -287,7 +303,7 @@ class BatchPlan:
         paths = self.spark.createDataFrame([(f,) for f in files], "path string").repartition(
             min(len(files), self.spark.sparkContext.defaultParallelism))
         if dead_tag is None:
-            return {None: _Steps(paths, lambda b: (bundle for _, bundle in read(b)))}
+            return {None: Steps(paths, lambda b: (bundle for _, bundle in read(b)))}
 
         def tagged(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             collect_rarely()
@@ -309,9 +325,7 @@ class BatchPlan:
             data.append({w: list(bag.pos) for w, bag in bags.items()})
         return data
 
-    def _par_do(self, t: ParDo, node: Any) -> Dict[Optional[str], Any]:
-        if t.stateful:
-            return self._stateful_par_do(t, node)
+    def _par_do(self, t: Any, node: Any) -> Dict[Optional[str], Any]:
         tags = list(node.outputs)
         label, schema = node.label, node.inputs[0].schema
         sides = node.side_inputs
@@ -333,7 +347,7 @@ class BatchPlan:
                 if runner.metrics:
                     user.add(runner.metrics.take())
             return (lambda bundle: runner.process(bundle, True, side_args)), finish
-        steps = self._steps(node.inputs[0])
+        steps = self.steps(node.inputs[0])
         if len(tags) == 1:
             return {None: steps.then(lambda: _outputs_of(start(), None))}
 
@@ -342,23 +356,23 @@ class BatchPlan:
         def counted() -> Any:
             process, finish = start()
             return (lambda bundle: _count_tags(accs, process(bundle))), finish
-        return self._tagged(self._step_df(steps.then(counted), label, tagged=True), node)
+        return self._tagged(self.step_df(steps.then(counted), label, tagged=True), node)
 
-    def _window_into(self, t: WindowInto, node: Any) -> Any:
+    def _window_into(self, t: Any, node: Any) -> Any:
         fn = t.window_fn
         if fn is None:
             return self.dfs[id(node.inputs[0])]
         if type(fn) in (FixedWindows, SlidingWindows):
             return _assign_by_columns(self.df(node.inputs[0]), fn)
         label = node.label
-        return self._steps(node.inputs[0]).then(
+        return self.steps(node.inputs[0]).then(
             lambda: ((lambda bundle: assign_windows(t, bundle, True, label)), None))
 
     def _flatten(self, node: Any) -> Any:
         dfs = [self.df(pc) for pc in node.inputs]
-        return reduce(lambda a, b: a.unionAll(b), dfs) if dfs else self._empty()
+        return reduce(lambda a, b: a.unionAll(b), dfs) if dfs else self.empty()
 
-    def _group(self, t: GroupByKey, node: Any) -> Any:
+    def _group(self, t: Any, node: Any) -> Any:
         """Key the elements, shuffle by key, run the kernel per key. A combine whose trigger
         cannot fire before the end of a window (so in batch it fires once, at the end) over
         non-merging windows is lifted: each task first folds its elements into one partial
@@ -388,7 +402,7 @@ class BatchPlan:
             late.add(c.late)
             dropped.add(c.dropped_expired + c.dropped_closed)
             yield panes if late_tag is None else {None: panes, late_tag: host.take_late()}
-        return _Steps(self._by_key(node, keyed), group, grouped=True)
+        return Steps(self._by_key(node, keyed), group, grouped=True)
 
     def _by_key(self, node: Any, keyed: Callable[..., Iterator[pa.RecordBatch]]) -> Any:
         """A keyed node's input as keyed rows (`keyed`), grouped in buckets of keys (by a
@@ -397,11 +411,11 @@ class BatchPlan:
         when keys have few elements each. Python steps after it run in the same task."""
         from pyspark.sql import functions as F
         buckets = 8 * self.spark.sparkContext.defaultParallelism
-        return (self._steps(node.inputs[0]).run(keyed, codec.KEYED, node.inputs[0].producer.label)
+        return (self.steps(node.inputs[0]).run(keyed, codec.KEYED, node.inputs[0].producer.label)
                 .withColumn("bucket", F.pmod(F.xxhash64("k"), F.lit(buckets)))
                 .groupBy("bucket"))
 
-    def _stateful_par_do(self, t: ParDo, node: Any) -> Dict[Optional[str], Any]:
+    def _stateful_par_do(self, t: Any, node: Any) -> Dict[Optional[str], Any]:
         """A stateful ParDo: its input shuffled by key as for a grouping, then per bucket of
         keys the runtime's stateful DoFn host, its watermark from the minimum to the end."""
         label, tags = node.label, list(node.outputs)
@@ -421,10 +435,10 @@ class BatchPlan:
                 user.add(host.runner.metrics.take())
             dropped.add(host.dropped)
             yield outs[None] if len(tags) == 1 else outs
-        steps = _Steps(self._by_key(node, _key_elements(label)), run, grouped=True)
+        steps = Steps(self._by_key(node, _key_elements(label)), run, grouped=True)
         if len(tags) == 1:
             return {None: steps}
-        return self._tagged(self._step_df(steps, label, tagged=True), node)
+        return self._tagged(self.step_df(steps, label, tagged=True), node)
 
     def _counter(self, label: str, name: str) -> Any:
         """A count the tasks of step `label` add to (read, dead_lettered)."""
@@ -440,10 +454,10 @@ class BatchPlan:
         label = node.label
         if tag in self.flow.get(label, {}):
             return out
-        if isinstance(out, _Steps):
+        if isinstance(out, Steps):
             acc = self._flow_counter(label, tag)
             return out.then(lambda: (partial(_count_into, acc), None))
-        if _keeps_count(node.transform):
+        if _keeps_count(node):
             self.as_received.add((label, tag))
             return out
         from pyspark.sql import Observation
@@ -480,14 +494,15 @@ class _UserMetrics:
         return merge_snapshots(a, b)
 
 
-def _keeps_count(t: Any) -> bool:
+def _keeps_count(node: PlanNode) -> bool:
     """Whether a step Spark runs on its own rows gives one row out per row in: any but a
     filter, sliding windows (an element in several windows, or none) and a grouping."""
-    if isinstance(t, ParDo):
-        return not isinstance(t, Filter)
-    if isinstance(t, WindowInto):
-        return t.window_fn is None or type(t.window_fn) in (GlobalWindows, FixedWindows)
-    return isinstance(t, (Flatten, Typed))
+    if node.kind in (kinds.ELEMENTWISE, kinds.STATEFUL_PARDO):
+        return not node.passes_elements
+    if node.kind == kinds.ASSIGN_WINDOWS:
+        fn = node.transform.window_fn
+        return fn is None or type(fn) in (GlobalWindows, FixedWindows)
+    return node.kind in (kinds.FLATTEN, kinds.TYPED)
 
 
 def _count_into(acc: Any, bundle: list) -> list:
@@ -512,76 +527,10 @@ def _flow_count(c: Any) -> int:
     return c.get["n"]
 
 
-def _decode(b: pa.RecordBatch) -> Iterator[List[WindowedValue]]:
-    yield codec.decode(b)
-
-
 def _outputs_of(started: Any, tag: Optional[str]) -> Any:
     """A started step whose results are outputs by tag, as a step giving those of `tag`."""
     process, finish = started
     return (lambda bundle: process(bundle)[tag]), finish
-
-
-def _tail(tagged: bool) -> Callable[[Iterator[Any]], Iterator[pa.RecordBatch]]:
-    """Encodes what steps produce: bundles of elements, or of elements by output tag if
-    `tagged`."""
-    def tail(items: Iterator[Any]) -> Iterator[pa.RecordBatch]:
-        for item in items:
-            if tagged:
-                elements = [wv for bundle in item.values() for wv in bundle]
-                tags: Optional[list] = [tag for tag, bundle in item.items() for _ in bundle]
-            else:
-                elements, tags = item, None
-            if elements:
-                yield codec.encode(elements, tags=tags)
-    return tail
-
-
-class _Steps:
-    """Python steps not yet run, fused into one Arrow task when their result is needed:
-    `source`'s rows turned into bundles of elements by `head`, then each step in turn on each
-    bundle. The source is a DataFrame (a `mapInArrow` task over its batches) or, `grouped`,
-    grouped data (an `applyInArrow` task per group, whose table `head` takes). A step is a
-    function that, started once per task, gives (process(bundle) -> result, finish or None)."""
-
-    def __init__(self, source: Any, head: Callable[[Any], Iterator[list]], steps: tuple = (),
-                 grouped: bool = False) -> None:
-        self.source, self.head, self.steps, self.grouped = source, head, steps, grouped
-
-    def then(self, step: Callable[[], Any]) -> "_Steps":
-        return _Steps(self.source, self.head, self.steps + (step,), self.grouped)
-
-    def run(self, tail: Callable[[Iterator[Any]], Iterator[pa.RecordBatch]], schema: str,
-            made_by: str) -> Any:
-        """The DataFrame of what `tail` makes of the steps' results, the last step's being
-        step `made_by` (named when its output cannot be pickled)."""
-        head, steps = self.head, self.steps
-
-        def task(batches: Iterator[Any]) -> Iterator[pa.RecordBatch]:
-            collect_rarely()
-            started = [step() for step in steps]
-            try:
-                yield from tail(_through(batches, head, [p for p, _ in started]))
-            except codec.UnpicklableError as e:
-                raise codec.unpicklable(made_by, "its output", e) from None
-            finally:
-                for _, finish in started:
-                    if finish is not None:
-                        finish()
-        if not self.grouped:
-            return self.source.mapInArrow(task, schema)
-        arrow = codec.ARROW[schema]
-        return self.source.applyInArrow(
-            lambda table: pa.Table.from_batches(list(task([table])), schema=arrow), schema)
-
-
-def _through(batches: Iterator[pa.RecordBatch], head: Callable[[pa.RecordBatch], Iterator[list]],
-             processes: List[Callable[[Any], Any]]) -> Iterator[Any]:
-    for b in batches:
-        for bundle in head(b):
-            for process in processes:
-                bundle = process(bundle)
-            yield bundle
 
 
 def _assign_by_columns(df: Any, fn: Any) -> Any:

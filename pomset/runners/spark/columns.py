@@ -24,16 +24,16 @@ from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
 
-from ...runtime.columnar import (KEY, ON_TIME_ONCE, TS, VALUE, WE, WS, Columns, bad_time,
-                                 fires_once, native_combine, native_step, picked_fields,
-                                 reads_columns, window_geometry)
+from ...runtime.columnar import (FIELDS, FIELDS_TO_ROW, FILTER, KEY, KEY_FIELDS, ON_TIME_ONCE,
+                                 TS, VALUE, WE, WS, Columns, bad_time, fires_once,
+                                 native_combine, native_step, picked_fields, reads_columns,
+                                 relational_form, window_geometry, writes_columns)
 from ...sdk.combinefn import Count, Max, Mean, Min, Sum
-from ...sdk.core import Filter, GroupByKey, ParDo, WindowInto
 from ...sdk.expressions import Expr, kind
 from ...sdk.event_time import TIME_UNITS
 from ...sdk.io.base import EXTRA_NAMES, annotates
-from ...sdk.io.parquetio import NO_TIME_MICROS, ReadFromParquet, WriteToParquet
-from ...sdk.relational import FieldsCombineFn, FieldsToRow, KeyFields, _FieldsMap
+from ...sdk.io.parquetio import NO_TIME_MICROS
+from ...sdk.relational import FieldsCombineFn
 from ...windowing import (GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, PaneInfo,
                           TimestampCombiner, WindowedValue)
 from ...windowing.windowfns import GlobalWindows
@@ -82,7 +82,7 @@ class Columnar:
 
     def head(self) -> Any:
         """A function of an Arrow batch of these columns giving its elements (one bundle),
-        for `_Steps`: the one place columns become elements."""
+        for `Steps`: the one place columns become elements."""
         pane, keys, values, schema = self.pane, self.keys, self.values, self.schema
         pairs = self.pairs
 
@@ -113,7 +113,7 @@ def _conform(table: Any, schema: Any) -> Any:
 def reads_natively(t: Any) -> bool:
     """Whether Spark reads the source itself: Parquet files the runtime reads as columns,
     whose names Hadoop's paths can hold (not a ':' in a file's name)."""
-    return (isinstance(t, ReadFromParquet) and reads_columns(t)
+    return (reads_columns(t)
             and not any(":" in os.path.basename(f) for f in t.files()))
 
 
@@ -240,7 +240,7 @@ def _bad_letters(t: Any, label: str, files: List[str], bad: Any, names: List[str
 
 # --- element-wise steps -------------------------------------------------------------------------
 
-def par_do(c: Columnar, t: ParDo, node: Any) -> Optional[Columnar]:
+def par_do(c: Columnar, t: Any, node: Any) -> Optional[Columnar]:
     """The step on columns, or None when it calls Python per row (or has several outputs)."""
     if len(node.outputs) != 1 or t.dead_letter_tag is not None:
         return None
@@ -248,17 +248,17 @@ def par_do(c: Columnar, t: ParDo, node: Any) -> Optional[Columnar]:
         return None
     # of the steps the runtime runs natively, Spark compiles these (a batched DoFn or a Map
     # picking fields runs as elements here)
-    df = c.df
-    if isinstance(t, Filter) and t.expr is not None and c.rows:
+    df, form = c.df, relational_form(t)
+    if form == FILTER and c.rows:
         return c.with_df(df.filter(to_spark(t.expr, c.schema)))
-    if isinstance(t, _FieldsMap) and c.rows and _exprs(t.fields.values()):
+    if form == FIELDS and c.rows and _exprs(t.fields.values()):
         computed = {n: to_spark(e, c.schema).alias(n) for n, e in t.fields.items()}
         columns = []
         if t.keep_input:
             columns = [computed.pop(n) if n in computed else _c(n) for n in c.fields()]
         columns += list(computed.values())
         return c.with_df(df.select(*columns, *c.meta()), schema=node.outputs[None].schema)
-    if isinstance(t, KeyFields) and c.rows and _exprs(
+    if form == KEY_FIELDS and c.rows and _exprs(
             list(t.keys.values()) + [a.values for a in t.aggregations]):
         keys = [to_spark(e, c.schema).alias(n) for n, e in t.keys.items()]
         if t.aggregations:
@@ -281,7 +281,7 @@ def par_do(c: Columnar, t: ParDo, node: Any) -> Optional[Columnar]:
                              values=[VALUE], value_types=types)
         return c.with_df(df.select(*columns, *c.meta()), schema=None, keys=[KEY],
                          values=[VALUE], value_types=types, pairs=True)
-    if isinstance(t, FieldsToRow) and c.keys is not None and c.values == list(t.names):
+    if form == FIELDS_TO_ROW and c.keys is not None and c.values == list(t.names):
         return c.with_df(df, schema=t.schema, keys=None, values=None, value_types=None)
     return None
 
@@ -290,7 +290,7 @@ def _exprs(fields: Any) -> bool:
     return all(isinstance(f, Expr) for f in fields)
 
 
-def window_into(c: Columnar, t: WindowInto) -> Optional[Columnar]:
+def window_into(c: Columnar, t: Any) -> Optional[Columnar]:
     """Fixed, sliding and global windows as columns; None for any other WindowFn."""
     fn = t.window_fn
     if fn is None:
@@ -324,7 +324,7 @@ def window_starts(df: Any, ts_name: str, size: int, period: int, offset: int) ->
 
 # --- aggregation --------------------------------------------------------------------------------
 
-def combine(c: Columnar, t: GroupByKey, node: Any) -> Optional[Columnar]:
+def combine(c: Columnar, t: Any, node: Any) -> Optional[Columnar]:
     """A combine of built-in aggregations that fires once, as Spark's groupBy over the keys and
     the window: one ON_TIME pane per key and window, at the time the strategy's timestamp
     combiner gives; nulls skipped as SQL does, an empty Sum 0, an empty Mean NaN, an empty
@@ -418,7 +418,7 @@ def parquet_output(c: Columnar, sink: Any, pcoll: Any) -> Optional[Any]:
     rows, a field clashing with those columns)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
-    if not isinstance(sink, WriteToParquet) or (c.keys is not None and not c.pairs):
+    if not writes_columns(sink) or (c.keys is not None and not c.pairs):
         return None
     if c.pairs:   # as the element path writes (key, value) pairs, and plain values
         c = c.with_df(c.df.select(F.col(KEY).alias("key"), F.col(VALUE).alias("value"),

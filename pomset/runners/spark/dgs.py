@@ -32,7 +32,7 @@ from __future__ import annotations
 import io
 import pickle
 from functools import reduce
-from typing import Any, Dict, Iterator, List, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 import pyarrow as pa
@@ -40,6 +40,7 @@ import pyarrow.compute as pc
 
 from ...runtime.collector import collect_rarely
 from ...runtime.dgs.worker import DGSUserError
+from ...runtime.plan import PlanNode, TranslatorTable, kinds
 from ...sdk.errors import UserCodeError
 from ...traces.dgs.optimizer import optimize
 from ...windowing import GLOBAL_WINDOW, NO_FIRING, WindowedValue
@@ -64,9 +65,14 @@ _ROUND_ARROW = pa.schema(list(codec.ELEMENT_ARROW) + [pa.field("g", pa.int64()),
 _PLACE_BITS = 33
 
 
-def translate(batch: Any, node: Any) -> Any:
+def register(table: TranslatorTable) -> None:
+    """Add the DGS translator to a Spark batch table."""
+    table.register(kinds.DGS, translate)
+
+
+def translate(node: PlanNode, batch: Any) -> Dict[Optional[str], Any]:
     """The DataFrame of a DGS step's outputs, in the element encoding."""
-    return _Deployment(batch, node).run()
+    return {None: _Deployment(batch, node).run()}
 
 
 class _Deployment:
@@ -88,10 +94,9 @@ class _Deployment:
         self._choose_plan(tags)
         dealt = self._deal(events, tags)
         sync = self._sync_events(dealt)
-        staged = self._stage(dealt, sync).persist()
+        staged = self.batch.persist(self._stage(dealt, sync))
         groups = {r["g"] for r in staged.select("g").distinct().collect()}
         events.unpersist()
-        self.batch.persisted.append(staged)
         self.batch.counts[self.label] = {"workers": len(self.plan.workers), "late": 0,
                                          "dropped": 0}
         self._fork(0, self.program.init())
@@ -99,7 +104,7 @@ class _Deployment:
         if self.outputs:
             outs.append(self.batch.element_df(self.outputs))
         if not outs:
-            return self.batch._empty()
+            return self.batch.empty()
         return reduce(lambda a, b: a.unionAll(b), outs)
 
     # --- the events, the plan --------------------------------------------------------------
@@ -107,10 +112,10 @@ class _Deployment:
         """The input as events numbered by ordinal (in the task reading the input, fused with
         the Python steps before it where they run per partition)."""
         source = self.node.inputs[0]
-        steps = self.batch._steps(source)
+        steps = self.batch.steps(source)
         if steps.grouped:   # a grouped task runs per group: number rows in a task of their own
             self.batch.df(source)
-            steps = self.batch._steps(source)
+            steps = self.batch.steps(source)
         label, alphabet = self.label, self.trace.tags
 
         def number(bundles: Iterator[List[WindowedValue]]) -> Iterator[pa.RecordBatch]:
@@ -261,9 +266,8 @@ class _Deployment:
         broadcasts when large); the end states come back, the outputs stay cached."""
         from pyspark.sql import functions as F
         states = {g: codec.dumps(self.states.pop(leaf)) for leaf, g in todo}
-        out = (staged.filter(F.col("g").isin(list(states)))
-               .mapInArrow(_stretch_task(self.program, self.plan, states), ROUND).persist())
-        self.batch.persisted.append(out)
+        out = self.batch.persist(staged.filter(F.col("g").isin(list(states)))
+                                 .mapInArrow(_stretch_task(self.program, self.plan, states), ROUND))
         workers = len(self.plan.workers)
         for r in out.filter(F.col("s").isNotNull()).select("g", "s").collect():
             self.states[r["g"] % workers] = _load_state(r["s"])

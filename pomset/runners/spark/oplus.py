@@ -5,14 +5,26 @@ keys in one `applyInArrow` task, its tuples in timestamp order (the shuffle keep
 tuples of equal timestamps are taken by input, then in the order the task got them)."""
 from __future__ import annotations
 
-from typing import Any, Iterator, List
+from typing import Any, Dict, Iterator, List, Optional
 
 import pyarrow as pa
 
+from ...runtime.plan import PlanNode, TranslatorTable, kinds
 from ...runtime.ordered.vsn import VSNDeployment, keys_of
 from ...traces.hashing import stable_hash
 from ...windowing import GLOBAL_WINDOW, NO_FIRING, WindowedValue
 from . import codec
+from .steps import Steps
+
+
+def register(table: TranslatorTable) -> None:
+    """Add the O+ translator to a Spark batch table."""
+    table.register(kinds.OPLUS, _translate)
+
+
+def _translate(node: PlanNode, plan: Any) -> Dict[Optional[str], Any]:
+    plan.as_element_rows(node)
+    return {None: translate(plan, node)}
 
 
 def translate(plan: Any, node: Any) -> Any:
@@ -34,7 +46,7 @@ def translate(plan: Any, node: Any) -> Any:
                         splits.append(b"%d" % (stable_hash(k) % n))
                 if copies:
                     yield codec.encode(copies, keys=splits)
-        df = plan._steps(source).run(split, codec.KEYED, source.producer.label)
+        df = plan.steps(source).run(split, codec.KEYED, source.producer.label)
         keyed = df if keyed is None else keyed.unionAll(df)
     inputs = len(node.inputs)
 
@@ -47,5 +59,4 @@ def translate(plan: Any, node: Any) -> Any:
             d.advance(i, float("inf"))
         raw = WindowedValue.raw
         yield [raw(v, ts, GLOBAL_WINDOW, NO_FIRING, 1) for ts, v in d.run()]
-    from .batch import _Steps
-    return _Steps(keyed.groupBy("k"), instance, grouped=True)
+    return Steps(keyed.groupBy("k"), instance, grouped=True)

@@ -29,7 +29,7 @@ from ...runtime.backlog import PROGRESS
 from ...runtime.markers import ChannelMarker, Channels
 from ...runtime.metrics import add_counts, complete, with_flow
 from ...runtime.stop import StopRequest
-from ...sdk.io.kafka import WriteToKafka
+from ...runtime.plan import kind_of, kinds
 from ...sdk.io.kafka_clients import KafkaOutput, progress_topic
 from ...sdk.io.kafka_runs import pointer
 from ...sdk.result import PipelineResult
@@ -89,7 +89,7 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
         spark.conf.set(SHUFFLE, str(buckets))   # a stateful step's tasks: one per bucket
         plan = StreamingPlan(spark, pipeline, targets, buckets, options, run_id, encoded)
         writes = [[n for n in sinks if n.inputs[0] is x and n not in encoded] for x in targets]
-        kafka = [(n.transform, n.inputs[0]) for n in sinks if isinstance(n.transform, WriteToKafka)]
+        kafka = [(n.transform, n.inputs[0]) for n in sinks if kind_of(n) == kinds.KAFKA_WRITE]
         output = KafkaOutput(kafka, run_id, transactional=True, progress_topic=progress_topic(
             checkpoint, [t for t, _ in kafka], run_id)[0], pointer=None if temporary else
             pointer((n.transform for n in pipeline.nodes), run_id, checkpoint)) if kafka else None
@@ -158,7 +158,7 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
                         continue
                     counted = step_counts[node.label]
                     counted["written"] = counted.get("written", 0) + len(elements)
-                    if isinstance(node.transform, WriteToKafka):
+                    if kind_of(node) == kinds.KAFKA_WRITE:
                         if fresh:
                             output.write(node.transform, elements)
                     else:
@@ -219,7 +219,7 @@ def _repair(checkpoint: str, kafka_mark: Any, sinks: List[Any]) -> None:
     ends sooner, not at all."""
     redo = check_checkpoint(checkpoint, kafka_mark)
     for node in sinks if redo else ():
-        if not isinstance(node.transform, WriteToKafka):
+        if kind_of(node) != kinds.KAFKA_WRITE:
             node.transform.remove_parts_after(redo[0] - 1)
 
 

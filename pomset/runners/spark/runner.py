@@ -19,19 +19,20 @@ from ...runtime.collector import rarely_collecting
 from ...runtime.metrics import complete
 from ...runtime.stop import stopping
 from ...sdk.errors import PipelineConstructionError
-from ...sdk.io.base import Sink
 from ...sdk.result import PipelineResult
-from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
 from ...sdk.io.kafka_clients import KafkaOutput
 from ...sdk.io.kafka_watch import BrokerWatch, clusters_of, topics_of
-from ...sdk.test_stream import TestStream
-from ...traces import DGSStep
-from ...traces.oplus import OPlus
-from .batch import TRANSLATED, BatchPlan, read_more_than_once, unread
+from ...runtime.plan import Plan, kinds, lower
+from .batch import WRITES, BatchPlan, read_more_than_once, unread
+from .extensions import batch_table
 from .failures import user_errors
 from .progress import SparkProgress
 from .file_output import write_file
 from .session import spark_session
+
+
+#: the sources only a streaming query reads
+STREAM_SOURCES = (kinds.DRIVER_READ, kinds.KAFKA_READ)
 
 
 class SparkRunner:
@@ -39,10 +40,11 @@ class SparkRunner:
 
     def run(self, pipeline: Any) -> PipelineResult:
         options = pipeline.options
+        plan = self._lower(pipeline)
         streaming = options.streaming or any(
-            isinstance(n.transform, TestStream) or not pc.bounded
-            for n in pipeline.nodes for pc in n.outputs.values())
-        self._check(pipeline, streaming)
+            n.kind == kinds.DRIVER_READ or not pc.bounded
+            for n in plan for pc in n.outputs.values())
+        self._check(plan, streaming)
         started = time.monotonic()
         spark = spark_session(options, streaming)
         url = spark.sparkContext.uiWebUrl
@@ -62,19 +64,20 @@ class SparkRunner:
                         from .query import run_query   # a batch run needs none of the streaming modules
                         result = run_query(spark, pipeline, recorded, started, progress, stop)
                     else:
-                        result = self._run_batch(spark, pipeline, recorded, started, progress)
+                        result = self._run_batch(spark, pipeline, plan, recorded, started,
+                                                 progress)
             finally:
                 progress.stop()
             stop.end()
         progress.summary(result.metrics())
         return result
 
-    def _run_batch(self, spark: Any, pipeline: Any, recorded: List[Any],
+    def _run_batch(self, spark: Any, pipeline: Any, lowered: Plan, recorded: List[Any],
                    started: float, progress: SparkProgress) -> PipelineResult:
-        plan = BatchPlan(spark, pipeline)
+        plan = BatchPlan(spark, pipeline, batch_table(), lowered)
         progress.metrics = plan.metrics
-        sinks = [n for n in pipeline.nodes if isinstance(n.transform, Sink)]
-        kafka = [(n.transform, n.inputs[0]) for n in sinks if isinstance(n.transform, WriteToKafka)]
+        sinks = [n for n in lowered if n.kind in WRITES]
+        kafka = [(n.transform, n.inputs[0]) for n in sinks if n.kind == kinds.KAFKA_WRITE]
         try:
             with user_errors():
                 plan.build(read_more_than_once(pipeline, recorded))
@@ -86,7 +89,7 @@ class SparkRunner:
                         continue
                     elements = (record[id(pcoll)] if id(pcoll) in record
                                 else plan.elements(pcoll))
-                    if isinstance(node.transform, WriteToKafka):
+                    if node.kind == kinds.KAFKA_WRITE:
                         output.write(node.transform, elements)
                     else:
                         write_file(node.transform.writer(pcoll), elements)
@@ -100,23 +103,35 @@ class SparkRunner:
                               time.monotonic() - started)
 
     @staticmethod
-    def _check(pipeline: Any, streaming: bool) -> None:
-        """Refuse, before Spark starts, what this runner cannot run yet."""
+    def _lower(pipeline: Any) -> Plan:
+        """The pipeline's plan; a primitive of no plan kind is refused, naming it."""
         for node in pipeline.nodes:
-            if streaming and isinstance(node.transform, OPlus):
+            if node.transform.plan_kind() not in kinds.KINDS:
+                raise _untranslatable(node)
+        return lower(pipeline)
+
+    @staticmethod
+    def _check(plan: Plan, streaming: bool) -> None:
+        """Refuse, before Spark starts, what this runner cannot run yet."""
+        batch = batch_table()
+        for node in plan:
+            if streaming and node.kind == kinds.OPLUS:
                 raise PipelineConstructionError(
                     f"OPlus {node.label!r} runs on the local runner (batch and streaming) and on "
                     f"Spark in batch; Spark streaming does not run it yet: run without "
                     f"--streaming, or on the local runner")
-            if streaming and isinstance(node.transform, DGSStep):
+            if streaming and node.kind == kinds.DGS:
                 raise PipelineConstructionError(
                     f"DGS {node.label!r}: Spark streaming does not run a DGS step (its leaves' "
                     f"states are joined on the driver at each synchronizing event, which a "
                     f"streaming query cannot do); run it on the local runner with --streaming, "
                     f"or on Spark in batch (without --streaming)")
-            if not isinstance(node.transform, TRANSLATED + (TestStream, ReadFromKafka,
-                                                            WriteToKafka)):
-                raise PipelineConstructionError(
-                    f"the Spark runner cannot run {node.label!r}: {type(node.transform).__name__} "
-                    f"is a primitive it has no translation for")
+            if node.kind not in batch and node.kind not in WRITES + STREAM_SOURCES:
+                raise _untranslatable(node)
+
+
+def _untranslatable(node: Any) -> PipelineConstructionError:
+    return PipelineConstructionError(
+        f"the Spark runner cannot run {node.label!r}: {type(node.transform).__name__} is a "
+        f"primitive it has no translation for")
 

@@ -36,22 +36,17 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set,
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...sdk.core import Flatten, GroupByKey, ParDo, WindowInto
 from ...runtime import columnar
 from ...runtime.collector import collect_rarely
 from ...runtime.elementwise import DoFnRunner, assign_windows
 from ...runtime.file_stream import out_of_orderness_us
 from ...runtime.lifting import PartialFold, liftable_in_streams
-from ...runtime.reads import DRIVER_READ
+from ...runtime.plan import kind_of, kinds, lower_node
 from ...runtime.metrics import emitted_key
 from ...runtime.test_stream import stream_steps
-from ...sdk.io.base import FileSource, Sink
-from ...sdk.io.kafka import ReadFromKafka, WriteToKafka
-from ...sdk.test_stream import TestStream
 from ...sdk.user_metrics import USER
 from ...windowing import MAX_MICROS, now_micros
 from . import codec, packs, stream_sources
-from ...traces import TemplateStep, Typed
 from ...runtime.fusion import Fusion
 from ...runtime.deployment import Deployment, as_elements, as_items, time_range
 from .batch import BATCH_ROWS, _key_pair
@@ -62,7 +57,7 @@ from .templates import check_order
 
 def is_sink(node: Any) -> bool:
     """Whether a node writes its input out (files or Kafka) rather than computing on the bus."""
-    return isinstance(node.transform, Sink)
+    return kind_of(node) in (kinds.SINK, kinds.KAFKA_WRITE)
 
 
 def encodes_records(node: Any) -> bool:
@@ -70,7 +65,7 @@ def encodes_records(node: Any) -> bool:
     where its input is made (a step's output; a source's rows reach the driver as they
     came, and it encodes them)."""
     producer = node.inputs[0].producer
-    return isinstance(node.transform, WriteToKafka) and bool(producer and producer.inputs)
+    return kind_of(node) == kinds.KAFKA_WRITE and bool(producer and producer.inputs)
 
 
 class StreamingPlan:
@@ -86,7 +81,7 @@ class StreamingPlan:
         self.max_files = options.max_files_per_batch
         self.max_records = options.max_records_per_batch
         self.on_data_loss = options.on_data_loss
-        self.virtual_clock = any(isinstance(n.transform, TestStream) for n in pipeline.nodes)
+        self.virtual_clock = any(kind_of(n) == kinds.DRIVER_READ for n in pipeline.nodes)
         made = [(n, pc_) for n in pipeline.nodes for pc_ in n.outputs.values()]
         self.address = {id(pc_): str(i) for i, (_, pc_) in enumerate(made)}
         self.made_by = {str(i): n.label for i, (n, _) in enumerate(made)}   # address -> step
@@ -106,8 +101,7 @@ class StreamingPlan:
         # whether every source stops by itself (then the query can too): file streams stop
         # only when told to
         self.ends = not any(getattr(n.transform, "never_ends", False) for n in pipeline.nodes) and (
-            self.until_latest or not any(isinstance(n.transform, FileSource)
-                                         for n in pipeline.nodes))
+            self.until_latest or not any(_reads_files(n) for n in pipeline.nodes))
         self.partition_channels: Dict[int, Dict[str, str]] = {}
         self.fusion = Fusion(pipeline.nodes)
         self.lifted: List[str] = []   # labels of the combines lifted before the shuffle
@@ -174,7 +168,7 @@ class StreamingPlan:
         """Where the markers reaching each output come from: a source's own channel, a stateful
         node's buckets, else the union of the inputs' channels."""
         i = self.index[id(node)]
-        if isinstance(node.transform, ReadFromKafka):
+        if kind_of(node) == kinds.KAFKA_READ:
             channels = list(self._partition_channels(node).values())
         elif not node.inputs:
             channels = [f"s{i}"]
@@ -188,21 +182,21 @@ class StreamingPlan:
     # --- sources ----------------------------------------------------------------------------
     def _source(self, node: Any) -> Any:
         from pyspark.sql import functions as F
-        t = node.transform
-        if isinstance(t, TestStream):
+        t, kind = node.transform, kind_of(node)
+        if kind == kinds.DRIVER_READ:
             df = self._script(node, stream_steps(t))
-        elif isinstance(t, DRIVER_READ):
+        elif _makes_bundles(node):
             elements = [wv for bundle in t.bundles(BATCH_ROWS) for wv in bundle]
             clock = None if self.virtual_clock else now_micros()
             df = self._script(node, [(elements, MAX_MICROS, clock)])
-        elif isinstance(t, FileSource):
+        elif kind == kinds.READ:
             df = self._files(node, t)
-        elif isinstance(t, ReadFromKafka):
+        elif kind == kinds.KAFKA_READ:
             df = self._kafka(node, t)
         else:
             raise TypeError(f"{node.label}: {type(t).__name__} is not a source")
         main = F.array(F.lit(self.address[id(node.outputs[None])]))
-        dead_tag = getattr(t, "dead_letter_tag", None)
+        dead_tag = lower_node(node).dead_letter_tag
         if dead_tag is not None:   # dead letters to their output, markers to both
             dead = F.lit(self.address[id(node.outputs[dead_tag])])
             main = (F.when(F.col("m").isNotNull(), F.array(main[0], dead))
@@ -218,7 +212,7 @@ class StreamingPlan:
         return (self.spark.readStream.format(stream_sources.STEPS)
                 .option("payload", stream_sources.payload(dict(batches=batches))).load())
 
-    def _files(self, node: Any, t: FileSource) -> Any:
+    def _files(self, node: Any, t: Any) -> Any:
         return (self.spark.readStream.format(stream_sources.FILES)
                 .option("payload", stream_sources.payload(dict(
                     channel=f"s{self.index[id(node)]}", source=t, label=node.label,
@@ -244,7 +238,7 @@ class StreamingPlan:
     def group_id(self, node: Any) -> str:
         return node.transform.group_id or f"{self.run_id}-{node.label}"
 
-    def _kafka(self, node: Any, t: ReadFromKafka) -> Any:
+    def _kafka(self, node: Any, t: Any) -> Any:
         return (self.spark.readStream.format(stream_sources.KAFKA)
                 .option("payload", stream_sources.payload(dict(
                     channels=self._partition_channels(node), source=t, label=node.label,
@@ -266,7 +260,7 @@ class StreamingPlan:
             t, main = follower.transform, follower.inputs[0]
             combine = fold = None
             # partials stand for the rows they fold only where nothing else reads those rows
-            if isinstance(t, GroupByKey) and self.address[id(main)] not in beyond:
+            if kind_of(follower) == kinds.GROUP and self.address[id(main)] not in beyond:
                 fn, combiner = t.combine_fn, main.windowing.timestamp_combiner
                 if columnar.native_combine(t, main.windowing, main.may_retract):
                     combine = lambda: columnar.aggregator(fn, combiner, tally=True)   # noqa: E731
@@ -275,52 +269,52 @@ class StreamingPlan:
                     fold = lambda: PartialFold(fn, combiner, follower.label, tally=True)   # noqa: E731
             key = _Keying(self.address[id(main)], follower.label, _key_of(follower),
                           self._buckets_of(follower), combine, fold,
-                          spans=isinstance(t, TemplateStep))
+                          spans=kind_of(follower) == kinds.TEMPLATE)
         return _task(ops, needed, key, self.records, self.made_by)
 
     def _is_stateful(self, node: Any) -> bool:
         """Whether a node runs per bucket in `transformWithState` (else in an Arrow task)."""
-        t = node.transform
-        if isinstance(t, TemplateStep):
+        t, kind = node.transform, kind_of(node)
+        if kind == kinds.TEMPLATE:
             if t.kind() == "stateless":
                 return t.template.marks()
             return not self.fusion.passes_through(node)
-        return isinstance(t, GroupByKey) or bool(node.side_inputs) or _stateful_dofn(t)
+        return kind in (kinds.GROUP, kinds.STATEFUL_PARDO) or bool(node.side_inputs)
 
     def _keyed(self, node: Any) -> bool:
         """Whether a stateful node's main input is bucketed by the key of its elements."""
-        t = node.transform
-        return isinstance(t, (GroupByKey, TemplateStep)) or _stateful_dofn(t)
+        return kind_of(node) in (kinds.GROUP, kinds.TEMPLATE, kinds.STATEFUL_PARDO)
 
     def _buckets_of(self, node: Any) -> int:
         """A template step's buckets are its parallelism (one for a stateless step with an
         on_marker, which must run once per marker); other steps use the plan's."""
         t = node.transform
-        if not isinstance(t, TemplateStep):
+        if kind_of(node) != kinds.TEMPLATE:
             return self.buckets
         return 1 if t.kind() == "stateless" else t.parallelism
 
     def _op(self, node: Any) -> "_Op":
-        t, label = node.transform, node.label
+        t, label, kind = node.transform, node.label, kind_of(node)
         ins = [self.address[id(x)] for x in node.inputs]
         outs = {tag: self.address[id(x)] for tag, x in node.outputs.items()}
         # whether an output's elements are new objects (else the input's, shared), as the
         # local runner's stages say (`makes_fresh`)
-        if isinstance(t, ParDo):
+        if kind in (kinds.ELEMENTWISE, kinds.STATEFUL_PARDO):
             schema = node.inputs[0].schema
             native = columnar.native_step(t, schema) if len(outs) == 1 else None
+            passes = lower_node(node).passes_elements
             return _Op(label, ins, outs, lambda: _ParDoFn(t, list(outs), label, schema),
-                       lambda tag, owned: tag is not None or t.call != "filter" or owned,
+                       lambda tag, owned: tag is not None or not passes or owned,
                        native=native)
-        if isinstance(t, WindowInto):
+        if kind == kinds.ASSIGN_WINDOWS:
             return _Op(label, ins, outs, lambda: _WindowFn(t, label),
                        lambda tag, owned: t.window_fn is not None or owned,
                        native=columnar.native_windows(t))
-        if isinstance(t, (Flatten, Typed)) or self.fusion.passes_through(node):
+        if kind in (kinds.FLATTEN, kinds.TYPED) or self.fusion.passes_through(node):
             return _Op(label, ins, outs, None, lambda tag, owned: owned,
-                       ranges=isinstance(t, Typed),
-                       native=codec.same if isinstance(t, Flatten) else None)
-        if isinstance(t, TemplateStep):
+                       ranges=kind == kinds.TYPED,
+                       native=codec.same if kind == kinds.FLATTEN else None)
+        if kind == kinds.TEMPLATE:
             return _Op(label, ins, outs, lambda: _TemplateMapFn(t, label), lambda tag, owned: True)
         raise TypeError(f"{label}: {type(t).__name__} has no streaming translation")
 
@@ -328,24 +322,24 @@ class StreamingPlan:
         """A grouping or a ParDo with side inputs in `transformWithState`, per bucket, with
         the task after it (`after`, or None) in its own task."""
         from pyspark.sql import functions as F
-        t, i = node.transform, self.index[id(node)]
+        t, i, kind = node.transform, self.index[id(node)], kind_of(node)
         ins = [self.address[id(x)] for x in node.reads()]
         channels = [self.channels[a] for a in ins]
         outs = {tag: self.address[id(x)] for tag, x in node.outputs.items()}
         retained = [a for a in ins if a in needed]
-        if isinstance(t, GroupByKey):
+        if kind == kinds.GROUP:
             processor: Any = KernelProcessor(node.label, node.inputs[0].windowing, t.reducer,
                                              ins, channels, outs, retained, f"g{i}",
                                              real_clock=not self.virtual_clock,
                                              late_tag=t.late_tag,
                                              settle_s=self.interval_s / 2)
             key = F.col("k")
-        elif isinstance(t, TemplateStep):
+        elif kind == kinds.TEMPLATE:
             check_order(node, self.fusion, chains=False)
             processor = TemplateProcessor(node.label, t, self.fusion.sort_of(node), ins,
                                           channels, outs[None], retained, f"g{i}")
             key = F.col("k")
-        elif _stateful_dofn(t):
+        elif kind == kinds.STATEFUL_PARDO:
             processor = StatefulDoFnProcessor(
                 node.label, t, node.inputs[0].windowing.allowed_lateness_us, ins, channels, outs,
                 retained, f"g{i}", real_clock=not self.virtual_clock)
@@ -392,7 +386,7 @@ class _Op:
 
 
 class _ParDoFn:
-    def __init__(self, t: ParDo, tags: List[Optional[str]], label: str,
+    def __init__(self, t: Any, tags: List[Optional[str]], label: str,
                  schema: Optional[Any]) -> None:
         self.runner = DoFnRunner(t, tags, label, schema)
         self.runner.setup()
@@ -405,7 +399,7 @@ class _ParDoFn:
 
 
 class _WindowFn:
-    def __init__(self, t: WindowInto, label: str) -> None:
+    def __init__(self, t: Any, label: str) -> None:
         self.t, self.label = t, label
 
     def __call__(self, elements: list, owned: bool) -> Dict[Optional[str], list]:
@@ -415,14 +409,20 @@ class _WindowFn:
         pass
 
 
-def _stateful_dofn(t: Any) -> bool:
-    return isinstance(t, ParDo) and t.stateful
+def _makes_bundles(node: Any) -> bool:
+    """A source that makes its elements itself (a Create, merged DGS streams)."""
+    return kind_of(node) in (kinds.READ, kinds.DGS_READ) and lower_node(node).makes_bundles
+
+
+def _reads_files(node: Any) -> bool:
+    """A stream of files: a source the runtime reads, not one making its own elements."""
+    return kind_of(node) == kinds.READ and not lower_node(node).makes_bundles
 
 
 def _key_of(node: Any) -> Any:
     """The key of an element of a keyed stateful node's main input."""
     t = node.transform
-    if isinstance(t, TemplateStep):
+    if kind_of(node) == kinds.TEMPLATE:
         key_value = t.input_trace.type.key_value
         if t.kind() == "stateless":
             return lambda value: None   # one instance, for its on_marker
@@ -440,7 +440,7 @@ def _key_of(node: Any) -> Any:
 class _TemplateMapFn:
     """A stateless template step as an element-wise map (its items do not wait for blocks)."""
 
-    def __init__(self, step: TemplateStep, label: str) -> None:
+    def __init__(self, step: Any, label: str) -> None:
         self.deployment = Deployment(step, label, parallelism=1, stage_markers=False)
 
     def __call__(self, elements: list, owned: bool) -> Dict[Optional[str], list]:

@@ -16,7 +16,7 @@ of it (`Fusion.range_sources`), as a source's markers reach every step downstrea
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import pyarrow as pa
 
@@ -26,18 +26,19 @@ from ...runtime.fusion import Fusion
 from ...runtime.deployment import (Deployment, as_elements, as_items, block_range,
                                   range_blocks, stable_hash)
 from ...runtime.markers import MarkerRange
-from ...traces.templates import TemplateStep
+from ...runtime.plan import PlanNode, TranslatorTable, kind_of, kinds
 from ...windowing import WindowedValue
 from ...windowing.time import GLOBAL_WINDOW_MAX_MICROS
 from . import codec
+from .steps import Steps
 
 
 def _chained(node: Any, fusion: Fusion) -> Optional[Any]:
     """The ordered operator an ordered operator reads straight from (same keys), if any."""
-    step: TemplateStep = node.transform
+    step = node.transform
     up = node.inputs[0].producer
     if (step.kind() != "keyed_ordered" or step.sort is not None or fusion.sort_of(node)
-            or up is None or not isinstance(up.transform, TemplateStep)
+            or up is None or kind_of(up) != kinds.TEMPLATE
             or fusion.passes_through(up) or up.transform.kind() != "keyed_ordered"):
         return None
     return up
@@ -46,7 +47,7 @@ def _chained(node: Any, fusion: Fusion) -> Optional[Any]:
 def check_order(node: Any, fusion: Fusion, chains: bool = True) -> None:
     """Refuse an ordered operator whose order Spark cannot keep: no Sort fused before it,
     and (in batch, `chains`) not straight after another ordered operator."""
-    step: TemplateStep = node.transform
+    step = node.transform
     if (step.kind() == "keyed_ordered" and step.sort is None and fusion.sort_of(node) is None
             and (not chains or _chained(node, fusion) is None)):
         raise PipelineConstructionError(
@@ -57,11 +58,29 @@ def check_order(node: Any, fusion: Fusion, chains: bool = True) -> None:
             f"{step.input_trace.describe()}); insert `| pm.Sort(order=...)` before it")
 
 
+def register(table: TranslatorTable) -> None:
+    """Add the typed-declaration and template-step translators to a Spark batch table."""
+    table.register(kinds.TYPED, _typed)
+    table.register(kinds.TEMPLATE, _template)
+
+
+def _typed(node: PlanNode, plan: Any) -> Dict[Optional[str], Any]:
+    """A `Typed` node passes its input through, its marker range registered (`typed_range`)."""
+    plan.as_element_rows(node)
+    typed_range(plan, node.graph, plan.marker_ranges)
+    return {None: plan.dfs[id(node.inputs[0])]}
+
+
+def _template(node: PlanNode, plan: Any) -> Dict[Optional[str], Any]:
+    plan.as_element_rows(node)
+    return {None: translate(plan, node.graph, plan.fusion, plan.marker_ranges)}
+
+
 def translate(plan: Any, node: Any, fusion: Fusion, ranges: dict) -> Any:
     """The DataFrame (or pending Python steps) of a template step's output. `ranges` maps
     each translated typed node to a function giving its marker range (`MarkerRange`),
     computed once, when a step downstream asks: a step's markers cover those upstream."""
-    step: TemplateStep = node.transform
+    step = node.transform
     source = node.inputs[0]
     if fusion.passes_through(node):
         return plan.dfs[id(source)]
@@ -93,14 +112,14 @@ def _memo(fn: Callable[[], Any]) -> Callable[[], Any]:
     return once
 
 
-def _stateless(plan: Any, node: Any, step: TemplateStep, final: Callable[[], bool],
+def _stateless(plan: Any, node: Any, step: Any, final: Callable[[], bool],
                marked: Callable[[], Tuple[Optional[int], Optional[int]]]) -> Any:
     label = node.label
 
     def start() -> Any:
         d = Deployment(step, label, parallelism=1, stage_markers=False)
         return (lambda bundle: as_elements(d.map_all(as_items(bundle)))), None
-    mapped = plan._steps(node.inputs[0]).then(start)
+    mapped = plan.steps(node.inputs[0]).then(start)
     if not step.template.marks():
         return mapped
     first, last = marked()
@@ -112,7 +131,7 @@ def _stateless(plan: Any, node: Any, step: TemplateStep, final: Callable[[], boo
         return mapped
     marks_df = plan.spark.createDataFrame(pa.Table.from_batches(
         list(codec.batches(marks, 10_000)), schema=codec.ELEMENT_ARROW))
-    return plan._step_df(mapped, label).unionAll(marks_df)
+    return plan.step_df(mapped, label).unionAll(marks_df)
 
 
 def _times(df: Any) -> Tuple[MarkerRange, bool]:
@@ -126,7 +145,7 @@ def _times(df: Any) -> Tuple[MarkerRange, bool]:
     return MarkerRange(row["lo"], row["hi"]), bool(row["end"])
 
 
-def _keyed(plan: Any, node: Any, step: TemplateStep, sort: Optional[Any], end: Any) -> Any:
+def _keyed(plan: Any, node: Any, step: Any, sort: Optional[Any], end: Any) -> Any:
     label, n = node.label, step.parallelism
     key_value = step.input_trace.type.key_value
 
@@ -140,9 +159,8 @@ def _keyed(plan: Any, node: Any, step: TemplateStep, sort: Optional[Any], end: A
                     key = None   # the deployment names the malformed item
                 splits.append(b"%d" % (stable_hash(key) % n))
             yield codec.encode(bundle, keys=splits)
-    keyed = plan._steps(node.inputs[0]).run(split, codec.KEYED,
-                                            node.inputs[0].producer.label).persist()
-    plan.persisted.append(keyed)
+    keyed = plan.persist(plan.steps(node.inputs[0]).run(split, codec.KEYED,
+                                                         node.inputs[0].producer.label))
     plan.dfs[id(node.inputs[0])] = keyed.drop("k")   # its span is taken from these rows
     last = end()
 
@@ -150,11 +168,10 @@ def _keyed(plan: Any, node: Any, step: TemplateStep, sort: Optional[Any], end: A
         d = Deployment(step, label, parallelism=1, sort=sort)
         out = d.receive(as_items(codec.decode(table)))
         yield as_elements(out + d.finish(last))
-    from .batch import _Steps
-    return _Steps(keyed.groupBy("k"), instance, grouped=True)
+    return Steps(keyed.groupBy("k"), instance, grouped=True)
 
 
-def _after_ordered(plan: Any, node: Any, step: TemplateStep, last: Optional[int]) -> Any:
+def _after_ordered(plan: Any, node: Any, step: Any, last: Optional[int]) -> Any:
     """An ordered operator over the output of the ordered operator before it, partition by
     partition in emission order (each partition holds whole keys, in order)."""
     label = node.label

@@ -37,6 +37,7 @@ from ..errors import CorruptInputError, PipelineConstructionError, UserCodeError
 from ..event_time import event_time_micros, time_unit, warn_other_unit
 from ..kinds import NOT_KV
 from ..ptransform import Primitive
+from .. import plan_kinds
 from ..pvalue import DoOutputsTuple, PCollection
 from ..schema import SchemaLike, as_schema, conform
 from .meter import ReadMeter
@@ -483,6 +484,9 @@ class FileSink(Sink):
     may be 0 (the runner decides) or 1; pomset writes one file per sink (Spark's Parquet,
     one per task). Subclasses set `writer_class`, a class taking
     `(path, annotate, sink_name, sink)` with `write(bundle)` and `close()`."""
+
+    def plan_kind(self) -> Optional[str]:
+        return plan_kinds.SINK
 
     writer_class: Any = None
     #: the file name suffix when `file_name_suffix` is not given: the format's extension

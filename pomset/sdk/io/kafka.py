@@ -33,6 +33,7 @@ from ..dofn import DeadLetter
 from ..errors import KafkaUnreachableError, PipelineConstructionError, UserCodeError
 from ..event_time import event_time_micros, time_unit, warn_other_unit
 from ..kinds import NOT_KV
+from .. import plan_kinds
 from ..schema import SchemaLike, as_schema, conform
 from .base import DeadLetterSource, OnBad, Sink, annotates, json_loads, json_text
 
@@ -110,6 +111,9 @@ class ReadFromKafka(DeadLetterSource):
     With `schema` (JSON values only: a pyarrow.Schema or a mapping of field name to type) each
     record becomes a `pm.Row` of those fields, converted to their types; a record that does
     not fit is a malformed record (a dead letter, or the run fails naming it)."""
+
+    def plan_kind(self) -> Optional[str]:
+        return plan_kinds.KAFKA_READ
 
     bounded = False
 
@@ -369,6 +373,9 @@ class WriteToKafka(Sink):
     """Writes its input to a Kafka topic (see the module docstring for the record layout).
     `key` is a function of the element giving the record key (bytes, str, or anything JSON
     can encode), or None for no key."""
+
+    def plan_kind(self) -> Optional[str]:
+        return plan_kinds.KAFKA_WRITE
 
     def __init__(self, bootstrap_servers: str, topic: str,
                  key: Optional[Callable[[Any], Any]] = None, value_format: str = "json",

@@ -16,6 +16,7 @@ from typing import (Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Se
 from ...sdk.errors import PipelineConstructionError
 from ...sdk.kinds import UNKNOWN
 from ...sdk.ptransform import Primitive, PTransform
+from ...sdk import plan_kinds
 from ..edges import EdgeTrace, refuse_retractions, trace_of
 from ..types import KeyValueType, TraceType
 
@@ -220,6 +221,9 @@ def _given(program: DGS, name: str) -> bool:
 
 class DGSStep(Primitive):
     """One DGS program in the graph, with its input's trace: what runners deploy."""
+
+    def plan_kind(self) -> Optional[str]:
+        return plan_kinds.DGS
 
     def __init__(self, program: DGS, input_trace: EdgeTrace) -> None:
         super().__init__(program.label)

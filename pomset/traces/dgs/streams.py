@@ -18,6 +18,7 @@ from ...sdk.core import Source, _default_strategy
 from ...sdk.errors import PipelineConstructionError
 from ...sdk.kinds import UNKNOWN
 from ...sdk.pvalue import PCollection
+from ...sdk import plan_kinds
 from ...windowing import GLOBAL_WINDOW, MIN_MICROS, NO_FIRING, WindowedValue
 from ...windowing.time import to_micros
 from ..edges import EdgeTrace
@@ -117,6 +118,11 @@ class ReadStreams(Source):
     pm.dgs.ReadStreams([Stream("value", read_a), ...], trace) | program`. With a plan of
     several workers on the local runner, each worker reads its own streams; `period` is the
     edge's marker period (seconds of event time)."""
+
+    makes_bundles = True
+
+    def plan_kind(self) -> Optional[str]:
+        return plan_kinds.DGS_READ
 
     def __init__(self, streams: Sequence[Stream], trace: TraceType, period: float = 1.0,
                  label: Optional[str] = None) -> None:
