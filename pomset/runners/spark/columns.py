@@ -33,7 +33,7 @@ from ...sdk.expressions import Expr, kind
 from ...sdk.event_time import TIME_UNITS
 from ...sdk.io.base import EXTRA_NAMES, annotates
 from ...sdk.io.parquetio import NO_TIME_MICROS, ReadFromParquet, WriteToParquet
-from ...sdk.relational import FieldsCombineFn, FieldsToRow, KeyFields, _FieldsMap
+from ...sdk.relational import FieldsCombineFn, FieldsMap, FieldsToRow, KeyFields
 from ...windowing import (GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, PaneInfo,
                           TimestampCombiner, WindowedValue)
 from ...windowing.windowfns import GlobalWindows
@@ -251,7 +251,7 @@ def par_do(c: Columnar, t: ParDo, node: Any) -> Optional[Columnar]:
     df = c.df
     if isinstance(t, Filter) and t.expr is not None and c.rows:
         return c.with_df(df.filter(to_spark(t.expr, c.schema)))
-    if isinstance(t, _FieldsMap) and c.rows and _exprs(t.fields.values()):
+    if isinstance(t, FieldsMap) and c.rows and _exprs(t.fields.values()):
         computed = {n: to_spark(e, c.schema).alias(n) for n, e in t.fields.items()}
         columns = []
         if t.keep_input:
