@@ -210,7 +210,7 @@ class ElementError(Exception):
         self.cause = cause
 
 
-def _expiry_watermark(wm: int, lateness: int) -> int:
+def expiry_watermark(wm: int, lateness: int) -> int:
     """What a window's end plus allowed lateness is compared with to tell whether it expired:
     the watermark, except that at the end of time every window has (even the global window
     with an allowed lateness reaching past the end of time)."""
@@ -297,12 +297,12 @@ class GroupAlsoByWindow:
         # as the input watermark passes that end (before the host moves the output watermark),
         # and late elements at once: with OUTPUT_AT_EOW such a hold could never bind.
         hold = slot is None or not self.eow
-        gone = _expiry_watermark(wm, lateness)
+        gone = expiry_watermark(wm, lateness)
         try:
             for wv in bundle:
                 kv = wv.value
                 if type(kv) is not tuple or len(kv) != 2:
-                    raise _element_error(kv, None)
+                    raise element_error(kv, None)
                 key, value = kv
                 ks = store.get(key)
                 if ks is None:
@@ -367,7 +367,7 @@ class GroupAlsoByWindow:
         except ElementError:
             raise
         except Exception as e:
-            raise _element_error(wv.value, e) from e
+            raise element_error(wv.value, e) from e
 
     def _fold(self, bundle: Sequence[WindowedValue], wm: int) -> Tuple[list, list]:
         """Under Sessions and a trigger that folds on-time elements: each key's elements up to
@@ -428,7 +428,7 @@ class GroupAlsoByWindow:
                 try:
                     acc = add_one(acc, wv.value[1])
                 except Exception as e:
-                    raise _element_error(wv.value, e) from e
+                    raise element_error(wv.value, e) from e
                 ts = wv.ts if ts is None else combine(ts, wv.ts)
             out.append((min(members), _raw((key, _Folded(acc)), ts, span, group[members[0]].pane, 1)))
         return out
@@ -443,7 +443,7 @@ class GroupAlsoByWindow:
             for wv in bundle:
                 kv = wv.value
                 if type(kv) is not tuple or len(kv) != 2:
-                    raise _element_error(kv, None)
+                    raise element_error(kv, None)
                 key, value = kv
                 ks = store.get(key)
                 if ks is None:
@@ -457,7 +457,7 @@ class GroupAlsoByWindow:
         except ElementError:
             raise
         except Exception as e:
-            raise _element_error(wv.value, e) from e
+            raise element_error(wv.value, e) from e
 
     def _new_armed(self, ks: KeyState, key: Any, window: Any) -> WindowRec:
         """A new window's record before the watermark passes it, under the plain watermark
@@ -481,7 +481,7 @@ class GroupAlsoByWindow:
                                                 self.driver.should_fire, self.merging)
         event_time = domain == EVENT_TIME
         fire, single, eow, step = self._fire, self._single_output, self.eow, k.step
-        gone = _expiry_watermark(wm, lateness)
+        gone = expiry_watermark(wm, lateness)
         key = None
         try:
             for i in range(0, len(entries), 2):
@@ -630,7 +630,7 @@ class GroupAlsoByWindow:
             finished = self.driver.on_fire(k, rec)
         timing = _timing(wm, kow, max_ts, rec.nonspec)
         if rec.pending or timing is ON_TIME:
-            is_last = finished or max_ts + self.lateness < _expiry_watermark(wm, self.lateness)
+            is_last = finished or max_ts + self.lateness < expiry_watermark(wm, self.lateness)
             index = rec.index
             pane = pane_info(index, rec.nonspec, timing, is_last)
             if timing is not EARLY:
@@ -788,7 +788,7 @@ def _timing(wm: int, kow: int, max_ts: int, nonspec: int) -> PaneTiming:
     return ON_TIME
 
 
-def _element_error(kv: Any, cause: Optional[BaseException]) -> ElementError:
+def element_error(kv: Any, cause: Optional[BaseException]) -> ElementError:
     """The error for an element the kernel could not process: a message when it is not a
     (key, value) pair or its key is not hashable, else `cause` (found only once something
     raised, so the per-element path does no extra checks)."""
