@@ -58,7 +58,7 @@ EARLY, ON_TIME, LATE = PaneTiming.EARLY, PaneTiming.ON_TIME, PaneTiming.LATE
 _raw = WindowedValue.raw
 _start = attrgetter("start_us")
 _first = itemgetter(0)
-_SESSIONS_MERGE = Sessions._merge_new
+_SESSIONS_MERGE = Sessions.merge_new
 
 # A window's first pane (index 0, hence non-speculative index 0, or -1 when early) by
 # (early, on time, is last): most windows emit only this one, so it is not rebuilt each time.
@@ -229,9 +229,9 @@ class GroupAlsoByWindow:
         self.window_fn = strategy.window_fn
         self.merging = self.window_fn.is_merging()
         # Sessions' own merge (not a subclass's merge_windows): a new window merges with the
-        # run of windows it overlaps, found by `_overlapping`
-        self._overlapping = (Sessions._overlapping if self.merging and
-                             type(self.window_fn)._merge_new is _SESSIONS_MERGE else None)
+        # run of windows it overlaps, found by `Sessions.overlapping`
+        self._overlapping = (Sessions.overlapping if self.merging and
+                             type(self.window_fn).merge_new is _SESSIONS_MERGE else None)
         # a bundle's on-time elements are folded per key before they merge (`_fold`)
         self._folds = self._overlapping is not None and self.trigger.folds_on_time_elements()
         self.lateness = strategy.allowed_lateness_us
@@ -690,7 +690,7 @@ class GroupAlsoByWindow:
         bisect.insort(order, window, key=_start)
         target = window   # the new window's own, unless a group merges it (fresh then None)
         if merges is None:
-            merges = self.window_fn._merge_new(order, window)
+            merges = self.window_fn.merge_new(order, window)
         for group, merged in merges:
             sources = [ks.pop(w) for w in group]
             for s in sources:   # merged away: their requests no longer stand

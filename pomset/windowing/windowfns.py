@@ -29,8 +29,8 @@ class WindowFn:
             cls._assign = WindowFn._assign
         # Likewise a subclass that overrides merge_windows must not inherit a built-in's
         # incremental merge.
-        if "merge_windows" in cls.__dict__ and "_merge_new" not in cls.__dict__:
-            cls._merge_new = WindowFn._merge_new
+        if "merge_windows" in cls.__dict__ and "merge_new" not in cls.__dict__:
+            cls.merge_new = WindowFn.merge_new
 
     def assign_windows(self, timestamp: Timestamp, element: Any) -> Iterable[BoundedWindow]:
         if type(self)._assign is not WindowFn._assign:   # a built-in: its fast path is the answer
@@ -41,7 +41,7 @@ class WindowFn:
         """Group the active windows of one key: [(windows_to_merge, merged_window), ...]."""
         raise NotImplementedError(f"{type(self).__name__} is not a merging WindowFn")
 
-    def _merge_new(self, active: Sequence[BoundedWindow], new: BoundedWindow) -> MergeResult:
+    def merge_new(self, active: Sequence[BoundedWindow], new: BoundedWindow) -> MergeResult:
         """merge_windows over one key's active windows (sorted by start), `new` (just added)
         among them. The other active windows are the result of earlier merges, which a
         built-in may use to look only at what `new` can merge with."""
@@ -196,16 +196,16 @@ class Sessions(WindowFn):
     def merge_windows(self, windows: Sequence[BoundedWindow]) -> MergeResult:
         return merge_overlapping(windows)
 
-    def _merge_new(self, active: Sequence[BoundedWindow], new: BoundedWindow) -> MergeResult:
+    def merge_new(self, active: Sequence[BoundedWindow], new: BoundedWindow) -> MergeResult:
         # The other active windows came out of earlier merges, so no two of them overlap and,
         # sorted by start, they are sorted by end too: the only group is `new` with the
         # windows it overlaps, and merge_overlapping over that run gives exactly that group
         # and its span.
-        group = self._overlapping(active, new)
+        group = self.overlapping(active, new)
         return merge_overlapping(group) if len(group) > 1 else []
 
     @staticmethod
-    def _overlapping(active: Sequence[BoundedWindow], new: BoundedWindow) -> List[BoundedWindow]:
+    def overlapping(active: Sequence[BoundedWindow], new: BoundedWindow) -> List[BoundedWindow]:
         """The windows of `active` (sorted by start; apart from `new`, if it is among them, no
         two overlap, as earlier merges leave them) that overlap `new`, in order: a run found
         by bisection."""
