@@ -43,8 +43,9 @@ index, its timing, and is_last.
 from __future__ import annotations
 
 import bisect
+from contextlib import contextmanager
 from operator import attrgetter, itemgetter
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ..windowing import (MAX_MICROS, MIN_MICROS, PaneInfo, PaneTiming, Sessions, TimestampCombiner,
                          WindowedValue, merge_overlapping, overlapping_runs)
@@ -52,6 +53,7 @@ from .accumulation import AccumulationMode
 from .definitions import (EVENT_TIME, PROCESSING_TIME, AfterWatermark, DefaultTrigger, Repeatedly,
                           Trigger)
 from .drivers import driver
+from .reducers import AccumulatorReducer
 from .strategy import WindowingStrategy
 
 EARLY, ON_TIME, LATE = PaneTiming.EARLY, PaneTiming.ON_TIME, PaneTiming.LATE
@@ -260,6 +262,19 @@ class GroupAlsoByWindow:
         self.moved: Dict[str, set] = {EVENT_TIME: set(), PROCESSING_TIME: set()}
 
     # --- inputs ---------------------------------------------------------------------------
+    @contextmanager
+    def folding_partials(self) -> Iterator[None]:
+        """While open, each element's value is a partial accumulator of the grouping's
+        CombineFn (combiner lifting), merged into its window's accumulator where a value would
+        be added."""
+        reducer, add_one = self.reducer, self._add_one
+        lifted = AccumulatorReducer(reducer.fn)
+        self.reducer, self._add_one = lifted, lifted.add_one
+        try:
+            yield
+        finally:
+            self.reducer, self._add_one = reducer, add_one
+
     def process_bundle(self, store: Dict[Any, KeyState], bundle: Sequence[WindowedValue],
                        out: list) -> None:
         """A bundle of (key, value) elements, each in its assigned window; `store` holds each
