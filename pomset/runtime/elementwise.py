@@ -311,7 +311,7 @@ def assign_windows(transform: WindowInto, bundle: List[WindowedValue], owned: bo
                 wv.window = GLOBAL_WINDOW
             return list(bundle)
         return [raw(wv.value, wv.ts, GLOBAL_WINDOW, wv.pane, wv.diff) for wv in bundle]
-    assign, check = fn._assign, not fn.is_builtin()
+    assign, check = fn.assign_micros, not fn.is_builtin()
     out: List[WindowedValue] = []
     append = out.append
     for wv in bundle:

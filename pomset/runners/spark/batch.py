@@ -586,7 +586,7 @@ def _through(batches: Iterator[pa.RecordBatch], head: Callable[[pa.RecordBatch],
 
 def _assign_by_columns(df: Any, fn: Any) -> Any:
     """Fixed and sliding windows as Spark column arithmetic: each element in the windows the
-    WindowFn's own `_assign` gives (window starts aligned to the offset; for sliding windows,
+    WindowFn's own `assign_micros` gives (window starts aligned to the offset; for sliding windows,
     every start within `size` before the element, latest first)."""
     from pyspark.sql import functions as F
     size, period, offset = window_geometry(fn)

@@ -310,7 +310,7 @@ def window_into(c: Columnar, t: WindowInto) -> Optional[Columnar]:
 def window_starts(df: Any, ts_name: str, size: int, period: int, offset: int) -> Any:
     """(df, start): the window starts of each row as a column, a row per window that holds its
     time (starts aligned to `offset`, every `period`, latest first, as the WindowFns' own
-    `_assign`); shared by element rows (`batch._assign_by_columns`) and columns."""
+    `assign_micros`); shared by element rows (`batch._assign_by_columns`) and columns."""
     from pyspark.sql import functions as F
     ts = F.col(ts_name)
     latest = ts - F.pmod(ts - F.lit(offset), F.lit(period))
