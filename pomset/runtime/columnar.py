@@ -844,7 +844,7 @@ def read_columns(source: Any, paths: Sequence[str], on_bad: Any,
             else:
                 column = batch.column(field)
                 times = _micros(column, source.timestamp_unit, pa, pc)
-                if not source._unit_checked and len(column):
+                if not source.unit_checked and len(column):
                     source.check_unit(pc.max(pc.abs(column)).as_py()
                                       if not pa.types.is_timestamp(column.type) else None)
                 ok = pc.and_(pc.is_valid(times), pc.and_(pc.greater(times, MIN_MICROS),
