@@ -227,7 +227,7 @@ class GroupAlsoByWindow:
         self.reducer = reducer
         self.trigger = strategy.trigger
         self.driver = driver(self.trigger)
-        self.n_trigger = self.trigger._size()
+        self.n_trigger = self.trigger.slot_count()
         self.window_fn = strategy.window_fn
         self.merging = self.window_fn.is_merging()
         # Sessions' own merge (not a subclass's merge_windows): a new window merges with the
@@ -724,7 +724,7 @@ class GroupAlsoByWindow:
             # finished in every source", would count it).
             prior = [s for s in sources if s is not fresh]
             if prior:
-                self.trigger._on_merge(self.k, rec, 0, prior)
+                self.trigger.slot_on_merge(self.k, rec, 0, prior)
                 rec.closed = all(s.closed for s in prior)
             # Pane state is per window and not merged (Beam): a merged window that is one of
             # its sources goes on with that window's pane indices; a new one starts at 0.
@@ -769,7 +769,7 @@ class GroupAlsoByWindow:
         rec = ks[merged] = WindowRec(merged, acc, [None] * self.n_trigger)
         rec.pending = old.pending
         rec.hold = old.hold
-        self.trigger._on_merge(self.k, rec, 0, [old])
+        self.trigger.slot_on_merge(self.k, rec, 0, [old])
         rec.closed = old.closed
         if merged == was:
             rec.index, rec.nonspec, rec.last_out = old.index, old.nonspec, old.last_out
