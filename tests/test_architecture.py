@@ -185,4 +185,3 @@ def test_the_checker_sees_a_violation(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("def f():\n    from ..runners.local import runner\n")
     assert [n for n, _ in _imports(bad, ("pomset", "sdk"))] == ["pomset.runners.local"]
-
