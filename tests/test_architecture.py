@@ -1,7 +1,7 @@
 """The layering holds: `windowing` -> `triggers` -> `sdk` -> `traces` -> `runtime` ->
 `runners/<name>`; no module imports a layer above its own, a runner never imports another
-runner, and only the Spark runner imports pyspark. Read from the source, so a lazy import
-inside a function counts too."""
+runner, and only the Spark runner imports pyspark; no private name crosses a module boundary.
+Read from the source, so a lazy import inside a function counts too."""
 from __future__ import annotations
 
 import ast
@@ -48,6 +48,110 @@ def _layer(parts) -> int:
 
 
 MODULES = list(_modules())
+
+
+# --- no private name crosses a module boundary ---------------------------------------------
+
+def _private(name: str) -> bool:
+    dunder = name.startswith("__") and name.endswith("__")
+    return name.startswith("_") and name != "_" and not dunder
+
+
+def _defines(tree: ast.AST) -> set:
+    """The private names a module defines: functions, classes and variables it binds at any
+    scope, attributes it assigns on anything, and the names in its `__slots__`."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.attr)
+        elif (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__slots__"
+                                                  for t in node.targets)):
+            names.update(c.value for c in ast.walk(node.value)
+                         if isinstance(c, ast.Constant) and isinstance(c.value, str))
+    return {n for n in names if _private(n)}
+
+
+TREES = {path: ast.parse(path.read_text(), str(path)) for path, _, _ in MODULES}
+DEFINED = {path: _defines(tree) for path, tree in TREES.items()}
+
+
+def _private_crossings(tree: ast.AST, here: set, elsewhere: set):
+    """(line, what) for each private name a module takes from another pomset module, by the
+    rule `test_no_private_name_crosses_a_module` states; `here` is what the module defines,
+    `elsewhere` what the other modules do."""
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (
+                node.level or (node.module or "").split(".")[0] == "pomset"):
+            for alias in node.names:
+                if _private(alias.name):
+                    yield node.lineno, f"imports {alias.name}"
+                imported.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "pomset":
+                    imported.add(alias.asname or "pomset")
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load)
+                and _private(node.attr)):
+            continue
+        owner = node.value
+        if isinstance(owner, ast.Name) and owner.id in imported:
+            yield node.lineno, f"reads {owner.id}.{node.attr} of an imported pomset name"
+        elif isinstance(owner, ast.Name) and owner.id in ("self", "cls"):
+            continue
+        elif node.attr not in here and node.attr in elsewhere:
+            yield node.lineno, (f"reads {ast.unparse(owner)}.{node.attr}, a private name "
+                                f"another module defines")
+
+
+@pytest.mark.parametrize("path", [path for path, _, _ in MODULES],
+                         ids=[".".join(parts) for _, parts, _ in MODULES])
+def test_no_private_name_crosses_a_module(path):
+    """A private name (`_x`; not a dunder, not `_` alone) crosses a module boundary when it
+    is (1) imported from another pomset module, `from .x import _y`; (2) read as an
+    attribute of a name imported from a pomset module, `mod._y` or `SomeClass._method`; or
+    (3) read as an attribute of any other object but `self`/`cls` (`obj._y`, `type(obj)._y`,
+    `self.plan._y`) where this module defines no `_y` (no def, class, variable, attribute
+    assignment or `__slots__` entry of that name) and another pomset module does. So a
+    private attribute of a third-party object (pyspark's `_jvm`) passes, as does a
+    subclass's `self._y` of its base's; a `_y` both modules define is not seen."""
+    elsewhere = set().union(*(names for p, names in DEFINED.items() if p != path))
+    problems = [f"{path.relative_to(ROOT.parent)}:{line} {what}" for line, what in
+                _private_crossings(TREES[path], DEFINED[path], elsewhere)]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_private_name_checker_sees_violations():
+    """Each kind of crossing is found; dunders, `_`, `self`/`cls`, a module's own names and
+    a third-party object's privates pass."""
+    bad = ast.parse(
+        "from .relational import _FieldsMap, Select\n"
+        "from ..windowing import windowfns\n"
+        "import pomset.sdk.core as core\n"
+        "class A:\n"
+        "    __slots__ = ('_mine',)\n"
+        "    def f(self, runner, fn):\n"
+        "        self._mine, self._theirs = fn._mine, self.__class__\n"
+        "        windowfns._assign; Select._steps; core._default_strategy()\n"
+        "        runner._out(); type(fn)._merge_new; self.plan._steps\n"
+        "        fn._jvm; fn.__dict__; _ = 1\n")
+    found = sorted(_private_crossings(bad, _defines(bad),
+                                      {"_out", "_merge_new", "_steps", "_mine"}))
+    assert found == [
+        (1, "imports _FieldsMap"),
+        (8, "reads Select._steps of an imported pomset name"),
+        (8, "reads core._default_strategy of an imported pomset name"),
+        (8, "reads windowfns._assign of an imported pomset name"),
+        (9, "reads runner._out, a private name another module defines"),
+        (9, "reads self.plan._steps, a private name another module defines"),
+        (9, "reads type(fn)._merge_new, a private name another module defines"),
+    ]
+
 
 
 def test_the_layers_are_all_there():

@@ -35,7 +35,7 @@ step_st = st.tuples(
 
 def _keyed(elements, window_fn):
     return [WindowedValue.raw((k, v), ts * S, w, NO_FIRING, d)
-            for k, v, ts, d in elements for w in window_fn._assign(ts * S, (k, v))]
+            for k, v, ts, d in elements for w in window_fn.assign_micros(ts * S, (k, v))]
 
 
 def _folded(bundle, combiner):

@@ -119,7 +119,7 @@ def _host(ops, strategy, roundtrip: bool, only=None, paged: int = 0) -> list:
         if op == "el":
             if only is None or a == only:
                 host.elements([WindowedValue.raw((a, b), c, w, NO_FIRING, 1)
-                               for w in strategy.window_fn._assign(c, b)], out)
+                               for w in strategy.window_fn.assign_micros(c, b)], out)
         elif op == "wm":
             host.watermark(a, out)
         else:
@@ -298,7 +298,8 @@ def test_a_restored_host_reads_only_the_wake_up_slots_a_step_needs():
     minute = 60_000_000
     out: list = []
     host.elements([WindowedValue.raw(("k", 1), t * minute, w, NO_FIRING, 1)
-                   for t in (0, 5, 10, 20) for w in strategy.window_fn._assign(t * minute, 1)], out)
+                   for t in (0, 5, 10, 20)
+                   for w in strategy.window_fn.assign_micros(t * minute, 1)], out)
     host.end_step()
     saved = pickle.loads(pickle.dumps(host.save_queues()))
     assert sorted(saved["timers"]["event"]) == [1, 6, 11, 21]   # a window's end, in its slot
@@ -310,7 +311,7 @@ def test_a_restored_host_reads_only_the_wake_up_slots_a_step_needs():
     restored.restore_queues(saved)
     restored.elements([WindowedValue.raw((key, 1), t * minute, w, NO_FIRING, 1)
                        for key, t in (("k", 15), ("j", 20))
-                       for w in strategy.window_fn._assign(t * minute, 1)], out)
+                       for w in strategy.window_fn.assign_micros(t * minute, 1)], out)
     restored.watermark(2 * minute, out)
     restored.end_step()
     assert [(wv.value, wv.window.start_us // minute) for wv in out] == [(("k", 1), 0)]
@@ -355,7 +356,7 @@ def test_a_saved_wake_up_that_no_longer_stands_is_skipped_without_touching_its_k
             host.restore_queues(pickle.loads(pickle.dumps(saved)))
         out: list = []
         host.elements([WindowedValue.raw(("a", 1), t, w, NO_FIRING, 1)
-                       for t in elements for w in strategy.window_fn._assign(t, 1)], out)
+                       for t in elements for w in strategy.window_fn.assign_micros(t, 1)], out)
         if wm is not None:
             host.watermark(wm, out)
         host.end_step()

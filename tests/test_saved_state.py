@@ -23,7 +23,7 @@ SESSIONS = WindowingStrategy(
 
 def _elements(strategy, pairs):
     return [WindowedValue.raw((key, 1), t, w, NO_FIRING, 1)
-            for key, t in pairs for w in strategy.window_fn._assign(t, 1)]
+            for key, t in pairs for w in strategy.window_fn.assign_micros(t, 1)]
 
 
 def _states(strategy, pairs, wm):

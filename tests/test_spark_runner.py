@@ -167,7 +167,7 @@ def test_fixed_and_sliding_windows_by_spark_columns_are_the_windowfns_own(
     got = sorted((wv.value, wv.window.start_us, wv.window.max_ts)
                  for wv in codec.decode(_assign_by_columns(df, fn).toArrow()))
     expected = sorted((wv.value, w.start_us, w.max_ts) for wv in elements
-                      for w in fn._assign(wv.ts, wv.value))
+                      for w in fn.assign_micros(wv.ts, wv.value))
     assert got == expected
 
 

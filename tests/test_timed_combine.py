@@ -57,7 +57,7 @@ def _bundle(strategy, elements, partial: bool) -> list:
     fn = pm.Sum()
     out = []
     for key, value, ts in elements:
-        for w in strategy.window_fn._assign(ts, value):
+        for w in strategy.window_fn.assign_micros(ts, value):
             v = fn.add_input(fn.create_accumulator(), value) if partial else value
             out.append(WindowedValue.raw((key, v), ts, w, NO_FIRING, 1))
     return out
@@ -162,9 +162,9 @@ def test_it_takes_only_what_it_gives_the_same_answer_for():
 
 
 @pytest.mark.parametrize("element, says", [
-    (WindowedValue.raw("not a pair", 0, pm.GlobalWindows()._assign(0, None)[0], NO_FIRING, 1),
+    (WindowedValue.raw("not a pair", 0, pm.GlobalWindows().assign_micros(0, None)[0], NO_FIRING, 1),
      "needs (key, value) pairs"),
-    (WindowedValue.raw(("a", "x"), 0, pm.GlobalWindows()._assign(0, None)[0], NO_FIRING, 1),
+    (WindowedValue.raw(("a", "x"), 0, pm.GlobalWindows().assign_micros(0, None)[0], NO_FIRING, 1),
      "failed on element ('a', 'x')")])
 def test_a_bad_element_is_a_user_error_naming_it(element, says):
     strategy = _strategy("global", "early", pm.AccumulationMode.ACCUMULATING, 0)

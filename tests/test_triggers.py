@@ -544,7 +544,7 @@ class TestSessionsAndTriggers:
         fired = WindowRec(iw(1, 11), None, [2, None, 1])
         armed = WindowRec(iw(8, 18), None, [1, 1, None])
         merged = WindowRec(iw(1, 18), None, [None] * 3)
-        trigger._on_merge(k, merged, 0, [fired, armed])
+        trigger.slot_on_merge(k, merged, 0, [fired, armed])
         assert (merged.ts, merged.fin) == (expected, 0)
 
     def test_session_grown_past_the_watermark_owes_its_on_time_pane(self):
@@ -599,7 +599,7 @@ class TestSessionsAndTriggers:
         from pomset.triggers.kernel import TimeView, WindowRec
         trigger = pm.AfterEach(pm.AfterCount(2), pm.AfterCount(2))
         merged = WindowRec(iw(0, 28), None, [None] * 3)
-        trigger._on_merge(TimeView(), merged, 0, [WindowRec(iw(0, 11), None, s) for s in sources])
+        trigger.slot_on_merge(TimeView(), merged, 0, [WindowRec(iw(0, 11), None, s) for s in sources])
         assert merged.ts == expected
 
 
@@ -769,9 +769,9 @@ def test_resetting_a_watermark_trigger_resets_early_and_late_even_when_one_objec
     from pomset.triggers.kernel import TimeView, WindowRec
     count = pm.AfterCount(2)
     trigger = pm.AfterWatermark(early=count, late=count)
-    w = WindowRec(pm.IntervalWindow(0, 10), None, [None] * trigger._size())
+    w = WindowRec(pm.IntervalWindow(0, 10), None, [None] * trigger.slot_count())
     w.ts[:] = [2, 1, 1]          # on-time fired; one element counted early and one late
-    trigger._reset(TimeView(), w, 0)
+    trigger.slot_reset(TimeView(), w, 0)
     assert w.ts == [None, None, None]
 
 

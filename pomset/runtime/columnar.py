@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 from ..sdk.combinefn import Count, Max, Mean, Min, Sum
 from ..sdk.core import Filter, GroupByKey, Map, ParDo, WindowInto
 from ..sdk.dofn import context_params
-from ..sdk.relational import (NATIVE_COMBINERS, FieldsCombineFn, FieldsToRow, KeyFields, _FieldsMap,
+from ..sdk.relational import (NATIVE_COMBINERS, FieldsCombineFn, FieldsMap, FieldsToRow, KeyFields,
                                key_values)
 from ..sdk.expressions import Col, Expr, col, lit
 from ..sdk.io.base import EXTRA_NAMES
@@ -140,7 +140,7 @@ def native_step(t: ParDo, schema: Any) -> Optional[Step]:
     if t.batch_types is not None and t.batch_types.input != "numpy.ndarray" \
             and not context_params(t.fn.process_batch) and not _bundle_methods(t.fn):
         return _batched(t)
-    if isinstance(t, _FieldsMap) and _exprs(t.fields):
+    if isinstance(t, FieldsMap) and _exprs(t.fields):
         return partial_fields(t.fields, t.keep_input)
     if isinstance(t, KeyFields) and _exprs(t.keys) and all(
             isinstance(a.values, Expr) for a in t.aggregations):
@@ -844,7 +844,7 @@ def read_columns(source: Any, paths: Sequence[str], on_bad: Any,
             else:
                 column = batch.column(field)
                 times = _micros(column, source.timestamp_unit, pa, pc)
-                if not source._unit_checked and len(column):
+                if not source.unit_checked and len(column):
                     source.check_unit(pc.max(pc.abs(column)).as_py()
                                       if not pa.types.is_timestamp(column.type) else None)
                 ok = pc.and_(pc.is_valid(times), pc.and_(pc.greater(times, MIN_MICROS),

@@ -16,7 +16,7 @@ from ..sdk.user_metrics import MetricsContainer, enter
 from .batches import BatchCaller, metadata, split
 
 raw = WindowedValue.raw
-# outputs that say more than a value (`DoFnRunner._out`)
+# outputs that say more than a value (`DoFnRunner.emit`)
 _WRAPPED = (TaggedOutput, WindowedValue, TimestampedValue)
 Outputs = Dict[Optional[str], list]
 SideArgs = Callable[[Any], Tuple[tuple, dict]]
@@ -134,9 +134,9 @@ class DoFnRunner:
                         raise TypeError(f"{self.label} must return an iterable of outputs, got a "
                                         f"{type(r).__name__} (wrap a single output in a list)")
                     ts, window, pane, diff = wv.ts, wv.window, wv.pane, wv.diff
-                    for item in r:   # `_out`, a plain value's case inlined
+                    for item in r:   # `emit`, a plain value's case inlined
                         if type(item) in _WRAPPED:
-                            self._out(item, wv, outs)
+                            self.emit(item, wv, outs)
                         else:
                             main.append(raw(item, ts, window, pane, diff))
             except Exception as e:
@@ -149,14 +149,16 @@ class DoFnRunner:
                                     traceback.format_exc())
                 outs[dead_tag].append(raw(letter, wv.ts, wv.window, wv.pane, 1))
         if self.dofn is not None:
-            self._finish_bundle(outs)
+            self.finish_bundle_to(outs)
         return outs
 
-    def _finish_bundle(self, outs: Outputs) -> None:
+    def finish_bundle_to(self, outs: Outputs) -> None:
+        """The DoFn's finish_bundle, its outputs added to `outs` (this runner's bundles and the
+        stateful-DoFn host's)."""
         try:
             finished = self.dofn.finish_bundle()
             for item in finished or ():
-                self._out(item, None, outs)
+                self.emit(item, None, outs)
         except Exception as e:
             raise user_code_error(self.label, "<finish_bundle>", e) from e
 
@@ -178,7 +180,7 @@ class DoFnRunner:
             if side_args is not None:
                 args, kwargs = side_args(rows[0].window)
             self._run_batch(rows, args, kwargs, outs)
-        self._finish_bundle(outs)
+        self.finish_bundle_to(outs)
         return outs
 
     def _run_batch(self, rows: List[WindowedValue], args: tuple, kwargs: dict,
@@ -241,13 +243,16 @@ class DoFnRunner:
         time, a WindowedValue the time and window, a TaggedOutput the output."""
         tr = type(r)
         if tr is TaggedOutput or tr is WindowedValue:
-            self._out(r, wv, outs)
+            self.emit(r, wv, outs)
         elif tr is TimestampedValue:
             outs[None].append(raw(r.value, r.ts, wv.window, wv.pane, wv.diff))
         else:
             outs[None].append(raw(r, wv.ts, wv.window, wv.pane, wv.diff))
 
-    def _out(self, item: Any, wv: Optional[WindowedValue], outs: Outputs) -> None:
+    def emit(self, item: Any, wv: Optional[WindowedValue], outs: Outputs) -> None:
+        """One output of the DoFn for input `wv` (None from finish_bundle) added to its tag's
+        list in `outs`: a plain value takes `wv`'s metadata, a TimestampedValue its own time,
+        a WindowedValue is copied whole."""
         tag = None
         if type(item) is TaggedOutput:
             tag, item = item.tag, item.value
@@ -306,7 +311,7 @@ def assign_windows(transform: WindowInto, bundle: List[WindowedValue], owned: bo
                 wv.window = GLOBAL_WINDOW
             return list(bundle)
         return [raw(wv.value, wv.ts, GLOBAL_WINDOW, wv.pane, wv.diff) for wv in bundle]
-    assign, check = fn._assign, not fn.is_builtin()
+    assign, check = fn.assign_micros, not fn.is_builtin()
     out: List[WindowedValue] = []
     append = out.append
     for wv in bundle:

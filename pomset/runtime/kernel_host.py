@@ -38,7 +38,6 @@ from typing import (Any, Callable, Dict, Iterable, Iterator, List, Optional, Pro
 
 from ..triggers.definitions import EVENT_TIME, PROCESSING_TIME
 from ..triggers.kernel import ElementError, GroupAlsoByWindow, KeyState
-from ..triggers.reducers import AccumulatorReducer
 from ..windowing import MAX_MICROS, MIN_MICROS, WindowedValue
 from ..sdk.errors import UserCodeError
 from .elementwise import user_code_error
@@ -245,19 +244,13 @@ class KernelHost:
         CombineFn from some of a window's inputs elsewhere (combiner lifting, columnar
         aggregation): merged into the windows' accumulators, as `elements` adds values. A
         `Tallied` partial's late and dropped elements are counted by its elements' times."""
-        k = self.kernel
-        reducer, add_one = k.reducer, k._add_one
-        lifted = AccumulatorReducer(reducer.fn)
-        k.reducer, k._add_one = lifted, lifted.add_one
         plain, tallied = split_tallied(bundle)
-        try:
+        with self.kernel.folding_partials():
             if plain:
                 self.elements(plain, out, keys)
                 keys = None
             if tallied:
                 self._tallied(tallied, out, keys)
-        finally:
-            k.reducer, k._add_one = reducer, add_one
 
     def _tallied(self, bundle: Sequence[WindowedValue], out: list,
                  keys: Optional[Iterable[Any]]) -> None:

@@ -249,7 +249,7 @@ class StatefulDoFnHost:
                     raise TypeError(f"{self.label} must return an iterable of outputs, got a "
                                     f"{type(r).__name__} (wrap a single output in a list)")
                 for item in r:
-                    self.runner._out(item, wv, outs)
+                    self.runner.emit(item, wv, outs)
         except Exception as e:
             raise user_code_error(self.label, what, e) from e
         finally:
@@ -271,7 +271,7 @@ class StatefulDoFnHost:
         yield
         prev = enter(self.runner.metrics)
         try:
-            self.runner._finish_bundle(outs)
+            self.runner.finish_bundle_to(outs)
         finally:
             enter(prev)
 

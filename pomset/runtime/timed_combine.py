@@ -25,7 +25,7 @@ from ..sdk.errors import UserCodeError
 from ..triggers.accumulation import AccumulationMode
 from ..triggers.definitions import AfterWatermark
 from ..triggers.drivers import TimedWatermarkDriver
-from ..triggers.kernel import (Counters, ElementError, _element_error, _expiry_watermark,
+from ..triggers.kernel import (Counters, ElementError, element_error, expiry_watermark,
                                pane_info)
 from ..triggers.reducers import AccumulatorReducer, CombineReducer
 from ..windowing import MAX_MICROS, MIN_MICROS, PaneTiming, TimestampCombiner, WindowedValue
@@ -211,13 +211,13 @@ class TimedCombineHost:
         wm, pt, lateness, counters = self.wm, self.pt, self.lateness, self.counters
         early, late = self.early, self.late
         add, add_one, create, first = reducer.add, reducer.add_one, reducer.create, reducer.first
-        gone = _expiry_watermark(wm, lateness)
+        gone = expiry_watermark(wm, lateness)
         touched = set()
         try:
             for wv in bundle:
                 kv = wv.value
                 if type(kv) is not tuple or len(kv) != 2:
-                    raise _element_error(kv, None)
+                    raise element_error(kv, None)
                 key, value = kv
                 rows, tally = 1, value
                 if tallied:
@@ -259,7 +259,7 @@ class TimedCombineHost:
         except ElementError as e:   # not a (key, value) pair
             raise UserCodeError(f"transform {self.label!r}: {e}") from None
         except Exception as e:
-            error = _element_error(wv.value, e)
+            error = element_error(wv.value, e)
             if error.cause is None:   # its key is not hashable
                 raise UserCodeError(f"transform {self.label!r}: {error}") from e
             raise user_code_error(self.label, wv.value, e) from e
@@ -279,7 +279,7 @@ class TimedCombineHost:
         try:
             if not r[CLOSED] and self._should_fire(r, max_ts):
                 self._fire(window, key, r, out)
-            if max_ts + self.lateness < _expiry_watermark(self.wm, self.lateness):
+            if max_ts + self.lateness < expiry_watermark(self.wm, self.lateness):
                 if not r[CLOSED] and (r[PENDING] or not r[NONSPEC]):
                     self._fire(window, key, r, out, final=True)
                 del table[key]
@@ -322,7 +322,7 @@ class TimedCombineHost:
         else:
             timing = ON_TIME
         if r[PENDING] or timing is ON_TIME:
-            is_last = finished or max_ts + self.lateness < _expiry_watermark(wm, self.lateness)
+            is_last = finished or max_ts + self.lateness < expiry_watermark(wm, self.lateness)
             index = r[INDEX]
             pane = pane_info(index, r[NONSPEC], timing, is_last)
             if timing is not EARLY:

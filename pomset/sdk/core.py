@@ -25,7 +25,9 @@ from .pvalue import AsList, AsSingleton, DoOutputsTuple, PCollection, SideInput
 from .schema import Row, SchemaLike, as_schema, conform, infer_schema
 
 
-def _default_strategy() -> WindowingStrategy:
+def default_strategy() -> WindowingStrategy:
+    """The windowing of a collection nothing has windowed yet (a source's, a typed trace's):
+    the global window with the default trigger."""
     return WindowingStrategy()
 
 
@@ -68,7 +70,7 @@ class Source(Primitive):
                                             f"not to a PCollection")
 
     def outputs(self, node: Any) -> Dict[Optional[str], PCollection]:
-        return {None: PCollection(None, None, None, _default_strategy(), self.bounded, self.kind(),
+        return {None: PCollection(None, None, None, default_strategy(), self.bounded, self.kind(),
                                   schema=self.schema())}
 
 

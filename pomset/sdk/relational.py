@@ -46,9 +46,9 @@ def _output_schema(fields: Dict[str, Any], schema: Any, where: str) -> Any:
     return pa.schema([pa.field(name, f.output_type(schema)) for name, f in fields.items()])
 
 
-class _FieldsMap(Map):
+class FieldsMap(Map):
     """A Map from a row to a Row of named fields, each an expression or a function of the row;
-    `fields` is what a columnar runner computes instead."""
+    `fields` is what a columnar runner computes instead (`Select` and `WithColumns`)."""
 
     def __init__(self, fields: Dict[str, Any], keep_input: bool, label: Optional[str]) -> None:
         self.fields = fields
@@ -80,7 +80,7 @@ class _FieldsMap(Map):
         return pa.schema(kept + list(added))
 
 
-class Select(_FieldsMap):
+class Select(FieldsMap):
     """Rows of the named fields: `Select("key", "value")` keeps those, and
     `Select("key", doubled=pm.col("value") * 2)` computes new ones (an expression, or a
     function of the row). The output's schema follows from the input's."""
@@ -101,7 +101,7 @@ class Select(_FieldsMap):
         return "Select"
 
 
-class WithColumns(_FieldsMap):
+class WithColumns(FieldsMap):
     """The input rows with fields added or replaced: `WithColumns(total=pm.col("a") + pm.col("b"))`."""
 
     def __init__(self, label: Optional[str] = None, **named: FieldLike) -> None:

@@ -121,8 +121,8 @@ class OPlus(Primitive):
         refuse_retractions(node, "OPlus")
 
     def outputs(self, node: Any) -> Dict[Optional[str], Any]:
-        from ..sdk.core import _default_strategy
-        return {None: node.inputs[0].derive(windowing=_default_strategy(), kind=UNKNOWN)}
+        from ..sdk.core import default_strategy
+        return {None: node.inputs[0].derive(windowing=default_strategy(), kind=UNKNOWN)}
 
     @property
     def most_instances(self) -> int:

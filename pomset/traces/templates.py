@@ -209,8 +209,8 @@ class TemplateStep(Primitive):
         why = ("sorted per key between markers" if isinstance(self.template, _Identity)
                else f"the output of {type(self.template).__name__}")
         self.output_trace = EdgeTrace(out_type, self.period, node.label, why)
-        from ..sdk.core import _default_strategy
-        pc = main.derive(windowing=_default_strategy(), kind=KV if out_type.keyed else UNKNOWN)
+        from ..sdk.core import default_strategy
+        pc = main.derive(windowing=default_strategy(), kind=KV if out_type.keyed else UNKNOWN)
         pc.trace = self.output_trace
         return {None: pc}
 

@@ -6,9 +6,10 @@ and the nodes' finished flags as the bits of an int (`w.fin`, bit `i` for node `
 state is plain data that pickles and merges.
 Node `i`'s children sit at fixed slot offsets computed once from subtree sizes.
 
-Built-in triggers implement the slot protocol (`_on_element`, `_should_fire`, `_on_fire`,
-`_reset`, `_on_merge`, `_wake`). A custom, data-driven trigger subclasses `Trigger` and
-implements the public protocol documented on it; the base class adapts one to the other.
+Built-in triggers implement the slot protocol (`slot_on_element`, `slot_should_fire`,
+`slot_on_fire`, `slot_reset`, `slot_on_merge`, `slot_wake`, sized by `slot_count`), which the
+kernel's drivers call. A custom, data-driven trigger subclasses `Trigger` and implements the
+Beam-style protocol documented on it; the base class adapts one to the other.
 """
 from __future__ import annotations
 
@@ -91,8 +92,8 @@ class Trigger:
     def children(self) -> Sequence["Trigger"]:
         return ()
 
-    def _size(self) -> int:
-        return 1 + sum(c._size() for c in self.children)
+    def slot_count(self) -> int:
+        return 1 + sum(c.slot_count() for c in self.children)
 
     def can_merge(self) -> bool:
         """Whether this trigger's state can merge (needed by merging WindowFns)."""
@@ -128,23 +129,23 @@ class Trigger:
         return False
 
     # --- slot protocol: adapt a custom trigger ---------------------------------------------------
-    def _on_element(self, k, w, i: int, value: Any, ts: int) -> None:
+    def slot_on_element(self, k, w, i: int, value: Any, ts: int) -> None:
         self.on_element(TriggerContext(k, w, i), value, Timestamp.from_micros(ts))
 
-    def _should_fire(self, k, w, i: int) -> bool:
+    def slot_should_fire(self, k, w, i: int) -> bool:
         return bool(self.should_fire(TriggerContext(k, w, i)))
 
-    def _on_fire(self, k, w, i: int) -> bool:
+    def slot_on_fire(self, k, w, i: int) -> bool:
         return bool(self.on_fire(TriggerContext(k, w, i)))
 
-    def _reset(self, k, w, i: int) -> None:
+    def slot_reset(self, k, w, i: int) -> None:
         self.reset(TriggerContext(k, w, i))
         w.fin &= ~(1 << i)
 
-    def _on_merge(self, k, w, i: int, sources: list) -> None:
+    def slot_on_merge(self, k, w, i: int, sources: list) -> None:
         self.on_merge(TriggerContext(k, w, i), [s.ts[i] or {} for s in sources])
 
-    def _wake(self, k, w, i: int, domain: str) -> Optional[int]:
+    def slot_wake(self, k, w, i: int, domain: str) -> Optional[int]:
         st = w.ts[i]
         return st.get("__timer_" + domain) if st else None
 
@@ -163,7 +164,7 @@ class Trigger:
 
 
 def _is_custom(t: Trigger) -> bool:
-    return type(t)._should_fire is Trigger._should_fire
+    return type(t).slot_should_fire is Trigger.slot_should_fire
 
 
 def _min(a: Optional[int], b: Optional[int]) -> Optional[int]:
@@ -185,7 +186,7 @@ class _Composite(Trigger):
         offsets, at = [], 1
         for t in subs:
             offsets.append(at)
-            at += t._size()
+            at += t.slot_count()
         self._offsets = tuple(offsets)
         self._n = at
 
@@ -193,7 +194,7 @@ class _Composite(Trigger):
     def children(self) -> Sequence[Trigger]:
         return self._subs
 
-    def _size(self) -> int:
+    def slot_count(self) -> int:
         return self._n
 
     def _key(self) -> tuple:
@@ -202,15 +203,15 @@ class _Composite(Trigger):
     def _waits(self) -> bool:
         return all(t._waits() for t in self._subs)
 
-    def _on_merge(self, k, w, i, sources) -> None:
+    def slot_on_merge(self, k, w, i, sources) -> None:
         for t, o in zip(self._subs, self._offsets):
             _merge_child(t, k, w, i + o, sources)
 
-    def _reset(self, k, w, i) -> None:
+    def slot_reset(self, k, w, i) -> None:
         w.ts[i] = None
         w.fin &= ~(1 << i)
         for t, o in zip(self._subs, self._offsets):
-            t._reset(k, w, i + o)
+            t.slot_reset(k, w, i + o)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(map(repr, self._subs))})"
@@ -222,15 +223,15 @@ def _merge_child(t: Trigger, k, w, j: int, sources: list) -> None:
         w.fin |= 1 << j
     else:
         w.fin &= ~(1 << j)
-    t._on_merge(k, w, j, sources)
+    t.slot_on_merge(k, w, j, sources)
 
 
 class _Leaf(Trigger):
-    def _reset(self, k, w, i) -> None:
+    def slot_reset(self, k, w, i) -> None:
         w.ts[i] = None
         w.fin &= ~(1 << i)
 
-    def _wake(self, k, w, i, domain) -> Optional[int]:
+    def slot_wake(self, k, w, i, domain) -> Optional[int]:
         return None
 
     def fires_before_end_of_window(self) -> bool:
@@ -250,14 +251,15 @@ class AfterWatermark(Trigger):
                 raise TypeError(f"AfterWatermark early/late must be triggers, got {t!r}")
         self.early, self.late = early, late
         self._eo = 1
-        self._lo = 1 + (early._size() if early else 0)
-        self._n = self._lo + (late._size() if late else 0)
+        # the late trigger's first slot, past the early trigger's (the drivers read it)
+        self.late_slot = 1 + (early.slot_count() if early else 0)
+        self._n = self.late_slot + (late.slot_count() if late else 0)
 
     @property
     def children(self) -> Sequence[Trigger]:
         return tuple(t for t in (self.early, self.late) if t is not None)
 
-    def _size(self) -> int:
+    def slot_count(self) -> int:
         return self._n
 
     def _key(self) -> tuple:
@@ -277,27 +279,27 @@ class AfterWatermark(Trigger):
                               self.late.continuation() if self.late else None)
 
     # state: None = reset and unarmed, 1 = armed before the watermark, 2 = on-time pane fired
-    def _on_element(self, k, w, i, value, ts) -> None:
+    def slot_on_element(self, k, w, i, value, ts) -> None:
         st = w.ts[i]
         if st is None:
             w.ts[i] = st = 1
         if st == 1:
             if self.early is not None:
-                self.early._on_element(k, w, i + self._eo, value, ts)
+                self.early.slot_on_element(k, w, i + self._eo, value, ts)
         elif self.late is not None:
-            self.late._on_element(k, w, i + self._lo, value, ts)
+            self.late.slot_on_element(k, w, i + self.late_slot, value, ts)
 
-    def _should_fire(self, k, w, i) -> bool:
+    def slot_should_fire(self, k, w, i) -> bool:
         st = w.ts[i]
         if st == 1:
             if k.wm > w.window.max_ts:
                 return True
-            return self.early is not None and self.early._should_fire(k, w, i + self._eo)
+            return self.early is not None and self.early.slot_should_fire(k, w, i + self._eo)
         if st == 2 and self.late is not None:
-            return self.late._should_fire(k, w, i + self._lo)
+            return self.late.slot_should_fire(k, w, i + self.late_slot)
         return False
 
-    def _on_fire(self, k, w, i) -> bool:
+    def slot_on_fire(self, k, w, i) -> bool:
         st = w.ts[i]
         if st == 1:
             if k.wm > w.window.max_ts:
@@ -306,24 +308,24 @@ class AfterWatermark(Trigger):
                 # afresh.
                 w.ts[i] = 2
                 if self.early is not None:
-                    self.early._reset(k, w, i + self._eo)
+                    self.early.slot_reset(k, w, i + self._eo)
                 return self.late is None
-            if self.early._on_fire(k, w, i + self._eo):
-                self.early._reset(k, w, i + self._eo)
+            if self.early.slot_on_fire(k, w, i + self._eo):
+                self.early.slot_reset(k, w, i + self._eo)
             return False
-        if self.late._on_fire(k, w, i + self._lo):
-            self.late._reset(k, w, i + self._lo)
+        if self.late.slot_on_fire(k, w, i + self.late_slot):
+            self.late.slot_reset(k, w, i + self.late_slot)
         return False
 
-    def _reset(self, k, w, i) -> None:
+    def slot_reset(self, k, w, i) -> None:
         w.ts[i] = None
         w.fin &= ~(1 << i)
         if self.early is not None:
-            self.early._reset(k, w, i + self._eo)
+            self.early.slot_reset(k, w, i + self._eo)
         if self.late is not None:
-            self.late._reset(k, w, i + self._lo)
+            self.late.slot_reset(k, w, i + self.late_slot)
 
-    def _on_merge(self, k, w, i, sources) -> None:
+    def slot_on_merge(self, k, w, i, sources) -> None:
         """The merged window is past its on-time firing when any source is (Beam ORs the
         sources' late flags), its late trigger merging those sources' state (the others have
         none), provided the watermark has passed the merged window too (Beam Java's check): a
@@ -335,21 +337,22 @@ class AfterWatermark(Trigger):
                 and (self.late is not None or len(fired) == len(sources))):
             w.ts[i] = 2
             if self.late is not None:
-                _merge_child(self.late, k, w, i + self._lo, fired)
+                _merge_child(self.late, k, w, i + self.late_slot, fired)
         else:
             w.ts[i] = 1 if any(s.ts[i] is not None for s in sources) else None
             if self.early is not None:
                 _merge_child(self.early, k, w, i + self._eo, sources)
             if self.late is not None:
-                self.late._reset(k, w, i + self._lo)
+                self.late.slot_reset(k, w, i + self.late_slot)
 
-    def _wake(self, k, w, i, domain) -> Optional[int]:
+    def slot_wake(self, k, w, i, domain) -> Optional[int]:
         st = w.ts[i]
         if st == 1:
             own = w.window.max_ts + 1 if domain == EVENT_TIME else None
-            return _min(own, self.early._wake(k, w, i + self._eo, domain) if self.early else None)
+            early = self.early.slot_wake(k, w, i + self._eo, domain) if self.early else None
+            return _min(own, early)
         if st == 2 and self.late is not None:
-            return self.late._wake(k, w, i + self._lo, domain)
+            return self.late.slot_wake(k, w, i + self.late_slot, domain)
         return None
 
     def __repr__(self) -> str:
@@ -376,25 +379,25 @@ class AfterProcessingTime(_Leaf):
     def _waits(self) -> bool:
         return self.delay_us > 0   # else it fires on the first element's arrival
 
-    def _on_element(self, k, w, i, value, ts) -> None:
+    def slot_on_element(self, k, w, i, value, ts) -> None:
         if w.ts[i] is None:
             t = k.pt + self.delay_us
             if self.period_us:
                 t += (self.offset_us - t) % self.period_us
             w.ts[i] = t
 
-    def _should_fire(self, k, w, i) -> bool:
+    def slot_should_fire(self, k, w, i) -> bool:
         t = w.ts[i]
         return t is not None and k.pt >= t
 
-    def _on_fire(self, k, w, i) -> bool:
+    def slot_on_fire(self, k, w, i) -> bool:
         return True
 
-    def _on_merge(self, k, w, i, sources) -> None:
+    def slot_on_merge(self, k, w, i, sources) -> None:
         times = [s.ts[i] for s in sources if s.ts[i] is not None]
         w.ts[i] = min(times) if times else None
 
-    def _wake(self, k, w, i, domain) -> Optional[int]:
+    def slot_wake(self, k, w, i, domain) -> Optional[int]:
         return w.ts[i] if domain == PROCESSING_TIME else None
 
     def __repr__(self) -> str:
@@ -427,16 +430,16 @@ class AfterCount(_Leaf):
     def continuation(self) -> Trigger:
         return AfterCount(1)
 
-    def _on_element(self, k, w, i, value, ts) -> None:
+    def slot_on_element(self, k, w, i, value, ts) -> None:
         w.ts[i] = (w.ts[i] or 0) + 1
 
-    def _should_fire(self, k, w, i) -> bool:
+    def slot_should_fire(self, k, w, i) -> bool:
         return (w.ts[i] or 0) >= self.n
 
-    def _on_fire(self, k, w, i) -> bool:
+    def slot_on_fire(self, k, w, i) -> bool:
         return True
 
-    def _on_merge(self, k, w, i, sources) -> None:
+    def slot_on_merge(self, k, w, i, sources) -> None:
         w.ts[i] = sum(s.ts[i] or 0 for s in sources)
 
     def __repr__(self) -> str:
@@ -446,13 +449,13 @@ class AfterCount(_Leaf):
 class Never(_Leaf):
     """Never fires; the window emits only its final pane when it is garbage-collected."""
 
-    def _on_element(self, k, w, i, value, ts) -> None:
+    def slot_on_element(self, k, w, i, value, ts) -> None:
         pass
 
-    def _should_fire(self, k, w, i) -> bool:
+    def slot_should_fire(self, k, w, i) -> bool:
         return False
 
-    def _on_merge(self, k, w, i, sources) -> None:
+    def slot_on_merge(self, k, w, i, sources) -> None:
         pass
 
     def fires_before_end_of_window(self) -> bool:
@@ -474,19 +477,19 @@ class Repeatedly(_Composite):
     def continuation(self) -> Trigger:
         return Repeatedly(self._subs[0].continuation())
 
-    def _on_element(self, k, w, i, value, ts) -> None:
-        self._subs[0]._on_element(k, w, i + 1, value, ts)
+    def slot_on_element(self, k, w, i, value, ts) -> None:
+        self._subs[0].slot_on_element(k, w, i + 1, value, ts)
 
-    def _should_fire(self, k, w, i) -> bool:
-        return self._subs[0]._should_fire(k, w, i + 1)
+    def slot_should_fire(self, k, w, i) -> bool:
+        return self._subs[0].slot_should_fire(k, w, i + 1)
 
-    def _on_fire(self, k, w, i) -> bool:
-        if self._subs[0]._on_fire(k, w, i + 1):
-            self._subs[0]._reset(k, w, i + 1)
+    def slot_on_fire(self, k, w, i) -> bool:
+        if self._subs[0].slot_on_fire(k, w, i + 1):
+            self._subs[0].slot_reset(k, w, i + 1)
         return False
 
-    def _wake(self, k, w, i, domain) -> Optional[int]:
-        return self._subs[0]._wake(k, w, i + 1, domain)
+    def slot_wake(self, k, w, i, domain) -> Optional[int]:
+        return self._subs[0].slot_wake(k, w, i + 1, domain)
 
 
 class DefaultTrigger(Repeatedly):
@@ -518,30 +521,30 @@ class Always(Repeatedly):
 class AfterAny(_Composite):
     """Fires when any sub-trigger fires; finishes when any finishes."""
 
-    def _on_element(self, k, w, i, value, ts) -> None:
+    def slot_on_element(self, k, w, i, value, ts) -> None:
         for t, o in zip(self._subs, self._offsets):
             if not w.fin >> (i + o) & 1:
-                t._on_element(k, w, i + o, value, ts)
+                t.slot_on_element(k, w, i + o, value, ts)
 
-    def _should_fire(self, k, w, i) -> bool:
-        return any(not w.fin >> (i + o) & 1 and t._should_fire(k, w, i + o)
+    def slot_should_fire(self, k, w, i) -> bool:
+        return any(not w.fin >> (i + o) & 1 and t.slot_should_fire(k, w, i + o)
                    for t, o in zip(self._subs, self._offsets))
 
-    def _on_fire(self, k, w, i) -> bool:
+    def slot_on_fire(self, k, w, i) -> bool:
         ready = [(t, o) for t, o in zip(self._subs, self._offsets)
-                 if not w.fin >> (i + o) & 1 and t._should_fire(k, w, i + o)]
+                 if not w.fin >> (i + o) & 1 and t.slot_should_fire(k, w, i + o)]
         finished = False
         for t, o in ready:
-            if t._on_fire(k, w, i + o):
+            if t.slot_on_fire(k, w, i + o):
                 w.fin |= 1 << (i + o)
                 finished = True
         return finished
 
-    def _wake(self, k, w, i, domain) -> Optional[int]:
+    def slot_wake(self, k, w, i, domain) -> Optional[int]:
         out = None
         for t, o in zip(self._subs, self._offsets):
             if not w.fin >> (i + o) & 1:
-                out = _min(out, t._wake(k, w, i + o, domain))
+                out = _min(out, t.slot_wake(k, w, i + o, domain))
         return out
 
     def continuation(self) -> Trigger:
@@ -554,13 +557,13 @@ class AfterAll(AfterAny):
     def fires_before_end_of_window(self) -> bool:
         return all(c.fires_before_end_of_window() for c in self.children)
 
-    def _should_fire(self, k, w, i) -> bool:
-        return all(w.fin >> (i + o) & 1 or t._should_fire(k, w, i + o)
+    def slot_should_fire(self, k, w, i) -> bool:
+        return all(w.fin >> (i + o) & 1 or t.slot_should_fire(k, w, i + o)
                    for t, o in zip(self._subs, self._offsets))
 
-    def _on_fire(self, k, w, i) -> bool:
+    def slot_on_fire(self, k, w, i) -> bool:
         for t, o in zip(self._subs, self._offsets):
-            if not w.fin >> (i + o) & 1 and t._on_fire(k, w, i + o):
+            if not w.fin >> (i + o) & 1 and t.slot_on_fire(k, w, i + o):
                 w.fin |= 1 << (i + o)
         return all(w.fin >> (i + o) & 1 for o in self._offsets)
 
@@ -574,24 +577,24 @@ class AfterEach(_Composite):
     def fires_before_end_of_window(self) -> bool:
         return bool(self._subs) and self._subs[0].fires_before_end_of_window()
 
-    def _on_element(self, k, w, i, value, ts) -> None:
+    def slot_on_element(self, k, w, i, value, ts) -> None:
         c = self._current(w, i)
         if c < len(self._subs):
-            self._subs[c]._on_element(k, w, i + self._offsets[c], value, ts)
+            self._subs[c].slot_on_element(k, w, i + self._offsets[c], value, ts)
 
-    def _should_fire(self, k, w, i) -> bool:
+    def slot_should_fire(self, k, w, i) -> bool:
         c = self._current(w, i)
-        return c < len(self._subs) and self._subs[c]._should_fire(k, w, i + self._offsets[c])
+        return c < len(self._subs) and self._subs[c].slot_should_fire(k, w, i + self._offsets[c])
 
-    def _on_fire(self, k, w, i) -> bool:
+    def slot_on_fire(self, k, w, i) -> bool:
         c = self._current(w, i)
-        if self._subs[c]._on_fire(k, w, i + self._offsets[c]):
+        if self._subs[c].slot_on_fire(k, w, i + self._offsets[c]):
             w.fin |= 1 << (i + self._offsets[c])
             c += 1
             w.ts[i] = c
         return c >= len(self._subs)
 
-    def _on_merge(self, k, w, i, sources) -> None:
+    def slot_on_merge(self, k, w, i, sources) -> None:
         """Beam's AfterEach goes on from the furthest source: the merged window is at the
         furthest step any source reached, its sub-trigger merging the state of the sources at
         that step (the others have none there). A source that finished the sequence counts
@@ -603,11 +606,11 @@ class AfterEach(_Composite):
             at = [s for s, step in zip(sources, steps) if step == c]
             _merge_child(self._subs[c], k, w, i + self._offsets[c], at)
 
-    def _wake(self, k, w, i, domain) -> Optional[int]:
+    def slot_wake(self, k, w, i, domain) -> Optional[int]:
         c = self._current(w, i)
         if c >= len(self._subs):
             return None
-        return self._subs[c]._wake(k, w, i + self._offsets[c], domain)
+        return self._subs[c].slot_wake(k, w, i + self._offsets[c], domain)
 
     def continuation(self) -> Trigger:
         return AfterEach(*(t.continuation() for t in self._subs))
@@ -622,24 +625,24 @@ class OrFinally(_Composite):
     def fires_before_end_of_window(self) -> bool:
         return any(c.fires_before_end_of_window() for c in self.children)
 
-    def _on_element(self, k, w, i, value, ts) -> None:
-        self._subs[0]._on_element(k, w, i + self._offsets[0], value, ts)
-        self._subs[1]._on_element(k, w, i + self._offsets[1], value, ts)
+    def slot_on_element(self, k, w, i, value, ts) -> None:
+        self._subs[0].slot_on_element(k, w, i + self._offsets[0], value, ts)
+        self._subs[1].slot_on_element(k, w, i + self._offsets[1], value, ts)
 
-    def _should_fire(self, k, w, i) -> bool:
-        return (self._subs[0]._should_fire(k, w, i + self._offsets[0])
-                or self._subs[1]._should_fire(k, w, i + self._offsets[1]))
+    def slot_should_fire(self, k, w, i) -> bool:
+        return (self._subs[0].slot_should_fire(k, w, i + self._offsets[0])
+                or self._subs[1].slot_should_fire(k, w, i + self._offsets[1]))
 
-    def _on_fire(self, k, w, i) -> bool:
+    def slot_on_fire(self, k, w, i) -> bool:
         until, uo = self._subs[1], i + self._offsets[1]
-        if until._should_fire(k, w, uo):
-            until._on_fire(k, w, uo)
+        if until.slot_should_fire(k, w, uo):
+            until.slot_on_fire(k, w, uo)
             return True
-        return self._subs[0]._on_fire(k, w, i + self._offsets[0])
+        return self._subs[0].slot_on_fire(k, w, i + self._offsets[0])
 
-    def _wake(self, k, w, i, domain) -> Optional[int]:
-        return _min(self._subs[0]._wake(k, w, i + self._offsets[0], domain),
-                    self._subs[1]._wake(k, w, i + self._offsets[1], domain))
+    def slot_wake(self, k, w, i, domain) -> Optional[int]:
+        return _min(self._subs[0].slot_wake(k, w, i + self._offsets[0], domain),
+                    self._subs[1].slot_wake(k, w, i + self._offsets[1], domain))
 
     def continuation(self) -> Trigger:
         return OrFinally(self._subs[0].continuation(), self._subs[1].continuation())

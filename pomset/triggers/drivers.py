@@ -23,17 +23,17 @@ class TriggerDriver:
         self.trigger = trigger
 
     def on_element(self, k: Any, w: Any, value: Any, ts: int) -> None:
-        self.trigger._on_element(k, w, 0, value, ts)
+        self.trigger.slot_on_element(k, w, 0, value, ts)
 
     def should_fire(self, k: Any, w: Any) -> bool:
-        return self.trigger._should_fire(k, w, 0)
+        return self.trigger.slot_should_fire(k, w, 0)
 
     def on_fire(self, k: Any, w: Any) -> bool:
-        return self.trigger._on_fire(k, w, 0)
+        return self.trigger.slot_on_fire(k, w, 0)
 
     def wakes(self, k: Any, w: Any) -> Tuple[Optional[int], Optional[int]]:
         trigger = self.trigger
-        return trigger._wake(k, w, 0, EVENT_TIME), trigger._wake(k, w, 0, PROCESSING_TIME)
+        return trigger.slot_wake(k, w, 0, EVENT_TIME), trigger.slot_wake(k, w, 0, PROCESSING_TIME)
 
 
 def _delay(t: Optional[Trigger]) -> Optional[int]:
@@ -54,7 +54,7 @@ class TimedWatermarkDriver(TriggerDriver):
     def __init__(self, trigger: AfterWatermark) -> None:
         super().__init__(trigger)
         self.early, self.late = _delay(trigger.early), _delay(trigger.late)
-        self.lo = trigger._lo
+        self.lo = trigger.late_slot
 
     @staticmethod
     def fits(trigger: Trigger) -> bool:

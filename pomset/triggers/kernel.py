@@ -43,8 +43,9 @@ index, its timing, and is_last.
 from __future__ import annotations
 
 import bisect
+from contextlib import contextmanager
 from operator import attrgetter, itemgetter
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from ..windowing import (MAX_MICROS, MIN_MICROS, PaneInfo, PaneTiming, Sessions, TimestampCombiner,
                          WindowedValue, merge_overlapping, overlapping_runs)
@@ -52,13 +53,14 @@ from .accumulation import AccumulationMode
 from .definitions import (EVENT_TIME, PROCESSING_TIME, AfterWatermark, DefaultTrigger, Repeatedly,
                           Trigger)
 from .drivers import driver
+from .reducers import AccumulatorReducer
 from .strategy import WindowingStrategy
 
 EARLY, ON_TIME, LATE = PaneTiming.EARLY, PaneTiming.ON_TIME, PaneTiming.LATE
 _raw = WindowedValue.raw
 _start = attrgetter("start_us")
 _first = itemgetter(0)
-_SESSIONS_MERGE = Sessions._merge_new
+_SESSIONS_MERGE = Sessions.merge_new
 
 # A window's first pane (index 0, hence non-speculative index 0, or -1 when early) by
 # (early, on time, is last): most windows emit only this one, so it is not rebuilt each time.
@@ -210,7 +212,7 @@ class ElementError(Exception):
         self.cause = cause
 
 
-def _expiry_watermark(wm: int, lateness: int) -> int:
+def expiry_watermark(wm: int, lateness: int) -> int:
     """What a window's end plus allowed lateness is compared with to tell whether it expired:
     the watermark, except that at the end of time every window has (even the global window
     with an allowed lateness reaching past the end of time)."""
@@ -225,13 +227,13 @@ class GroupAlsoByWindow:
         self.reducer = reducer
         self.trigger = strategy.trigger
         self.driver = driver(self.trigger)
-        self.n_trigger = self.trigger._size()
+        self.n_trigger = self.trigger.slot_count()
         self.window_fn = strategy.window_fn
         self.merging = self.window_fn.is_merging()
         # Sessions' own merge (not a subclass's merge_windows): a new window merges with the
-        # run of windows it overlaps, found by `_overlapping`
-        self._overlapping = (Sessions._overlapping if self.merging and
-                             type(self.window_fn)._merge_new is _SESSIONS_MERGE else None)
+        # run of windows it overlaps, found by `Sessions.overlapping`
+        self._overlapping = (Sessions.overlapping if self.merging and
+                             type(self.window_fn).merge_new is _SESSIONS_MERGE else None)
         # a bundle's on-time elements are folded per key before they merge (`_fold`)
         self._folds = self._overlapping is not None and self.trigger.folds_on_time_elements()
         self.lateness = strategy.allowed_lateness_us
@@ -260,6 +262,19 @@ class GroupAlsoByWindow:
         self.moved: Dict[str, set] = {EVENT_TIME: set(), PROCESSING_TIME: set()}
 
     # --- inputs ---------------------------------------------------------------------------
+    @contextmanager
+    def folding_partials(self) -> Iterator[None]:
+        """While open, each element's value is a partial accumulator of the grouping's
+        CombineFn (combiner lifting), merged into its window's accumulator where a value would
+        be added."""
+        reducer, add_one = self.reducer, self._add_one
+        lifted = AccumulatorReducer(reducer.fn)
+        self.reducer, self._add_one = lifted, lifted.add_one
+        try:
+            yield
+        finally:
+            self.reducer, self._add_one = reducer, add_one
+
     def process_bundle(self, store: Dict[Any, KeyState], bundle: Sequence[WindowedValue],
                        out: list) -> None:
         """A bundle of (key, value) elements, each in its assigned window; `store` holds each
@@ -297,12 +312,12 @@ class GroupAlsoByWindow:
         # as the input watermark passes that end (before the host moves the output watermark),
         # and late elements at once: with OUTPUT_AT_EOW such a hold could never bind.
         hold = slot is None or not self.eow
-        gone = _expiry_watermark(wm, lateness)
+        gone = expiry_watermark(wm, lateness)
         try:
             for wv in bundle:
                 kv = wv.value
                 if type(kv) is not tuple or len(kv) != 2:
-                    raise _element_error(kv, None)
+                    raise element_error(kv, None)
                 key, value = kv
                 ks = store.get(key)
                 if ks is None:
@@ -367,7 +382,7 @@ class GroupAlsoByWindow:
         except ElementError:
             raise
         except Exception as e:
-            raise _element_error(wv.value, e) from e
+            raise element_error(wv.value, e) from e
 
     def _fold(self, bundle: Sequence[WindowedValue], wm: int) -> Tuple[list, list]:
         """Under Sessions and a trigger that folds on-time elements: each key's elements up to
@@ -428,7 +443,7 @@ class GroupAlsoByWindow:
                 try:
                     acc = add_one(acc, wv.value[1])
                 except Exception as e:
-                    raise _element_error(wv.value, e) from e
+                    raise element_error(wv.value, e) from e
                 ts = wv.ts if ts is None else combine(ts, wv.ts)
             out.append((min(members), _raw((key, _Folded(acc)), ts, span, group[members[0]].pane, 1)))
         return out
@@ -443,7 +458,7 @@ class GroupAlsoByWindow:
             for wv in bundle:
                 kv = wv.value
                 if type(kv) is not tuple or len(kv) != 2:
-                    raise _element_error(kv, None)
+                    raise element_error(kv, None)
                 key, value = kv
                 ks = store.get(key)
                 if ks is None:
@@ -457,7 +472,7 @@ class GroupAlsoByWindow:
         except ElementError:
             raise
         except Exception as e:
-            raise _element_error(wv.value, e) from e
+            raise element_error(wv.value, e) from e
 
     def _new_armed(self, ks: KeyState, key: Any, window: Any) -> WindowRec:
         """A new window's record before the watermark passes it, under the plain watermark
@@ -481,7 +496,7 @@ class GroupAlsoByWindow:
                                                 self.driver.should_fire, self.merging)
         event_time = domain == EVENT_TIME
         fire, single, eow, step = self._fire, self._single_output, self.eow, k.step
-        gone = _expiry_watermark(wm, lateness)
+        gone = expiry_watermark(wm, lateness)
         key = None
         try:
             for i in range(0, len(entries), 2):
@@ -630,7 +645,7 @@ class GroupAlsoByWindow:
             finished = self.driver.on_fire(k, rec)
         timing = _timing(wm, kow, max_ts, rec.nonspec)
         if rec.pending or timing is ON_TIME:
-            is_last = finished or max_ts + self.lateness < _expiry_watermark(wm, self.lateness)
+            is_last = finished or max_ts + self.lateness < expiry_watermark(wm, self.lateness)
             index = rec.index
             pane = pane_info(index, rec.nonspec, timing, is_last)
             if timing is not EARLY:
@@ -690,7 +705,7 @@ class GroupAlsoByWindow:
         bisect.insort(order, window, key=_start)
         target = window   # the new window's own, unless a group merges it (fresh then None)
         if merges is None:
-            merges = self.window_fn._merge_new(order, window)
+            merges = self.window_fn.merge_new(order, window)
         for group, merged in merges:
             sources = [ks.pop(w) for w in group]
             for s in sources:   # merged away: their requests no longer stand
@@ -709,7 +724,7 @@ class GroupAlsoByWindow:
             # finished in every source", would count it).
             prior = [s for s in sources if s is not fresh]
             if prior:
-                self.trigger._on_merge(self.k, rec, 0, prior)
+                self.trigger.slot_on_merge(self.k, rec, 0, prior)
                 rec.closed = all(s.closed for s in prior)
             # Pane state is per window and not merged (Beam): a merged window that is one of
             # its sources goes on with that window's pane indices; a new one starts at 0.
@@ -754,7 +769,7 @@ class GroupAlsoByWindow:
         rec = ks[merged] = WindowRec(merged, acc, [None] * self.n_trigger)
         rec.pending = old.pending
         rec.hold = old.hold
-        self.trigger._on_merge(self.k, rec, 0, [old])
+        self.trigger.slot_on_merge(self.k, rec, 0, [old])
         rec.closed = old.closed
         if merged == was:
             rec.index, rec.nonspec, rec.last_out = old.index, old.nonspec, old.last_out
@@ -788,7 +803,7 @@ def _timing(wm: int, kow: int, max_ts: int, nonspec: int) -> PaneTiming:
     return ON_TIME
 
 
-def _element_error(kv: Any, cause: Optional[BaseException]) -> ElementError:
+def element_error(kv: Any, cause: Optional[BaseException]) -> ElementError:
     """The error for an element the kernel could not process: a message when it is not a
     (key, value) pair or its key is not hashable, else `cause` (found only once something
     raised, so the per-element path does no extra checks)."""

@@ -1,8 +1,8 @@
 """WindowFns: `assign_windows` puts an element in windows; merging ones also `merge_windows`.
 
-The two halves are the paper's AssignWindows and MergeWindows. Built-ins override `_assign`
-(µs in, windows out) so the hot path never builds a `Timestamp`; a user subclass overrides the
-public `assign_windows(timestamp, element)` and, to merge, `merge_windows(windows)`.
+The two halves are the paper's AssignWindows and MergeWindows. Built-ins override
+`assign_micros` (µs in, windows out) so the hot path never builds a `Timestamp`; a user subclass
+overrides `assign_windows(timestamp, element)` and, to merge, `merge_windows(windows)`.
 """
 from __future__ import annotations
 
@@ -25,23 +25,23 @@ class WindowFn:
         super().__init_subclass__(**kwargs)
         # A subclass (even of a built-in) that overrides the public assign_windows is custom:
         # the runner must call its override, not an inherited built-in fast path.
-        if "assign_windows" in cls.__dict__ and "_assign" not in cls.__dict__:
-            cls._assign = WindowFn._assign
+        if "assign_windows" in cls.__dict__ and "assign_micros" not in cls.__dict__:
+            cls.assign_micros = WindowFn.assign_micros
         # Likewise a subclass that overrides merge_windows must not inherit a built-in's
         # incremental merge.
-        if "merge_windows" in cls.__dict__ and "_merge_new" not in cls.__dict__:
-            cls._merge_new = WindowFn._merge_new
+        if "merge_windows" in cls.__dict__ and "merge_new" not in cls.__dict__:
+            cls.merge_new = WindowFn.merge_new
 
     def assign_windows(self, timestamp: Timestamp, element: Any) -> Iterable[BoundedWindow]:
-        if type(self)._assign is not WindowFn._assign:   # a built-in: its fast path is the answer
-            return self._assign(to_micros(timestamp), element)
+        if type(self).assign_micros is not WindowFn.assign_micros:   # a built-in: its fast path
+            return self.assign_micros(to_micros(timestamp), element)
         raise NotImplementedError(f"{type(self).__name__} must implement assign_windows(timestamp, element)")
 
     def merge_windows(self, windows: Sequence[BoundedWindow]) -> MergeResult:
         """Group the active windows of one key: [(windows_to_merge, merged_window), ...]."""
         raise NotImplementedError(f"{type(self).__name__} is not a merging WindowFn")
 
-    def _merge_new(self, active: Sequence[BoundedWindow], new: BoundedWindow) -> MergeResult:
+    def merge_new(self, active: Sequence[BoundedWindow], new: BoundedWindow) -> MergeResult:
         """merge_windows over one key's active windows (sorted by start), `new` (just added)
         among them. The other active windows are the result of earlier merges, which a
         built-in may use to look only at what `new` can merge with."""
@@ -51,14 +51,16 @@ class WindowFn:
         return type(self).merge_windows is not WindowFn.merge_windows
 
     def is_builtin(self) -> bool:
-        return type(self)._assign is not WindowFn._assign
+        return type(self).assign_micros is not WindowFn.assign_micros
 
-    def _assign(self, ts: int, value: Any) -> Sequence[BoundedWindow]:
+    def assign_micros(self, ts: int, value: Any) -> Sequence[BoundedWindow]:
+        """`assign_windows` with the time in µs, which the runners call: a built-in's fast
+        path builds no `Timestamp`."""
         return list(self.assign_windows(Timestamp.from_micros(ts), value))
 
     def side_input_window(self, main_window: BoundedWindow) -> BoundedWindow:
         """The window of this (side input's) windowing that a main-input window reads."""
-        windows = self._assign(main_window.max_ts, None)
+        windows = self.assign_micros(main_window.max_ts, None)
         return windows[-1] if windows else GLOBAL_WINDOW
 
     def __eq__(self, other: object) -> bool:
@@ -77,7 +79,7 @@ class GlobalWindows(WindowFn):
 
     _ONE = [GLOBAL_WINDOW]
 
-    def _assign(self, ts: int, value: Any) -> List[BoundedWindow]:
+    def assign_micros(self, ts: int, value: Any) -> List[BoundedWindow]:
         return self._ONE
 
     def side_input_window(self, main_window: BoundedWindow) -> BoundedWindow:
@@ -90,7 +92,7 @@ _CACHE_LIMIT = 4096
 class FixedWindows(WindowFn):
     """Tumbling windows of `size` seconds, aligned to `offset`."""
 
-    # The windows recently assigned, by start µs, each as the (immutable) sequence _assign
+    # The windows recently assigned, by start µs, each as the (immutable) sequence assign_micros
     # returns: elements of one window share one window object (fewer allocations; dict lookups downstream hit by identity). A slot, so it is
     # not in __dict__ and takes no part in equality or repr.
     __slots__ = ("_cache",)
@@ -102,7 +104,7 @@ class FixedWindows(WindowFn):
         self.offset_us = duration_micros(offset) % self.size_us
         self._cache: dict = {}
 
-    def _assign(self, ts: int, value: Any) -> Sequence[BoundedWindow]:
+    def assign_micros(self, ts: int, value: Any) -> Sequence[BoundedWindow]:
         start = ts - (ts - self.offset_us) % self.size_us
         cache = self._cache
         assigned = cache.get(start)
@@ -129,7 +131,7 @@ class SlidingWindows(WindowFn):
         self.offset_us = duration_micros(offset) % self.period_us
         self._cache: dict = {}
 
-    def _assign(self, ts: int, value: Any) -> List[BoundedWindow]:
+    def assign_micros(self, ts: int, value: Any) -> List[BoundedWindow]:
         size, period = self.size_us, self.period_us
         start = ts - (ts - self.offset_us) % period
         cache = self._cache
@@ -190,22 +192,22 @@ class Sessions(WindowFn):
         if self.gap_us <= 0:
             raise ValueError(f"Sessions gap must be positive, got {gap!r}")
 
-    def _assign(self, ts: int, value: Any) -> List[BoundedWindow]:
+    def assign_micros(self, ts: int, value: Any) -> List[BoundedWindow]:
         return [IntervalWindow.from_micros(ts, ts + self.gap_us)]
 
     def merge_windows(self, windows: Sequence[BoundedWindow]) -> MergeResult:
         return merge_overlapping(windows)
 
-    def _merge_new(self, active: Sequence[BoundedWindow], new: BoundedWindow) -> MergeResult:
+    def merge_new(self, active: Sequence[BoundedWindow], new: BoundedWindow) -> MergeResult:
         # The other active windows came out of earlier merges, so no two of them overlap and,
         # sorted by start, they are sorted by end too: the only group is `new` with the
         # windows it overlaps, and merge_overlapping over that run gives exactly that group
         # and its span.
-        group = self._overlapping(active, new)
+        group = self.overlapping(active, new)
         return merge_overlapping(group) if len(group) > 1 else []
 
     @staticmethod
-    def _overlapping(active: Sequence[BoundedWindow], new: BoundedWindow) -> List[BoundedWindow]:
+    def overlapping(active: Sequence[BoundedWindow], new: BoundedWindow) -> List[BoundedWindow]:
         """The windows of `active` (sorted by start; apart from `new`, if it is among them, no
         two overlap, as earlier merges leave them) that overlap `new`, in order: a run found
         by bisection."""
@@ -226,7 +228,7 @@ class AssignedWindows(WindowFn):
     """Keeps the windows elements already carry: what a grouping's output is windowed by
     after a merging WindowFn, whose windows cannot be re-assigned from timestamps."""
 
-    def _assign(self, ts: int, value: Any) -> List[BoundedWindow]:
+    def assign_micros(self, ts: int, value: Any) -> List[BoundedWindow]:
         raise TypeError("AssignedWindows cannot assign windows from timestamps")
 
     def side_input_window(self, main_window: BoundedWindow) -> BoundedWindow:

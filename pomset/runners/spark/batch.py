@@ -535,7 +535,7 @@ def _outputs_of(started: Any, tag: Optional[str]) -> Any:
 
 def _assign_by_columns(df: Any, fn: Any) -> Any:
     """Fixed and sliding windows as Spark column arithmetic: each element in the windows the
-    WindowFn's own `_assign` gives (window starts aligned to the offset; for sliding windows,
+    WindowFn's own `assign_micros` gives (window starts aligned to the offset; for sliding windows,
     every start within `size` before the element, latest first)."""
     from pyspark.sql import functions as F
     size, period, offset = window_geometry(fn)
@@ -544,7 +544,9 @@ def _assign_by_columns(df: Any, fn: Any) -> Any:
                      F.lit(None).cast("binary").alias("wx"), "p", "d")
 
 
-def _key_pair(kv: Any, label: str) -> Any:
+def key_pair(kv: Any, label: str) -> Any:
+    """`kv`, checked to be a (key, value) pair before a grouping keys it (batch and
+    streaming); a clear error naming the transform otherwise."""
     if type(kv) is not tuple or len(kv) != 2:
         raise UserCodeError(f"transform {label!r}: needs (key, value) pairs, got {kv!r}")
     return kv
@@ -554,7 +556,7 @@ def _key_elements(label: str) -> Callable[[Iterator[List[WindowedValue]]], Itera
     """Elements as keyed rows (the pickled key beside each)."""
     def keyed(bundles: Iterator[List[WindowedValue]]) -> Iterator[pa.RecordBatch]:
         for elements in bundles:
-            yield codec.encode(elements, keys=[codec.dumps(_key_pair(wv.value, label)[0])
+            yield codec.encode(elements, keys=[codec.dumps(key_pair(wv.value, label)[0])
                                                for wv in elements])
     return keyed
 
@@ -566,7 +568,7 @@ def _partial_combine(fn: Any, combiner: Any, label: str
     def partial(bundles: Iterator[List[WindowedValue]]) -> Iterator[pa.RecordBatch]:
         fold = PartialFold(fn, combiner, label)
         for bundle in bundles:
-            fold.add(bundle, [codec.dumps(_key_pair(wv.value, label)[0]) for wv in bundle])
+            fold.add(bundle, [codec.dumps(key_pair(wv.value, label)[0]) for wv in bundle])
         elements, keys = fold.take()
         for i in range(0, len(elements), BATCH_ROWS):
             yield codec.made_by(label, "a partial accumulator (key, accumulator)", codec.encode,

@@ -49,7 +49,7 @@ from ...windowing import MAX_MICROS, now_micros
 from . import codec, packs, stream_sources
 from ...runtime.fusion import Fusion
 from ...runtime.deployment import Deployment, as_elements, as_items, time_range
-from .batch import BATCH_ROWS, _key_pair
+from .batch import BATCH_ROWS, key_pair
 from .stateful import (FILLED, TASK, KernelProcessor, SideInputProcessor,
                        StatefulDoFnProcessor, TemplateProcessor)
 from .templates import check_order
@@ -434,7 +434,7 @@ def _key_of(node: Any) -> Any:
                 return None   # not a pair: its step names the malformed item
         return template_key
     label = node.label
-    return lambda value: _key_pair(value, label)[0]
+    return lambda value: key_pair(value, label)[0]
 
 
 class _TemplateMapFn:

@@ -142,7 +142,7 @@ class FileSource(DeadLetterSource):
                  timestamp_unit: str = "s") -> None:
         super().__init__(label)
         self.timestamp_unit = time_unit(timestamp_unit)
-        self._unit_checked = False
+        self.unit_checked = False   # whether check_unit ran (the columnar reader asks too)
         patterns = list(pattern) if isinstance(pattern, (list, tuple)) else [pattern]
         if not patterns or not all(isinstance(p, (str, os.PathLike)) for p in patterns):
             raise TypeError(f"{type(self).__name__} takes a file pattern, a directory or a "
@@ -199,7 +199,7 @@ class FileSource(DeadLetterSource):
     def check_unit(self, number: Any) -> None:
         """Warn, once per source, when the first event time read looks like a number of
         another unit than `timestamp_unit` (a millisecond epoch read as seconds)."""
-        self._unit_checked = True
+        self.unit_checked = True
         warn_other_unit(self.name, self.timestamp_field, number, self.timestamp_unit)
 
     def element(self, record: Any, on_bad: OnBad, path: str,
@@ -217,7 +217,7 @@ class FileSource(DeadLetterSource):
             except ValueError as e:
                 self.bad(on_bad, record, path, line, f"timestamp field {field!r} {e}")
                 return None
-            if not self._unit_checked:
+            if not self.unit_checked:
                 self.check_unit(record[field])
         if self.row_schema is not None:
             try:

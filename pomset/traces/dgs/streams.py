@@ -14,7 +14,7 @@ import functools
 import heapq
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from ...sdk.core import Source, _default_strategy
+from ...sdk.core import Source, default_strategy
 from ...sdk.errors import PipelineConstructionError
 from ...sdk.kinds import UNKNOWN
 from ...sdk.pvalue import PCollection
@@ -155,7 +155,7 @@ class ReadStreams(Source):
         return UNKNOWN
 
     def outputs(self, node: Any) -> Dict[Optional[str], PCollection]:
-        pc = PCollection(None, None, None, _default_strategy(), True, UNKNOWN)
+        pc = PCollection(None, None, None, default_strategy(), True, UNKNOWN)
         pc.trace = EdgeTrace(self.trace_type, self.period, node.label, "declared")
         return {None: pc}
 
