@@ -915,7 +915,7 @@ def relational_form(t: Any) -> Optional[str]:
     its final row; None for any other."""
     if isinstance(t, Filter):
         return FILTER if t.expr is not None else None
-    if isinstance(t, _FieldsMap):
+    if isinstance(t, FieldsMap):
         return FIELDS
     if isinstance(t, KeyFields):
         return KEY_FIELDS

@@ -144,7 +144,7 @@ def _event_micros(column: Any, kind_of: Any, spark_type: Any, unit: str) -> Any:
     return F.when((micros > MIN_MICROS) & (micros < MAX_MICROS), micros)
 
 
-def read_parquet(plan: Any, t: ReadFromParquet, node: Any) -> Dict[Optional[str], Any]:
+def read_parquet(plan: Any, t: Any, node: Any) -> Dict[Optional[str], Any]:
     """The source's files read by Spark (which splits large files by row groups); event time
     from the timestamp field. Rows whose time is null or out of range are found with one
     filtered count; they go to the dead-letter output (named `file:row`, as the element path
