@@ -41,7 +41,7 @@ subprocess's VmHWM (peak RSS), with the RSS just before the timed run beside it.
 
     .venv/bin/python benchmarks/columnar.py                                   # everything
     .venv/bin/python benchmarks/columnar.py --rows 1000000 --shape a --engines local-map,duckdb,polars
-    .venv/bin/python benchmarks/columnar.py --worker local-map --shape a      # one run (profiling)
+    .venv/bin/python benchmarks/columnar.py --worker local-map --shape a      # one run, any engine
 """
 from __future__ import annotations
 

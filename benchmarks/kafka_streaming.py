@@ -83,6 +83,8 @@ broker, the benchmark's producer and consumer).
     .venv/bin/python benchmarks/kafka_streaming.py                    # writes BENCHMARKS.md
     .venv/bin/python benchmarks/kafka_streaming.py --local-events 20000 --spark-events 10000 \
         --latency-seconds 15 --no-write
+    .venv/bin/python benchmarks/kafka_streaming.py --no-latency --result out.json --no-write
+                                                    # throughput only, as JSON (before_after.py)
 """
 from __future__ import annotations
 

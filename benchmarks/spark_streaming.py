@@ -31,6 +31,8 @@ form, which runs first, pays it).
 
     .venv/bin/python benchmarks/spark_streaming.py                  # writes BENCHMARKS.md
     .venv/bin/python benchmarks/spark_streaming.py --shapes 100:200000:4 --no-write
+    .venv/bin/python benchmarks/spark_streaming.py --worker 10000:400000:4 --result out.json
+                                                    # pomset alone (benchmarks/before_after.py)
 """
 from __future__ import annotations
 
