@@ -41,12 +41,13 @@ subprocess's VmHWM (peak RSS), with the RSS just before the timed run beside it.
 
     .venv/bin/python benchmarks/columnar.py                                   # everything
     .venv/bin/python benchmarks/columnar.py --rows 1000000 --shape a --engines local-map,duckdb,polars
-    .venv/bin/python benchmarks/columnar.py --worker local-map --shape a      # one run (profiling)
+    .venv/bin/python benchmarks/columnar.py --worker local-map --shape a      # one run, any engine
 """
 from __future__ import annotations
 
 import argparse
 import glob
+import hashlib
 import json
 import os
 import platform
@@ -65,7 +66,7 @@ import pyarrow.parquet as pq
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, ROOT)
+sys.path.append(ROOT)   # after PYTHONPATH, which may name another tree's pomset to measure
 
 DAY_S = 86_400
 START_S = 1_699_920_000            # 2023-11-14 00:00:00 UTC: hourly windows align to the data
@@ -281,23 +282,44 @@ def vm_rss() -> int:
 
 # --- drivers ----------------------------------------------------------------------------------
 
+def digest(table: pa.Table) -> str:
+    """A hash of a canonical result, to compare runs in different processes."""
+    return hashlib.sha256(repr(table.to_pydict()).encode()).hexdigest()
+
+
 def worker_main(args: argparse.Namespace) -> None:
-    """One local engine, once, in this (fresh) process: a tiny warm-up run of the same engine
-    first, then the timed run; prints a JSON line."""
+    """One engine, once, in this (fresh) process: a tiny warm-up run of the same engine
+    first (a Spark engine's on a SparkSession of this process), then the timed run; prints a
+    JSON line, with the digest of the result when `--worker-digest` asks for it."""
     engine, p = args.worker, shape_params(args.shape, args)
+    spark = None
+    if engine in SPARK_ENGINES:
+        import pomset as pm
+        from pomset.runners.spark.session import spark_session
+        spark = spark_session(pm.PipelineOptions([f"--spark_master={args.master}"]))
+
+    def run(pattern: str, window: int, out: str) -> None:
+        if spark is None:
+            run_local_engine(engine, pattern, window, out)
+        else:
+            spark_run(engine, spark, pattern, window, out, args.master)
     tiny = input_glob(args.data_dir, 10_000, 100, 1, args.seed)
     warm = os.path.join(args.data_dir, "out", f"warmup-{engine}-{os.getpid()}")
-    run_local_engine(engine, tiny, p["window"], warm)
+    run(tiny, p["window"], warm)
     shutil.rmtree(warm, ignore_errors=True)
     pattern = input_glob(args.data_dir, args.rows, args.keys, p["files"], args.seed)
     out = args.worker_out
     shutil.rmtree(out, ignore_errors=True)
     before = vm_rss()
     started = time.perf_counter()
-    run_local_engine(engine, pattern, p["window"], out)
+    run(pattern, p["window"], out)
     elapsed = time.perf_counter() - started
-    print("RESULT " + json.dumps({"seconds": elapsed, "peak_rss": vm_hwm(), "rss_before": before}),
-          flush=True)
+    result = {"seconds": elapsed, "peak_rss": vm_hwm(), "rss_before": before}
+    if args.worker_digest:
+        result["digest"] = digest(canonical(out))
+    if spark is not None:
+        spark.stop()
+    print("RESULT " + json.dumps(result), flush=True)
 
 
 def run_local(engine: str, shape: str, args: argparse.Namespace, out: str) -> Dict[str, Any]:
@@ -337,14 +359,13 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true", help="print only; leave the docs")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--worker-out", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--worker-digest", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     os.makedirs(args.data_dir, exist_ok=True)
 
     if args.worker:
         if args.worker_out is None:
             args.worker_out = os.path.join(args.data_dir, "out", f"single-{args.worker}-{args.shape}")
-        if args.worker in SPARK_ENGINES:
-            raise SystemExit("--worker runs local engines; profile Spark with --engines")
         worker_main(args)
         return
 

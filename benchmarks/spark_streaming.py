@@ -31,16 +31,20 @@ form, which runs first, pays it).
 
     .venv/bin/python benchmarks/spark_streaming.py                  # writes BENCHMARKS.md
     .venv/bin/python benchmarks/spark_streaming.py --shapes 100:200000:4 --no-write
+    .venv/bin/python benchmarks/spark_streaming.py --worker 10000:400000:4 --result out.json
+                                                    # pomset alone (benchmarks/before_after.py)
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
 import platform
 import shutil
 import sys
 import tempfile
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 import pyarrow as pa
@@ -48,7 +52,7 @@ import pyarrow.parquet as pq
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, ROOT)
+sys.path.append(ROOT)   # after PYTHONPATH, which may name another tree's pomset to measure
 BEGIN, END = "<!-- spark-streaming-results:begin -->", "<!-- spark-streaming-results:end -->"
 STRETCH_S = 600   # event time each file covers
 EPOCH_S = 1_700_000_000
@@ -171,6 +175,39 @@ def measure(spark: Any, keys: int, events: int, files: int, seed: int) -> List[d
         shutil.rmtree(d, ignore_errors=True)
 
 
+def rates(events: int, s: dict) -> Tuple[float, Optional[float]]:
+    """(events/s over all micro-batches, events/s over those after the first or None)."""
+    rate = events / (s["ms_total"] / 1000)
+    steady = (events * (s["count"] - 1) / s["count"]) / (s["ms_steady"] / 1000) \
+        if s["count"] > 1 else None
+    return rate, steady
+
+
+def worker(shape: str, seed: int, result: str) -> None:
+    """pomset's side alone on one KEYS:EVENTS:FILES shape, both forms, in this process: per
+    form the rate compared (steady; one file: the whole run's), whether its last panes equal
+    Spark's batch sums, and a digest of them; written to `result` as JSON."""
+    from pomset.runners.spark.session import spark_session
+    spark = spark_session(pm.PipelineOptions(["--runner=spark"]))
+    keys, events, files = map(int, shape.split(":"))
+    d = tempfile.mkdtemp(prefix="pomset-bench-")
+    forms = {}
+    try:
+        write_input(d, events, keys, files, seed, stretch_s=STRETCH_S)
+        expected = batch_answer(spark, d)
+        for python in (False, True):
+            last, batches, _ = run_pomset(d, python)
+            rate, steady = rates(events, batches)
+            forms["Python Map + CombinePerKey" if python else "GroupBy.aggregate_field"] = {
+                "rate": rate if files == 1 else steady, "ok": last == expected,
+                "digest": hashlib.sha256(repr(sorted(last.items())).encode()).hexdigest()}
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+        spark.stop()
+    with open(result, "w") as f:
+        json.dump(forms, f)
+
+
 def table(rows: List[dict]) -> str:
     lines = ["| keys | events | files | system | micro-batches | events/s | events/s steady | "
              "batch median (steady) | first batch | panes | last panes = batch sums | vs native (steady; one batch: whole run) |",
@@ -178,9 +215,7 @@ def table(rows: List[dict]) -> str:
     native_rate = {}
     for r in rows:
         s = r["stats"]
-        rate = r["events"] / (s["ms_total"] / 1000)
-        steady = (r["events"] * (s["count"] - 1) / s["count"]) / (s["ms_steady"] / 1000) \
-            if s["count"] > 1 else None
+        rate, steady = rates(r["events"], s)
         shape = (r["keys"], r["events"], r["files"])
         compared = rate if r["files"] == 1 else steady
         if r["system"].startswith("native"):
@@ -206,7 +241,11 @@ def main() -> None:
                     help="comma-separated KEYS:EVENTS:FILES")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--worker", metavar="SHAPE", help="pomset alone on one shape (--result)")
+    ap.add_argument("--result", help="with --worker: where its JSON goes")
     args = ap.parse_args()
+    if args.worker:
+        return worker(args.worker, args.seed, args.result)
     compile_bytecode()
     from pomset.runners.spark.session import spark_session
     spark = spark_session(pm.PipelineOptions(["--runner=spark"]))
