@@ -233,6 +233,20 @@ class TimerService:
             self._read_slot(domain, min(slots))
         return queue.first()
 
+    def next_standing(self, domain: str) -> Optional[int]:
+        """`next`, dropping first the times whose live entries all no longer stand (a time
+        with restored entries counts as standing: they are checked when due)."""
+        queue, client = self.queues[domain], self.client
+        while True:
+            time = self.next(domain)
+            if time is None or time in self.restored[domain]:
+                return time
+            bucket = queue.at[time]
+            if any(client.saved_ref(domain, bucket[i], bucket[i + 1], time) is not None
+                   for i in range(0, len(bucket), 2)):
+                return time
+            queue.pop_first()
+
     def hold(self) -> int:
         """The earliest hold that still stands (MAX when none; stale entries are dropped)."""
         holds, client, store = self.holds, self.client, self.store
