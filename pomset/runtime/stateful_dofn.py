@@ -379,14 +379,15 @@ class StatefulDoFnHost:
         for at, entries in self.timers.due(domain, now):
             for i in range(0, len(entries), 2):
                 key, tid = entries[i], entries[i + 1]
-                if not keyed.stands(domain, key, tid, at):
-                    continue   # cleared, or set again for another time
                 window, name, tag = tid
                 if name is None:
-                    expired.append((key, window))
+                    if keyed.stands(domain, key, tid, at):
+                        expired.append((key, window))
                     continue
-                table = self._table(key, False)
-                output = table.pop(tid)[2]
+                setting = keyed.take(domain, key, tid, at)
+                if setting is None:
+                    continue   # cleared, or set again for another time
+                output = setting[2]
                 if not started:
                     self._start_bundle()
                     started = True

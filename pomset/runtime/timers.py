@@ -401,6 +401,13 @@ class KeyedTimers:
         if table:
             table.pop(tid, None)
 
+    def take(self, domain: str, key: Any, tid: Any, time: int) -> Optional[Tuple[str, int, Any]]:
+        """A due entry's setting, taken out of the table (it fires), or None if the timer no
+        longer stands at `time`."""
+        if not self.stands(domain, key, tid, time):
+            return None
+        return self.table(key, False).pop(tid)
+
     def stands(self, domain: str, key: Any, tid: Any, time: int) -> bool:
         table = self.table(key, False)
         setting = table.get(tid) if table else None
