@@ -11,18 +11,18 @@ synchronization markers do, and the bucket keeps the kernel's wake-ups itself.
 
 State, in Spark state variables, every value pickled as base64 text (`TEXT`). A step keeps its
 entries in one map state, `state` (`_Entry`), since Spark sets every state variable up again
-in each task of each micro-batch; a grouping kept a key at a time also has `keys`: shard -> the
-saved `KeyState` of each of the bucket's keys that hash to it, so that a micro-batch reads and
+in each task of each micro-batch; a grouping kept a key at a time and a stateful ParDo also
+have `keys`: shard -> each of the bucket's keys that hash to it, its state saved
+(`_ShardedStates`, the runtime's keyed store for Spark), so that a micro-batch reads and
 writes a shard per round trip to the state store, not a key, and unpickles only the keys it
-touches and of those only the windows it reads (`triggers.saved_state`). In `state`: for a
-windowed combine under the timed watermark trigger, an entry per window holding the table of
+touches (of a grouping's, only the windows it reads, `triggers.saved_state`). In `state`: for
+a windowed combine under the timed watermark trigger, an entry per window holding the table of
 its keys' records (`runtime.timed_combine`); the bucket's `meta`: what its markers said
-(`pomset.runtime.markers.Channels`), the output watermark, and the wake-ups and holds the
-kernel asked for, checked lazily against the key's state when due (`KernelHost.save_queues`);
-a grouping kept a key at a time keeps its wake-up slots in pages of their own (`_SlotPages`),
-read only when a micro-batch may fire them, so that its meta stays small however many
-windows wait; a stateful ParDo's cells and timers, a side-input step's waiting elements, a
-template step's snapshot.
+(`pomset.runtime.markers.Channels`), the output watermark, and the host's clocks and timer
+service's saved form (`runtime.timers`: timers and holds, checked lazily against the key's
+state when due), its slots in pages of their own (`_SlotPages`), read only when a micro-batch
+may fire them, so that the meta stays small however many windows wait; a side-input step's
+waiting elements, a template step's snapshot.
 
 Each micro-batch a bucket moves its processing clock to the latest its markers show, takes its
 elements at that time, fires the processing-time wake-ups now due, then moves the watermark
