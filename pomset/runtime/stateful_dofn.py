@@ -331,8 +331,8 @@ class StatefulDoFnHost:
             self._tidy(kv[0], wv.window)
 
     def _tidy(self, key: Any, window: Any) -> None:
-        """Forget a window whose state cells are all clear, its expiry timer too once it has
-        no timer of its own, and a key left with nothing."""
+        """Forget a window whose state cells are all clear, and a key left with no cells and
+        no timer of its user (its windows' expiries then have nothing to collect)."""
         states = self.store.states
         ks = states.get(key)
         if ks is None:
@@ -340,10 +340,7 @@ class StatefulDoFnHost:
         cells, table = ks
         if window in cells and not cells[window]:
             del cells[window]
-        if window not in cells:
-            if not any(t[0] == window and t[1] is not None for t in table):
-                table.pop(_expiry_id(window), None)
-        if not cells and not table:
+        if not cells and all(tid[1] is None for tid in table):
             del states[key]
 
     def processing_time(self, pt: int, outs: Dict[Optional[str], list]) -> None:
