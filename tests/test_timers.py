@@ -14,10 +14,11 @@ from pomset.windowing import MAX_MICROS
 DOMAINS = (EVENT_TIME, PROCESSING_TIME)
 # a few times spread over several slots, with ties
 TIMES = st.integers(0, 24).map(lambda i: i * SLOT_US // 4)
+IDS = [(group, name) for group in ("w1", "w2") for name in ("t", "u")]   # (group, name)
 OPS = st.lists(st.one_of(
-    st.tuples(st.just("set"), st.sampled_from("abc"), st.sampled_from(["t", "u"]),
+    st.tuples(st.just("set"), st.sampled_from("abc"), st.sampled_from(IDS),
               st.sampled_from(DOMAINS), TIMES, st.one_of(st.none(), TIMES)),
-    st.tuples(st.just("clear"), st.sampled_from("abc"), st.sampled_from(["t", "u"])),
+    st.tuples(st.just("clear"), st.sampled_from("abc"), st.sampled_from(IDS)),
     st.tuples(st.just("advance"), st.sampled_from(DOMAINS), TIMES),
     st.tuples(st.just("save"),)), max_size=40)
 
@@ -30,10 +31,15 @@ class _Host:
         self.keyed = KeyedTimers(self._table)
         self.timers = TimerService(self.keyed, self.store)
 
-    def _table(self, key, create):
-        table = self.store.states.get(key)
+    def _table(self, key, group, create):
+        groups = self.store.states.get(key)
+        if groups is None:
+            if not create:
+                return None
+            groups = self.store.states[key] = {}
+        table = groups.get(group)
         if table is None and create:
-            table = self.store.states[key] = {}
+            table = groups[group] = {}
         return table
 
     def fire(self, domain, now):
@@ -97,15 +103,16 @@ def test_a_restored_service_reads_only_the_slots_that_may_be_due():
     others stay as saved, a new timer in one of them appended to its bytes unread."""
     host = _Host()
     for i, name in enumerate("abc"):
-        host.keyed.set(host.timers, "k", name, EVENT_TIME, (2 * i + 1) * SLOT_US, None)
+        host.keyed.set(host.timers, "k", ("w", name), EVENT_TIME, (2 * i + 1) * SLOT_US, None)
     host = host.reloaded()
-    assert host.fire(EVENT_TIME, SLOT_US) == [(SLOT_US, "k", "a")]
+    assert host.fire(EVENT_TIME, SLOT_US) == [(SLOT_US, "k", ("w", "a"))]
     assert sorted(host.timers.slots[EVENT_TIME]) == [3, 5]
     before = host.timers.slots[EVENT_TIME][5]
-    host.keyed.set(host.timers, "j", "d", EVENT_TIME, 5 * SLOT_US + 1, None)
+    host.keyed.set(host.timers, "j", ("w", "d"), EVENT_TIME, 5 * SLOT_US + 1, None)
     after = host.timers.save()["timers"][EVENT_TIME]
     assert after[3] is host.timers.slots[EVENT_TIME][3]
     assert after[5].startswith(before) and len(after[5]) > len(before)
     host = host.reloaded()
     assert host.fire(EVENT_TIME, MAX_MICROS) == [
-        (3 * SLOT_US, "k", "b"), (5 * SLOT_US, "k", "c"), (5 * SLOT_US + 1, "j", "d")]
+        (3 * SLOT_US, "k", ("w", "b")), (5 * SLOT_US, "k", ("w", "c")),
+        (5 * SLOT_US + 1, "j", ("w", "d"))]

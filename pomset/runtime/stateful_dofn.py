@@ -40,8 +40,9 @@ from .elementwise import DoFnRunner, user_code_error
 from .timers import InMemoryStore, KeyedStore, KeyedTimers, SlotStore, TimerService
 from .watermarks import output_watermark
 
-# a key's state: [cells by window {window: {state name: value}}, timers {TimerId: setting}]
-TimerId = Tuple[Any, Optional[str], Optional[str]]   # (window, timer name, dynamic tag)
+# a key's state: {window: [cells {state name: value}, timers {(name, tag): setting}]}; a
+# timer's id in the service is (window, (name, tag)), a window's expiry's (window, None)
+TimerId = Tuple[Any, Optional[Tuple[str, str]]]
 # the user's time domains, as the timer service spells them
 _DOMAINS = {TimeDomain.WATERMARK: EVENT_TIME, TimeDomain.REAL_TIME: PROCESSING_TIME,
             TimeDomain.DEPENDENT_REAL_TIME: PROCESSING_TIME}
@@ -52,8 +53,8 @@ def _same(key: Any) -> Any:
 
 
 def _expiry_id(window: Any) -> TimerId:
-    """The id of a window's expiry timer (no user timer has a name of None)."""
-    return (window, None, None)
+    """The id of a window's expiry timer."""
+    return (window, None)
 
 
 # --- state cells: views of one (key, window)'s stored values -------------------------------
@@ -145,12 +146,12 @@ class _Timer:
 
     def set(self, timestamp: Any, dynamic_timer_tag: str = "",
             output_timestamp: Any = None) -> None:
-        self.host.set_timer(self.key, (self.window, self.spec.name, dynamic_timer_tag),
+        self.host.set_timer(self.key, (self.window, (self.spec.name, dynamic_timer_tag)),
                             _DOMAINS[self.spec.time_domain], to_micros(timestamp),
                             None if output_timestamp is None else to_micros(output_timestamp))
 
     def clear(self, dynamic_timer_tag: str = "") -> None:
-        self.host.keyed.clear(self.key, (self.window, self.spec.name, dynamic_timer_tag))
+        self.host.keyed.clear(self.key, (self.window, (self.spec.name, dynamic_timer_tag)))
 
 
 class StatefulDoFnHost:
@@ -183,14 +184,29 @@ class StatefulDoFnHost:
         self.pt = MIN_MICROS
         self.out_wm = MIN_MICROS
 
-    def _table(self, key: Any, create: bool) -> Optional[Dict[TimerId, Tuple[str, int, Any]]]:
-        """The key's timers' settings (made if `create`; None if the key has none)."""
-        ks = self.store.states.get(key)
+    def _window(self, key: Any, window: Any, create: bool) -> Optional[list]:
+        """The key's state of `window`, [cells, timers] (made if `create`, with the window's
+        expiry timer; None if it has none)."""
+        states = self.store.states
+        ks = states.get(key)
         if ks is None:
             if not create:
                 return None
-            ks = self.store.states[key] = [{}, {}]
-        return ks[1]
+            ks = states[key] = {}
+        ws = ks.get(window)
+        if ws is None and create:
+            ws = ks[window] = [{}, {}]
+            expiry = self._expiry(window)
+            if expiry < MAX_MICROS:   # a global window's never comes
+                self.keyed.set(self.timers, key, _expiry_id(window), EVENT_TIME, expiry + 1,
+                               None)
+        return ws
+
+    def _table(self, key: Any, window: Any, create: bool) -> Optional[Dict[Any, Any]]:
+        """The key's timers of `window` (`KeyedTimers`' table)."""
+        ws = self._window(key, window, create)
+        return None if ws is None else ws[1]
+
     # --- how user code is called ---------------------------------------------------------
     def _binder(self, fn: Callable) -> Callable[..., Dict[str, Any]]:
         """A function giving the keyword arguments `fn` asks for, for a key, window,
@@ -225,22 +241,7 @@ class StatefulDoFnHost:
         return bind
 
     def _store(self, key: Any, window: Any) -> Dict[str, Any]:
-        ks = self.store.states.get(key)
-        if ks is None:
-            ks = self.store.states[key] = [{}, {}]
-        store = ks[0].get(window)
-        if store is None:
-            store = ks[0][window] = {}
-            self._expires(key, window)
-        return store
-
-    def _expires(self, key: Any, window: Any) -> None:
-        """Set the window's expiry timer, if not set (a global window's never comes)."""
-        expiry = self._expiry(window)
-        if expiry < MAX_MICROS:
-            tid = _expiry_id(window)
-            if tid not in self._table(key, True):
-                self.keyed.set(self.timers, key, tid, EVENT_TIME, expiry + 1, None)
+        return self._window(key, window, True)[0]
 
     def _expiry(self, window: Any) -> int:
         """When a window's state goes: once the watermark passes its end plus the allowed
@@ -253,16 +254,17 @@ class StatefulDoFnHost:
                   output: Optional[int]) -> None:
         """Set the key's timer `tid` to `at` in `domain` (the service's spelling), its output
         timestamp `output` (None: its time for an event-time timer, else the watermark)."""
-        window, name, _ = tid
-        if domain == EVENT_TIME and at > self._expiry(window) + 1:
-            raise ValueError(
-                f"timer {name!r} set to {Timestamp.from_micros(at)}, after its window {window} "
-                f"expires at {Timestamp.from_micros(self._expiry(window) + 1)} (its end plus "
-                f"the allowed lateness): it could never fire")
+        window, (name, _) = tid
+        if domain == EVENT_TIME:
+            expiry = self._expiry(window)
+            if at > expiry + 1:
+                raise ValueError(
+                    f"timer {name!r} set to {Timestamp.from_micros(at)}, after its window "
+                    f"{window} expires at {Timestamp.from_micros(expiry + 1)} (its end plus the "
+                    f"allowed lateness): it could never fire")
         if output is None:
             output = at if domain == EVENT_TIME else self.wm
         output = min(max(output, getattr(window, "start_us", MIN_MICROS)), window.max_ts)
-        self._expires(key, window)
         self.keyed.set(self.timers, key, tid, domain, at, output)
 
     def _call(self, fn: Callable[..., Any], args: tuple, kwargs: Dict[str, Any], what: Any,
@@ -331,17 +333,14 @@ class StatefulDoFnHost:
             self._tidy(kv[0], wv.window)
 
     def _tidy(self, key: Any, window: Any) -> None:
-        """Forget a window whose state cells are all clear, and a key left with no cells and
-        no timer of its user (its windows' expiries then have nothing to collect)."""
-        states = self.store.states
-        ks = states.get(key)
-        if ks is None:
-            return
-        cells, table = ks
-        if window in cells and not cells[window]:
-            del cells[window]
-        if not cells and all(tid[1] is None for tid in table):
-            del states[key]
+        """Forget a window whose state cells are all clear and which has no timer of its
+        user's (nor then its expiry), and a key left with no window."""
+        ks = self.store.states.get(key)
+        ws = ks.get(window) if ks else None
+        if ws is not None and not ws[0] and all(name is None for name in ws[1]):
+            del ks[window]
+            if not ks:
+                del self.store.states[key]
 
     def processing_time(self, pt: int, outs: Dict[Optional[str], list]) -> None:
         """The processing clock moved to `pt`: fire the processing-time timers now due."""
@@ -359,13 +358,7 @@ class StatefulDoFnHost:
         states = self.store.states
         for key, window in expired:
             ks = states.get(key)
-            if ks is None:
-                continue
-            cells, table = ks
-            cells.pop(window, None)
-            for tid in [t for t in table if t[0] == window]:
-                del table[tid]
-            if not cells and not table:
+            if ks is not None and ks.pop(window, None) is not None and not ks:
                 del states[key]
 
     def _fire(self, domain: str, now: int, outs: Dict[Optional[str], list],
@@ -376,7 +369,7 @@ class StatefulDoFnHost:
         for at, entries in self.timers.due(domain, now):
             for i in range(0, len(entries), 2):
                 key, tid = entries[i], entries[i + 1]
-                window, name, tag = tid
+                window, name = tid
                 if name is None:
                     if keyed.stands(domain, key, tid, at):
                         expired.append((key, window))
@@ -385,6 +378,7 @@ class StatefulDoFnHost:
                 if setting is None:
                     continue   # cleared, or set again for another time
                 output = setting[2]
+                name, tag = name
                 if not started:
                     self._start_bundle()
                     started = True

@@ -375,42 +375,48 @@ class TimerService:
 
 
 class KeyedTimers:
-    """Timers set and cleared by id (a `TimerService` client): per key, a table id -> (domain,
-    time, hold) kept in the key's state (`table(key, create)`), each set queued in the service
-    and checked against the table when due. An id is (window, name, tag), its window first."""
+    """Timers set and cleared by id (a `TimerService` client). An id is (group, name): a key's
+    timers are kept in its state a group at a time, `table(key, group, create)` giving the
+    group's table name -> (domain, time, hold) (None if the key has no such group and not
+    `create`). Each set is queued in the service and checked against the table when due."""
 
-    def __init__(self, table: Callable[[Any, bool], Optional[Dict[Any, Tuple[str, int, Any]]]]
-                 ) -> None:
+    def __init__(self, table: Callable[[Any, Any, bool],
+                                       Optional[Dict[Any, Tuple[str, int, Any]]]]) -> None:
         self.table = table
 
-    def set(self, service: TimerService, key: Any, tid: Any, domain: str, time: int,
-            hold: Optional[int]) -> None:
+    def set(self, service: TimerService, key: Any, tid: Tuple[Any, Any], domain: str,
+            time: int, hold: Optional[int]) -> None:
         """Set (or move) the key's timer `tid` to `time` in `domain`, holding the output
         watermark at `hold` (None: no hold) until it fires or is cleared."""
-        table = self.table(key, True)
-        old = table.get(tid)
-        table[tid] = (domain, time, hold)
-        if old is None or old[:2] != (domain, time):
+        table = self.table(key, tid[0], True)
+        name = tid[1]
+        old = table.get(name)
+        table[name] = (domain, time, hold)
+        if old is None or old[0] != domain or old[1] != time:
             service.add(domain, time, (key, tid))
         if hold is not None and (old is None or old[2] != hold):
             service.add_hold(hold, key, tid)
 
-    def clear(self, key: Any, tid: Any) -> None:
+    def clear(self, key: Any, tid: Tuple[Any, Any]) -> None:
         """The key's timer `tid` set no more (its queued entry is skipped when due)."""
-        table = self.table(key, False)
+        table = self.table(key, tid[0], False)
         if table:
-            table.pop(tid, None)
+            table.pop(tid[1], None)
 
-    def take(self, domain: str, key: Any, tid: Any, time: int) -> Optional[Tuple[str, int, Any]]:
-        """A due entry's setting, taken out of the table (it fires), or None if the timer no
+    def take(self, domain: str, key: Any, tid: Tuple[Any, Any],
+             time: int) -> Optional[Tuple[str, int, Any]]:
+        """A due entry's setting, taken out of its table (it fires), or None if the timer no
         longer stands at `time`."""
-        if not self.stands(domain, key, tid, time):
+        table = self.table(key, tid[0], False)
+        setting = table.get(tid[1]) if table else None
+        if setting is None or setting[0] != domain or setting[1] != time:
             return None
-        return self.table(key, False).pop(tid)
+        del table[tid[1]]
+        return setting
 
-    def stands(self, domain: str, key: Any, tid: Any, time: int) -> bool:
-        table = self.table(key, False)
-        setting = table.get(tid) if table else None
+    def stands(self, domain: str, key: Any, tid: Tuple[Any, Any], time: int) -> bool:
+        table = self.table(key, tid[0], False)
+        setting = table.get(tid[1]) if table else None
         return setting is not None and setting[0] == domain and setting[1] == time
 
     def saved_ref(self, domain: str, key: Any, ref: Any, time: int) -> Any:
@@ -420,6 +426,6 @@ class KeyedTimers:
         return saved if self.stands(domain, key, saved, time) else None
 
     def holds(self, key: Any, ref: Any, time: int) -> bool:
-        table = self.table(key, False)
-        setting = table.get(ref) if table else None
+        table = self.table(key, ref[0], False)
+        setting = table.get(ref[1]) if table else None
         return setting is not None and setting[2] == time
