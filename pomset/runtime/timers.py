@@ -4,7 +4,7 @@ state in. The GroupAlsoByWindow kernel's host (`kernel_host`) and the stateful D
 
 A timer is an entry (key, ref) due at a time in one of two time domains, `EVENT_TIME` (the
 input watermark) and `PROCESSING_TIME` (the processing clock); `ref` is the client's (the
-kernel's window record, a DoFn's (window, timer name, tag)). What a timer is set to lives in
+kernel's window record, a DoFn's (window, (timer name, tag))). What a timer is set to lives in
 the key's state, where the client keeps it, so setting a timer again or clearing it leaves its
 queued entry behind: the entry is checked when due (`TimerClient.resolve`) and skipped if it no
 longer stands (lazy invalidation). A hold is likewise an entry (key, ref) at the time it holds
