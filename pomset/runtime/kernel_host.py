@@ -262,12 +262,10 @@ class KernelHost:
         k, timers = self.kernel, self.timers
         for domain, at in k.timer_requests.items():
             if at:
-                for time, entries in at.items():
-                    timers.add(domain, time, entries)
+                timers.add_all(domain, at)
                 at.clear()
         if k.hold_requests:
-            for hold, key, window in k.hold_requests:
-                timers.add_hold(hold, key, window)
+            timers.add_holds(k.hold_requests)
             k.hold_requests.clear()
 
     def _fire(self, domain: str, now: int, out: list) -> None:

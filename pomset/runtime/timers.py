@@ -220,6 +220,18 @@ class TimerService:
         """Timers (key, ref, key, ref, ...) due at `time` in `domain`."""
         self.queues[domain].extend(time, entries)
 
+    def add_all(self, domain: str, at: Dict[int, list]) -> None:
+        """Timers by time (time -> key, ref, key, ref, ...) in `domain`."""
+        queue = self.queues[domain]
+        for time, entries in at.items():
+            queue.extend(time, entries)
+
+    def add_holds(self, requests: Iterable[Tuple[int, Any, Any]]) -> None:
+        """Holds (time, key, ref), as `add_hold` each."""
+        holds = self.holds
+        for time, key, ref in requests:
+            holds.extend(time, (key, ref))
+
     def add_hold(self, time: int, key: Any, ref: Any) -> None:
         """Hold the output watermark at `time` while the client says (key, ref) holds."""
         self.holds.extend(time, (key, ref))
