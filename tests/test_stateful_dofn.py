@@ -268,6 +268,12 @@ def test_a_host_storing_by_key_writes_only_the_keys_and_slots_a_step_touches():
     assert shards == {}
 
 
+def test_a_saved_state_of_an_earlier_form_is_refused_by_name():
+    host = StatefulDoFnHost(pm.ParDo(count_per_window()), [None], "Count", 0)
+    with pytest.raises(pm.CheckpointError, match="stateful ParDo 'Count'.*earlier version"):
+        host.load({"cells": {}, "timers": {}, "wm": 0, "pt": 0, "out_wm": 0})
+
+
 def test_mistakes_are_reported_where_they_are_made():
     with pytest.raises(pm.PipelineConstructionError, match="with stateful DoFn must be "
                                                            "key-value pairs. CountPerWindow "

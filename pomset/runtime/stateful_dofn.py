@@ -29,6 +29,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from ..sdk.core import ParDo
 from ..sdk.dofn import DoFn
+from ..sdk.errors import CheckpointError
 from ..sdk.user_metrics import enter
 from ..sdk.userstate import (BagStateSpec, CombiningValueStateSpec, OrderedListStateSpec,
                              ReadModifyWriteStateSpec, SetStateSpec, StateParam, TimeDomain,
@@ -419,7 +420,13 @@ class StatefulDoFnHost:
         return dict(states=self.store.states, queues=self.save_queues())
 
     def load(self, saved: Dict[str, Any]) -> None:
-        """Put back what `save` gave, in memory."""
+        """Put back what `save` gave, in memory; a `CheckpointError` for a save of another
+        form (one whole dict of cells and one of timers)."""
+        if "queues" not in saved:
+            raise CheckpointError(
+                f"stateful ParDo {self.label!r}: its saved state has the form of an earlier "
+                f"version (keys {sorted(saved)}), which this one cannot resume: start it from "
+                f"a new checkpoint directory")
         self.reset()
         self.store.states = saved["states"]
         self.restore_queues(saved["queues"])
