@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 import pomset as pm
 from pomset.runners.spark.stateful import PAGE_SLOTS, _SlotPages, _restored
-from pomset.runtime.kernel_host import InMemoryStates, KernelHost, unslotted
+from pomset.runtime.kernel_host import KernelHost
+from pomset.runtime.timers import InMemoryStore, unslotted
 from pomset.triggers.saved_state import state_from_bytes, state_to_bytes
 from pomset.triggers.reducers import CombineReducer
 from pomset.triggers.strategy import WindowingStrategy
@@ -315,7 +316,7 @@ def test_a_restored_host_reads_only_the_wake_up_slots_a_step_needs():
     restored.watermark(2 * minute, out)
     restored.end_step()
     assert [(wv.value, wv.window.start_us // minute) for wv in out] == [(("k", 1), 0)]
-    assert sorted(restored.slots["event"]) == [6, 11, 21]   # never read
+    assert sorted(restored.timers.slots["event"]) == [6, 11, 21]   # never read
     again = restored.save_queues()
     assert sorted(again["timers"]["event"]) == [6, 11, 16, 21]
     for slot in (6, 11):
@@ -332,7 +333,7 @@ def test_a_restored_host_reads_only_the_wake_up_slots_a_step_needs():
         (("j", 1), 20), (("k", 1), 5), (("k", 1), 10), (("k", 1), 15), (("k", 1), 20)]
 
 
-class _Touches(InMemoryStates):
+class _Touches(InMemoryStore):
     """Keys' states in memory, noting the keys a step touched (would save again)."""
 
     def __init__(self, states: dict) -> None:

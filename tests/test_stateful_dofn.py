@@ -206,6 +206,74 @@ def test_a_saved_host_goes_on_as_if_it_had_not_stopped():
         ("k", [0, 1, 2, 3])]
 
 
+class _Writes(dict):
+    """A Spark map state's calls over a dict, noting the entries each step writes."""
+
+    def __init__(self):
+        super().__init__()
+        self.written = set()
+
+    def getValue(self, key):
+        return self.get(key)
+
+    def updateValue(self, key, value):
+        self[key] = value
+        self.written.add(key)
+
+    def removeKey(self, key):
+        del self[key]
+        self.written.add(key)
+
+    def iterator(self):
+        return iter(list(self.items()))
+
+
+def test_a_host_storing_by_key_writes_only_the_keys_and_slots_a_step_touches():
+    """Spark streaming's adapter: keys' cells and timers in shards, timers in slot pages, the
+    host new each step (as each micro-batch) with only its saved queues: a step with one key's
+    element writes that key's shard and no slot page its timer's slot does not hold; the
+    outputs are those of one host in memory."""
+    import pickle
+    from pomset.runners.spark import codec
+    from pomset.runners.spark.stateful import _shard, _ShardedStates, _SlotPages
+    from pomset.windowing import NO_FIRING, WindowedValue
+    t = pm.ParDo(count_per_window())
+    window = pm.IntervalWindow(0, 60)
+    keys = [f"k{i}" for i in range(20)]
+    steps = [([(k, 1, 5_000_000) for k in keys], 0), ([("k3", 2, 6_000_000)], 0),
+             ([], MAX_MICROS)]
+    shards, entries, queues, got = _Writes(), _Writes(), None, []
+    whole, expected = StatefulDoFnHost(t, [None], "Count", 0), {None: []}
+    for elements, wm in steps:
+        bundle = [WindowedValue.raw((k, v), ts, window, NO_FIRING, 1) for k, v, ts in elements]
+        whole.elements(bundle, expected)
+        whole.watermark(wm, expected)
+        host, outs = StatefulDoFnHost(t, [None], "Count", 0), {None: []}
+        states = _ShardedStates(shards, lambda v: pickle.dumps(v, protocol=5), pickle.loads)
+        host.reset(states, _SlotPages(entries))
+        if queues is not None:
+            host.restore_queues(pickle.loads(pickle.dumps(queues)), key_of=states.key)
+        shards.written.clear()
+        entries.written.clear()
+        host.elements(bundle, outs, keys=[states.key(codec.dumps(k)) for k, _, _ in elements])
+        host.watermark(wm, outs)
+        host.end_step()
+        queues = host.save_queues(key_form=states.kb_of.__getitem__)
+        got += outs[None]
+        if elements == [("k3", 2, 6_000_000)]:
+            assert shards.written == {(_shard(codec.dumps("k3")),)}
+            assert entries.written == set()   # its timer's slot was there: nothing new
+    assert sorted(wv.value for wv in got) == sorted(wv.value for wv in expected[None]) == sorted(
+        (k, 2 if k == "k3" else 1, [1, 2] if k == "k3" else [1], 60_000_000) for k in keys)
+    assert shards == {}
+
+
+def test_a_saved_state_of_an_earlier_form_is_refused_by_name():
+    host = StatefulDoFnHost(pm.ParDo(count_per_window()), [None], "Count", 0)
+    with pytest.raises(pm.CheckpointError, match="stateful ParDo 'Count'.*earlier version"):
+        host.load({"cells": {}, "timers": {}, "wm": 0, "pt": 0, "out_wm": 0})
+
+
 def test_mistakes_are_reported_where_they_are_made():
     with pytest.raises(pm.PipelineConstructionError, match="with stateful DoFn must be "
                                                            "key-value pairs. CountPerWindow "

@@ -1,8 +1,12 @@
 """What every runner hosts, written once (see docs/architecture.md): a runner is an adapter
 around this layer (storage, timers' persistence, transport) and contains no copy of it.
 
-- `kernel_host`: the GroupAlsoByWindow kernel's host: clock order within a step, wake-ups,
-  watermark holds, keys' states behind a `KeyStates` store, the batch run to the end;
+- `timers`: the one timer service (both time domains, lazy invalidation, holds, saved slots)
+  and the keyed store protocol its clients keep their keys' states behind;
+- `kernel_host`: the GroupAlsoByWindow kernel's host (a timer service client): clock order
+  within a step, the batch run to the end;
+- `stateful_dofn`: the stateful DoFn host (a timer service client): state cells, user timers,
+  window expiry;
 - `timed_combine`: a windowed combine under the timed watermark trigger, held a window at a
   time (Spark streaming's host of that grouping);
 - `elementwise`: ParDo (`DoFnRunner`) and WindowInto over bundles, user errors;

@@ -23,7 +23,8 @@ from typing import Any, Callable, Dict, List, Optional, Protocol, Sequence, Tupl
 from ..triggers.definitions import EVENT_TIME, PROCESSING_TIME
 from ..triggers.kernel import Counters, TimeView
 from ..windowing import MAX_MICROS, MIN_MICROS, WindowedValue
-from .kernel_host import KernelHost, slotted, unslotted
+from .kernel_host import KernelHost
+from .timers import slotted, unslotted
 
 ELEMENTS, PARTIALS, PROCESSING, WATERMARK, SAVE, LOAD = range(6)
 

@@ -148,7 +148,7 @@ class StateGauge:
         self.buffers = isinstance(scratch.kernel.reducer, BufferReducer)
         first = bundle[0]
         other = next((wv for wv in bundle[1:100] if _key(wv) != _key(first)), None)
-        held = (scratch.store.states, scratch.timers, scratch.holds)
+        held = (scratch.store.states, scratch.timers.queues, scratch.timers.holds)
         before = deep_size(held)
         scratch.elements((first,), [])
         if other is not None:

@@ -13,28 +13,49 @@ processing-time timers fire once it is all read, as in Beam's batch runners. A t
 processing clock); setting it again moves it, `clear` removes it. A timer's output timestamp
 (its `output_timestamp`, else its time for an event-time timer, else the input watermark when
 it was set), clamped into its window, is the time of what its callback outputs, and holds the
-output watermark until it fires. `save`/`load` give a runner the whole state as plain data
-(a checkpoint, Spark's state store)."""
+output watermark until it fires.
+
+The host is a client of the runtime's timer service (`timers.TimerService`): a key's state in
+the keyed store is its windows' cells and its timers' settings (`timers.KeyedTimers`), the
+service queues them and their holds, and a window's expiry is an event-time timer of its own,
+whose firing drops the window's cells and timers once the event-time timers due have fired.
+`save`/`load` give a runner the whole state as plain data (a checkpoint); a runner that stores
+by key (Spark) gives the host its keyed store and slot store, and saves the queues alone
+(`save_queues`)."""
 from __future__ import annotations
 
-import heapq
 import inspect
-from contextlib import contextmanager
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from ..sdk.core import ParDo
 from ..sdk.dofn import DoFn
+from ..sdk.errors import CheckpointError
 from ..sdk.user_metrics import enter
 from ..sdk.userstate import (BagStateSpec, CombiningValueStateSpec, OrderedListStateSpec,
                              ReadModifyWriteStateSpec, SetStateSpec, StateParam, TimeDomain,
                              TimerParam, get_dofn_specs, timer_callbacks)
+from ..triggers.definitions import EVENT_TIME, PROCESSING_TIME
 from ..windowing import (MAX_MICROS, MIN_MICROS, NO_FIRING, GlobalWindow, Timestamp,
                          WindowedValue, to_micros)
 from .elementwise import DoFnRunner, user_code_error
+from .timers import InMemoryStore, KeyedStore, KeyedTimers, SlotStore, TimerService
 from .watermarks import output_watermark
 
-Cell = Tuple[Any, Any]                 # (key, window)
-TimerId = Tuple[Any, Any, str, str]    # (key, window, timer name, dynamic tag)
+# a key's state: {window: [cells {state name: value}, timers {(name, tag): setting}]}; a
+# timer's id in the service is (window, (name, tag)), a window's expiry's (window, None)
+TimerId = Tuple[Any, Optional[Tuple[str, str]]]
+# the user's time domains, as the timer service spells them
+_DOMAINS = {TimeDomain.WATERMARK: EVENT_TIME, TimeDomain.REAL_TIME: PROCESSING_TIME,
+            TimeDomain.DEPENDENT_REAL_TIME: PROCESSING_TIME}
+
+
+def _same(key: Any) -> Any:
+    return key
+
+
+def _expiry_id(window: Any) -> TimerId:
+    """The id of a window's expiry timer."""
+    return (window, None)
 
 
 # --- state cells: views of one (key, window)'s stored values -------------------------------
@@ -126,12 +147,12 @@ class _Timer:
 
     def set(self, timestamp: Any, dynamic_timer_tag: str = "",
             output_timestamp: Any = None) -> None:
-        self.host.set_timer((self.key, self.window, self.spec.name, dynamic_timer_tag),
-                            self.spec.time_domain, to_micros(timestamp),
+        self.host.set_timer(self.key, (self.window, (self.spec.name, dynamic_timer_tag)),
+                            _DOMAINS[self.spec.time_domain], to_micros(timestamp),
                             None if output_timestamp is None else to_micros(output_timestamp))
 
     def clear(self, dynamic_timer_tag: str = "") -> None:
-        self.host.timers.pop((self.key, self.window, self.spec.name, dynamic_timer_tag), None)
+        self.host.keyed.clear(self.key, (self.window, (self.spec.name, dynamic_timer_tag)))
 
 
 class StatefulDoFnHost:
@@ -150,21 +171,42 @@ class StatefulDoFnHost:
         self.process = self._binder(self.dofn.process)
         self.on_timer = {name: self._binder(fn) for name, fn in self.callbacks.items()}
         self.args, self.kwargs = transform.args, transform.kwargs
-        self.seq = 0
         self.dropped = 0
-        self.clear()
+        self.keyed = KeyedTimers(self._table)
+        self.reset()
 
-    def clear(self) -> None:
-        """No state, no timers, the clocks at the start (a fresh bucket of keys)."""
-        self.cells: Dict[Cell, Dict[str, Any]] = {}
-        # timer -> (domain, time, output time); queues of (time, seq, timer) checked lazily
-        self.timers: Dict[TimerId, Tuple[str, int, int]] = {}
-        self.queues: Dict[str, list] = {TimeDomain.WATERMARK: [], TimeDomain.REAL_TIME: []}
-        self.holds: list = []      # (output time, seq, timer), checked lazily as the queues
-        self.expiries: list = []   # (expiry, seq, cell) of the cells holding state or timers
+    def reset(self, store: Optional[KeyedStore] = None,
+              slot_store: Optional[SlotStore] = None) -> None:
+        """No state, no timers, the clocks at the start, over `store` (in memory by default)
+        and `slot_store` (a runner storing by key gives its own)."""
+        self.store: KeyedStore = store if store is not None else InMemoryStore()
+        self.timers = TimerService(self.keyed, self.store, slot_store)
         self.wm = MIN_MICROS
         self.pt = MIN_MICROS
         self.out_wm = MIN_MICROS
+
+    def _window(self, key: Any, window: Any, create: bool) -> Optional[list]:
+        """The key's state of `window`, [cells, timers] (made if `create`, with the window's
+        expiry timer; None if it has none)."""
+        states = self.store.states
+        ks = states.get(key)
+        if ks is None:
+            if not create:
+                return None
+            ks = states[key] = {}
+        ws = ks.get(window)
+        if ws is None and create:
+            ws = ks[window] = [{}, {}]
+            expiry = self._expiry(window)
+            if expiry < MAX_MICROS:   # a global window's never comes
+                self.keyed.set(self.timers, key, _expiry_id(window), EVENT_TIME, expiry + 1,
+                               None)
+        return ws
+
+    def _table(self, key: Any, window: Any, create: bool) -> Optional[Dict[Any, Any]]:
+        """The key's timers of `window` (`KeyedTimers`' table)."""
+        ws = self._window(key, window, create)
+        return None if ws is None else ws[1]
 
     # --- how user code is called ---------------------------------------------------------
     def _binder(self, fn: Callable) -> Callable[..., Dict[str, Any]]:
@@ -200,15 +242,7 @@ class StatefulDoFnHost:
         return bind
 
     def _store(self, key: Any, window: Any) -> Dict[str, Any]:
-        store = self.cells.get((key, window))
-        if store is None:
-            store = self.cells[(key, window)] = {}
-            self._expires(key, window)
-        return store
-
-    def _expires(self, key: Any, window: Any) -> None:
-        self.seq += 1
-        heapq.heappush(self.expiries, (self._expiry(window), self.seq, (key, window)))
+        return self._window(key, window, True)[0]
 
     def _expiry(self, window: Any) -> int:
         """When a window's state goes: once the watermark passes its end plus the allowed
@@ -217,27 +251,22 @@ class StatefulDoFnHost:
             return MAX_MICROS
         return min(window.max_ts + self.lateness, MAX_MICROS)
 
-    def set_timer(self, tid: TimerId, domain: str, at: int, output: Optional[int]) -> None:
-        key, window, name, _ = tid
-        if domain == TimeDomain.DEPENDENT_REAL_TIME:
-            domain = TimeDomain.REAL_TIME
-        if domain == TimeDomain.WATERMARK and at > self._expiry(window) + 1:
-            raise ValueError(
-                f"timer {name!r} set to {Timestamp.from_micros(at)}, after its window {window} "
-                f"expires at {Timestamp.from_micros(self._expiry(window) + 1)} (its end plus "
-                f"the allowed lateness): it could never fire")
+    def set_timer(self, key: Any, tid: TimerId, domain: str, at: int,
+                  output: Optional[int]) -> None:
+        """Set the key's timer `tid` to `at` in `domain` (the service's spelling), its output
+        timestamp `output` (None: its time for an event-time timer, else the watermark)."""
+        window, (name, _) = tid
+        if domain == EVENT_TIME:
+            expiry = self._expiry(window)
+            if at > expiry + 1:
+                raise ValueError(
+                    f"timer {name!r} set to {Timestamp.from_micros(at)}, after its window "
+                    f"{window} expires at {Timestamp.from_micros(expiry + 1)} (its end plus the "
+                    f"allowed lateness): it could never fire")
         if output is None:
-            output = at if domain == TimeDomain.WATERMARK else self.wm
+            output = at if domain == EVENT_TIME else self.wm
         output = min(max(output, getattr(window, "start_us", MIN_MICROS)), window.max_ts)
-        old = self.timers.get(tid)
-        if old is None and (key, window) not in self.cells:
-            self._expires(key, window)
-        self.timers[tid] = (domain, at, output)
-        self.seq += 1
-        if old is None or old[:2] != (domain, at):   # set again for the same time: queued
-            heapq.heappush(self.queues[domain], (at, self.seq, tid))
-        if old is None or old[2] != output:
-            heapq.heappush(self.holds, (output, self.seq, tid))
+        self.keyed.set(self.timers, key, tid, domain, at, output)
 
     def _call(self, fn: Callable[..., Any], args: tuple, kwargs: Dict[str, Any], what: Any,
               wv: WindowedValue, outs: Dict[Optional[str], list]) -> None:
@@ -256,31 +285,37 @@ class StatefulDoFnHost:
             enter(prev)
 
     # --- a step --------------------------------------------------------------------------
-    @contextmanager
-    def _bundle(self, outs: Dict[Optional[str], list]) -> Iterator[None]:
-        """Brackets a bundle of user calls with the DoFn's start_bundle and finish_bundle (what
-        finish_bundle outputs goes to `outs`; a failing bundle is not finished)."""
+    def _start_bundle(self) -> None:
         prev = enter(self.runner.metrics)
         try:
-            try:
-                self.dofn.start_bundle()
-            except Exception as e:
-                raise user_code_error(self.label, "<start_bundle>", e) from e
+            self.dofn.start_bundle()
+        except Exception as e:
+            raise user_code_error(self.label, "<start_bundle>", e) from e
         finally:
             enter(prev)
-        yield
+
+    def _finish_bundle(self, outs: Dict[Optional[str], list]) -> None:
+        """What finish_bundle outputs goes to `outs` (a failing bundle is not finished)."""
         prev = enter(self.runner.metrics)
         try:
             self.runner.finish_bundle_to(outs)
         finally:
             enter(prev)
 
-    def elements(self, bundle: List[WindowedValue], outs: Dict[Optional[str], list]) -> None:
+    def elements(self, bundle: List[WindowedValue], outs: Dict[Optional[str], list],
+                 keys: Optional[Iterable[Any]] = None) -> None:
         """A bundle of (key, value) elements, each processed with its key and window's state
-        and timers; outputs go to `outs` by tag."""
+        and timers; outputs go to `outs` by tag. `keys`, the bundle's keys, lets a store that
+        loads states on demand load them first."""
         if bundle:
-            with self._bundle(outs):
-                self._elements(bundle, outs)
+            if keys is not None:
+                keys = list(keys)
+                self.store.ensure(keys)
+                for key in keys:
+                    self.store.touch(key)
+            self._start_bundle()
+            self._elements(bundle, outs)
+            self._finish_bundle(outs)
 
     def _elements(self, bundle: List[WindowedValue], outs: Dict[Optional[str], list]) -> None:
         process = self.dofn.process
@@ -299,77 +334,77 @@ class StatefulDoFnHost:
             self._tidy(kv[0], wv.window)
 
     def _tidy(self, key: Any, window: Any) -> None:
-        """Forget a (key, window) whose state cells are all clear."""
-        store = self.cells.get((key, window))
-        if store is not None and not store:
-            del self.cells[(key, window)]
+        """Forget a window whose state cells are all clear and which has no timer of its
+        user's (nor then its expiry), and a key left with no window."""
+        ks = self.store.states.get(key)
+        ws = ks.get(window) if ks else None
+        if ws is not None and not ws[0] and all(name is None for name in ws[1]):
+            del ks[window]
+            if not ks:
+                del self.store.states[key]
 
     def processing_time(self, pt: int, outs: Dict[Optional[str], list]) -> None:
         """The processing clock moved to `pt`: fire the processing-time timers now due."""
         self.pt = max(self.pt, pt)
-        self._fire(TimeDomain.REAL_TIME, self.pt, outs)
+        self._fire(PROCESSING_TIME, self.pt, outs, [])
 
     def watermark(self, wm: int, outs: Dict[Optional[str], list]) -> None:
         """The input watermark moved to `wm`: fire the event-time timers due, in time order,
         then drop the state and timers of the windows that expired."""
         self.wm = max(self.wm, wm)
-        self._fire(TimeDomain.WATERMARK, self.wm, outs)
+        expired: List[Tuple[Any, Any]] = []
+        self._fire(EVENT_TIME, self.wm, outs, expired)
         if self.wm == MAX_MICROS:
             self.processing_time(MAX_MICROS, outs)
-        expired = set()
-        while self.expiries and self.expiries[0][0] < self.wm:
-            expired.add(heapq.heappop(self.expiries)[2])
-        if expired:
-            for cell in expired:
-                self.cells.pop(cell, None)
-            for tid in [t for t in self.timers if (t[0], t[1]) in expired]:
-                del self.timers[tid]
+        states = self.store.states
+        for key, window in expired:
+            ks = states.get(key)
+            if ks is not None and ks.pop(window, None) is not None and not ks:
+                del states[key]
 
-    def _fire(self, domain: str, now: int, outs: Dict[Optional[str], list]) -> None:
-        queue = self.queues[domain]
-        if queue and queue[0][0] <= now:
-            with self._bundle(outs):
-                self._fire_due(domain, now, outs)
-
-    def _fire_due(self, domain: str, now: int, outs: Dict[Optional[str], list]) -> None:
-        queue = self.queues[domain]
-        while queue and queue[0][0] <= now:
-            at, _, tid = heapq.heappop(queue)
-            timer = self.timers.get(tid)
-            if timer is None or timer[0] != domain or timer[1] != at:
-                continue   # cleared, or set again for another time
-            del self.timers[tid]
-            key, window, name, tag = tid
-            wv = WindowedValue.raw(None, timer[2], window, NO_FIRING, 1)
-            kwargs = self.on_timer[name](key, window, at, NO_FIRING, tag)
-            self._call(self.callbacks[name], (), kwargs, f"<timer {name!r} of key {key!r}>",
-                       wv, outs)
-            self._tidy(key, window)
+    def _fire(self, domain: str, now: int, outs: Dict[Optional[str], list],
+              expired: List[Tuple[Any, Any]]) -> None:
+        """The timers due by `now` in time order, in one bundle (none if no user timer
+        fires); the windows whose expiry came go to `expired`."""
+        keyed, started = self.keyed, False
+        for at, entries in self.timers.due(domain, now):
+            for i in range(0, len(entries), 2):
+                key, tid = entries[i], entries[i + 1]
+                window, name = tid
+                if name is None:
+                    if keyed.stands(domain, key, tid, at):
+                        expired.append((key, window))
+                    continue
+                setting = keyed.take(domain, key, tid, at)
+                if setting is None:
+                    continue   # cleared, or set again for another time
+                output = setting[2]
+                name, tag = name
+                if not started:
+                    self._start_bundle()
+                    started = True
+                wv = WindowedValue.raw(None, output, window, NO_FIRING, 1)
+                kwargs = self.on_timer[name](key, window, at, NO_FIRING, tag)
+                self._call(self.callbacks[name], (), kwargs, f"<timer {name!r} of key {key!r}>",
+                           wv, outs)
+                self._tidy(key, window)
+        if started:
+            self._finish_bundle(outs)
 
     def next_processing_timer(self) -> Optional[int]:
-        queue = self.queues[TimeDomain.REAL_TIME]
-        while queue:
-            at, _, tid = queue[0]
-            timer = self.timers.get(tid)
-            if timer is not None and timer[0] == TimeDomain.REAL_TIME and timer[1] == at:
-                return at
-            heapq.heappop(queue)
-        return None
+        return self.timers.next_standing(PROCESSING_TIME)
 
     def hold(self) -> int:
         """The earliest output time of the timers still set (MAX when none)."""
-        holds = self.holds
-        while holds:
-            output, _, tid = holds[0]
-            timer = self.timers.get(tid)
-            if timer is not None and timer[2] == output:
-                return output
-            heapq.heappop(holds)
-        return MAX_MICROS
+        return self.timers.hold()
 
     def output_watermark(self) -> int:
         self.out_wm = output_watermark(self.out_wm, (self.wm, self.hold()))
         return self.out_wm
+
+    def end_step(self) -> None:
+        """The step is over: the keys' states that changed are saved."""
+        self.store.save()
 
     def run_to_end(self, elements: List[WindowedValue], now: int) -> Dict[Optional[str], list]:
         """A bounded input's outputs: every element in, then the watermark from MIN to MAX."""
@@ -381,17 +416,26 @@ class StatefulDoFnHost:
 
     # --- saved form --------------------------------------------------------------------------
     def save(self) -> Dict[str, Any]:
-        return {"cells": self.cells, "timers": self.timers, "wm": self.wm, "pt": self.pt,
-                "out_wm": self.out_wm}
+        """Everything the host keeps, for a checkpoint: the keys' states and the queues."""
+        return dict(states=self.store.states, queues=self.save_queues())
 
     def load(self, saved: Dict[str, Any]) -> None:
-        self.cells, self.timers = dict(saved["cells"]), dict(saved["timers"])
+        """Put back what `save` gave, in memory; a `CheckpointError` for a save of another
+        form (one whole dict of cells and one of timers)."""
+        if "queues" not in saved:
+            raise CheckpointError(
+                f"stateful ParDo {self.label!r}: its saved state has the form of an earlier "
+                f"version (keys {sorted(saved)}), which this one cannot resume: start it from "
+                f"a new checkpoint directory")
+        self.reset()
+        self.store.states = saved["states"]
+        self.restore_queues(saved["queues"])
+
+    def save_queues(self, key_form: Callable[[Any], Any] = _same) -> Dict[str, Any]:
+        """The clocks and the timer service's saved form (keys as `key_form` gives them)."""
+        return dict(wm=self.wm, pt=self.pt, out_wm=self.out_wm, **self.timers.save(key_form))
+
+    def restore_queues(self, saved: Dict[str, Any], key_of: Callable[[Any], Any] = _same) -> None:
+        """Put back what `save_queues` gave (keys as `key_of` makes them of their saved form)."""
         self.wm, self.pt, self.out_wm = saved["wm"], saved["pt"], saved["out_wm"]
-        self.queues = {TimeDomain.WATERMARK: [], TimeDomain.REAL_TIME: []}
-        self.holds, self.expiries = [], []
-        for tid, (domain, at, output) in self.timers.items():
-            self.seq += 1
-            heapq.heappush(self.queues[domain], (at, self.seq, tid))
-            heapq.heappush(self.holds, (output, self.seq, tid))
-        for key, window in set(self.cells) | {(t[0], t[1]) for t in self.timers}:
-            self._expires(key, window)
+        self.timers.restore(saved, key_of)

@@ -11,18 +11,18 @@ synchronization markers do, and the bucket keeps the kernel's wake-ups itself.
 
 State, in Spark state variables, every value pickled as base64 text (`TEXT`). A step keeps its
 entries in one map state, `state` (`_Entry`), since Spark sets every state variable up again
-in each task of each micro-batch; a grouping kept a key at a time also has `keys`: shard -> the
-saved `KeyState` of each of the bucket's keys that hash to it, so that a micro-batch reads and
+in each task of each micro-batch; a grouping kept a key at a time and a stateful ParDo also
+have `keys`: shard -> each of the bucket's keys that hash to it, its state saved
+(`_ShardedStates`, the runtime's keyed store for Spark), so that a micro-batch reads and
 writes a shard per round trip to the state store, not a key, and unpickles only the keys it
-touches and of those only the windows it reads (`triggers.saved_state`). In `state`: for a
-windowed combine under the timed watermark trigger, an entry per window holding the table of
+touches (of a grouping's, only the windows it reads, `triggers.saved_state`). In `state`: for
+a windowed combine under the timed watermark trigger, an entry per window holding the table of
 its keys' records (`runtime.timed_combine`); the bucket's `meta`: what its markers said
-(`pomset.runtime.markers.Channels`), the output watermark, and the wake-ups and holds the
-kernel asked for, checked lazily against the key's state when due (`KernelHost.save_queues`);
-a grouping kept a key at a time keeps its wake-up slots in pages of their own (`_SlotPages`),
-read only when a micro-batch may fire them, so that its meta stays small however many
-windows wait; a stateful ParDo's cells and timers, a side-input step's waiting elements, a
-template step's snapshot.
+(`pomset.runtime.markers.Channels`), the output watermark, and the host's clocks and timer
+service's saved form (`runtime.timers`: timers and holds, checked lazily against the key's
+state when due), its slots in pages of their own (`_SlotPages`), read only when a micro-batch
+may fire them, so that the meta stays small however many windows wait; a side-input step's
+waiting elements, a template step's snapshot.
 
 Each micro-batch a bucket moves its processing clock to the latest its markers show, takes its
 elements at that time, fires the processing-time wake-ups now due, then moves the watermark
@@ -93,7 +93,8 @@ class _Meta(Channels):
         super().__init__()
         self.wm = MIN_MICROS
         self.out_wm = MIN_MICROS
-        self.kernel: Optional[Dict[str, Any]] = None   # a grouping's saved kernel host queues
+        # a grouping's or stateful ParDo's saved clocks and timers (`save_queues`)
+        self.queues: Optional[Dict[str, Any]] = None
 
 
 class _Host(StatefulProcessor):
@@ -237,7 +238,7 @@ class KernelProcessor(_Host):
         (`packs.PARTIALS`) merge as combiner lifting does, elements add one by one. On a
         real clock the step ends at the wall clock's time, so a processing-time pane that
         fell due while the micro-batch ran fires in it rather than a micro-batch later."""
-        saved = meta.kernel
+        saved = meta.queues
         meta.observe(markers)
         main = inputs.get(0) or packs.Bus()
         out: list = []
@@ -253,7 +254,7 @@ class KernelProcessor(_Host):
                 host.elements(main.elements, out)
             save = host.save_meta
         else:
-            states = _ShardedStates(self.keys)
+            states = _ShardedStates(self.keys, state_to_bytes, state_from_bytes)
             host = KernelHost(self.strategy, self.reducer(), self.label, states,
                               keep_late=self.late_tag is not None,
                               slot_store=_SlotPages(self.entries))
@@ -273,7 +274,7 @@ class KernelProcessor(_Host):
             self._settle(host, out)
         meta.wm, meta.out_wm = host.input_watermark, host.output_watermark()
         host.end_step()
-        meta.kernel = save()
+        meta.queues = save()
         if self.late_tag is None:
             return {None: out}
         return {None: out, self.late_tag: host.take_late()}
@@ -294,8 +295,10 @@ class KernelProcessor(_Host):
 
 
 class StatefulDoFnProcessor(_Host):
-    """A stateful ParDo per bucket of keys: the runtime's stateful DoFn host, the bucket's
-    state cells and timers saved in one state variable."""
+    """A stateful ParDo per bucket of keys: the runtime's stateful DoFn host, its keys' cells
+    and timer settings kept a key at a time in shards (`_ShardedStates`) and its timers in
+    slot pages (`_SlotPages`), as a grouping keeps its kernel's: a micro-batch reads and
+    writes the keys it touches and the slots it may fire, not the bucket's whole state."""
 
     def __init__(self, label: str, transform: Any, allowed_lateness_us: int, ins: List[str],
                  channels: List[List[str]], outs: Dict[Optional[str], str], retained: List[str],
@@ -305,29 +308,29 @@ class StatefulDoFnProcessor(_Host):
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         super().init(handle)
-        self.data = _Entry(self.entries, "data")
+        self.keys = handle.getMapState("keys", "shard int", TEXT)
         self.host = StatefulDoFnHost(self.transform, list(self.outs), self.label, self.lateness)
         self.host.runner.setup()
 
     def step(self, meta: _Meta, inputs: Dict[int, packs.Bus],
              markers: List[Tuple[int, Marker]]) -> Dict[Optional[str], list]:
         host = self.host
-        saved = _loaded(self.data)
-        if saved is None:
-            host.clear()
-        else:
-            host.load(saved)
+        states = _ShardedStates(self.keys, _pickled, _unpickled)
+        host.reset(states, _SlotPages(self.entries))
+        if meta.queues is not None:
+            host.restore_queues(meta.queues, key_of=states.key)
         meta.observe(markers)
         outs: Dict[Optional[str], list] = {tag: [] for tag in self.outs}
         host.processing_time(meta.clock, outs)
         main = inputs.get(0)
         if main is not None and main.elements:
-            host.elements(main.elements, outs)
+            host.elements(main.elements, outs, keys=[states.key(kb) for kb in set(main.keys)])
         host.watermark(meta.input_watermark(0, self.channels[0]), outs)
         if self.real_clock:   # what fell due while the micro-batch ran fires in it
             host.processing_time(now_micros(), outs)
         meta.wm, meta.out_wm = host.wm, host.output_watermark()
-        self.data.update((_stored(host.save()),))
+        host.end_step()
+        meta.queues = host.save_queues(key_form=states.kb_of.__getitem__)
         return outs
 
     def counts(self) -> Dict[str, Any]:
@@ -447,6 +450,14 @@ def _restored(text: str) -> Any:
     return pickle.loads(_data(text))
 
 
+def _pickled(value: Any) -> bytes:
+    return pickle.dumps(value, protocol=5)
+
+
+def _unpickled(data: bytes) -> Any:
+    return pickle.loads(data)
+
+
 def _loaded(state: Any) -> Any:
     """The object pickled in a value state, or None: one round trip to the state store."""
     row = state.get()
@@ -506,10 +517,12 @@ class _ShardedStates:
     it touched: the rest of a shard it reads stays bytes, and so does every window of a
     restored key that the kernel does not read (`triggers.saved_state`), so its object work
     follows the keys and windows a step touches, not the bucket's whole state (which a long
-    allowed lateness grows)."""
+    allowed lateness grows). A key's state goes to bytes by `to_bytes` and back by
+    `from_bytes` (a grouping's `KeyState`, a stateful ParDo's cells and timers)."""
 
-    def __init__(self, keys: Any) -> None:
-        self.map = keys
+    def __init__(self, keys: Any, to_bytes: Callable[[Any], bytes],
+                 from_bytes: Callable[[bytes], Any]) -> None:
+        self.map, self.to_bytes, self.from_bytes = keys, to_bytes, from_bytes
         self.states: Dict[Any, Any] = {}
         self.kb_of: Dict[Any, bytes] = {}
         self.key_of: Dict[bytes, Any] = {}
@@ -545,7 +558,7 @@ class _ShardedStates:
                 held = shards[shard] = {} if row is None else _restored(row[0])
             data = held.get(kb_of[key])
             if data is not None:
-                states[key] = state_from_bytes(data)
+                states[key] = self.from_bytes(data)
             present.add(key)
 
     def touch(self, key: Any) -> None:
@@ -561,7 +574,7 @@ class _ShardedStates:
             state = states.get(key)
             if state is not None:
                 try:
-                    shards[shard][self.kb_of[key]] = state_to_bytes(state)
+                    shards[shard][self.kb_of[key]] = self.to_bytes(state)
                 except Exception as e:
                     raise codec.cannot_pickle(f"its state of key {reprlib.repr(key)}", e) from None
             else:
@@ -575,7 +588,7 @@ class _ShardedStates:
         self.dirty.clear()
 
 
-PAGE_SLOTS = 16   # wake-up slots (of `kernel_host.SLOT_US`) to a saved page, `_SlotPages`
+PAGE_SLOTS = 16   # timer slots (of `timers.SLOT_US`) to a saved page, `_SlotPages`
 
 
 class _SlotPages:
