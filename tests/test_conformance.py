@@ -403,6 +403,62 @@ def _netted(rows: Counter) -> Counter:
     return +out
 
 
+# --- processing-time panes of a second grouping --------------------------------------------
+
+def _users_stream(seed: int, users: int = 300, steps: int = 8) -> pm.TestStream:
+    """A seeded TestStream of per-user scores: bundles of elements (some behind the
+    watermark), watermark advances and processing-time advances, each a step of its own."""
+    rng = random.Random(seed)
+    stream, wm = pm.TestStream(), 0
+    for _ in range(steps):
+        stream = stream.add_elements([
+            pm.TimestampedValue((f"u{rng.randrange(users)}", rng.randrange(1, 10)),
+                                max(0, wm + rng.randrange(-40, 120))) for _ in range(60)])
+        if rng.random() < 0.6:
+            wm += rng.randrange(10, 60)
+            stream = stream.advance_watermark_to(wm)
+        if rng.random() < 0.7:
+            stream = stream.advance_processing_time(rng.randrange(20, 70))
+    return stream.advance_watermark_to_infinity()
+
+
+def _sessions_then_running_totals(p, stream):
+    """Retracting sessions per user, then each user's running total in the global window,
+    fired every minute of processing time after new input, in retracting mode."""
+    retracting = pm.AccumulationMode.RETRACTING
+    sessions = (p | stream
+                | pm.WindowInto(pm.Sessions(30), accumulation_mode=retracting, allowed_lateness=60)
+                | "Session" >> pm.CombinePerKey(sum))
+    totals = (sessions
+              | "Global" >> pm.WindowInto(pm.GlobalWindows(),
+                                          trigger=pm.Repeatedly(pm.AfterProcessingTime(60)),
+                                          accumulation_mode=retracting)
+              | "Total" >> pm.CombinePerKey(sum))
+    return {"sessions": sessions | "Leaf" >> pm.Map(lambda kv: kv), "totals": totals}
+
+
+def test_a_second_groupings_processing_time_panes_match_on_every_runner(runner, local_reference):
+    """Issue 58: a processing-time trigger on a grouping fed by a retracting one. A pane the
+    first grouping fires in a step reaches the second at that step's processing time, which
+    starts the second's AfterProcessingTime delay; a later clock move that reaches the delay
+    fires its EARLY pane, and one the stream's clock never reaches leaves the input to the
+    ON_TIME pane at the end of time: the same panes of both groupings on every runner."""
+    stream = _users_stream(seed=3)
+    if "users" not in local_reference:
+        local_reference["users"] = run("local-sequential",
+                                       lambda p: _sessions_then_running_totals(p, stream))[1]
+    expected = local_reference["users"]
+    got = run(runner, lambda p: _sessions_then_running_totals(p, stream))[1]
+    timings = Counter(row[3].timing for row, n in expected["totals"].items() for _ in range(n))
+    assert timings[PaneTiming.EARLY] and timings[PaneTiming.ON_TIME]
+    per_user: Counter = Counter()
+    for ((user, score), _), n in _netted(expected["sessions"]).items():
+        per_user[user] += score * n
+    assert {user: total for (user, total), _ in _netted(expected["totals"])} == dict(per_user)
+    assert got["sessions"] == expected["sessions"]
+    assert got["totals"] == expected["totals"]
+
+
 # --- the paper's figures ------------------------------------------------------------------
 
 @pytest.mark.parametrize("number", [6, 10, 11])
