@@ -4,9 +4,9 @@
   it): compared with the kernel run through the trigger objects (`_wm_slot` off);
 - the inlined driver of AfterWatermark with processing-time early and late firings
   (`TimedWatermarkDriver`): compared with the general driver, through the trigger objects;
-- Sessions' incremental merge (`Sessions._merge_new`, and the kernel's `_grow` for a window
+- Sessions' incremental merge (`Sessions.merge_new`, and the kernel's `_grow` for a window
   that overlaps one other): compared with merge_windows over all of a key's active windows
-  (`WindowFn._merge_new`) through the kernel's general merge.
+  (`WindowFn.merge_new`) through the kernel's general merge.
 
 - the kernel's folding of a bundle's on-time elements under Sessions
   (`GroupAlsoByWindow._fold`): compared with the elements taken one by one.
@@ -86,7 +86,7 @@ def _per_key_and_window(outputs: list) -> dict:
 def _general_paths(monkeypatch) -> None:
     monkeypatch.setattr(kernel_mod, "_plain_watermark_slot", lambda trigger: None)
     monkeypatch.setattr(kernel_mod, "driver", TriggerDriver)
-    monkeypatch.setattr(pm.Sessions, "_merge_new", WindowFn._merge_new)
+    monkeypatch.setattr(pm.Sessions, "merge_new", WindowFn.merge_new)
 
 
 @pytest.mark.parametrize("seed", range(150))
@@ -192,8 +192,8 @@ def test_sessions_subclass_overriding_merge_windows_is_not_merged_incrementally(
         def merge_windows(self, windows):
             return []
 
-    assert Custom._merge_new is WindowFn._merge_new
-    assert pm.Sessions._merge_new is not WindowFn._merge_new
+    assert Custom.merge_new is WindowFn.merge_new
+    assert pm.Sessions.merge_new is not WindowFn.merge_new
     kernel = lambda fn: kernel_mod.GroupAlsoByWindow(WindowingStrategy(fn), BufferReducer())
     assert kernel(Custom(5))._overlapping is None
     assert kernel(pm.Sessions(5))._overlapping is not None
