@@ -274,3 +274,32 @@ def test_the_transform_checker_sees_a_violation(tmp_path):
         (6, "isinstance(..., GroupByKey)")]
     assert {"ParDo", "ReadFromKafka", "TemplateStep", "OPlus", "DGSStep", "Typed",
             "ReadStreams", "TestStream", "WriteToText"} <= set(TRANSFORMS)
+
+
+UNDEFINED = ("UndefinedName", "UndefinedExport", "UndefinedLocal")
+
+
+def _undefined_names(root: pathlib.Path) -> list:
+    """pyflakes' messages for names used but never bound, in every module under `root`."""
+    from pyflakes import checker, messages
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for m in checker.Checker(tree, filename=str(path)).messages:
+            if type(m).__name__ in UNDEFINED:
+                found.append(f"{path}:{m.lineno}: {m.message % m.message_args}")
+    assert all(hasattr(messages, name) for name in UNDEFINED)
+    return found
+
+
+def test_no_module_uses_a_name_it_never_defines():
+    """A rename that misses a caller (a merge that keeps an old private name, say) fails here,
+    not at the first run that reaches the caller."""
+    problems = _undefined_names(ROOT)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_undefined_name_checker_sees_a_violation(tmp_path):
+    (tmp_path / "bad.py").write_text("from typing import Any\n\n"
+                                     "def f(x: Any) -> Any:\n    return _FieldsMap(x)\n")
+    assert _undefined_names(tmp_path) == [f"{tmp_path / 'bad.py'}:4: undefined name '_FieldsMap'"]
