@@ -423,11 +423,14 @@ def _users_stream(seed: int, users: int = 300, steps: int = 8) -> pm.TestStream:
 
 
 def _sessions_then_running_totals(p, stream):
-    """Retracting sessions per user, then each user's running total in the global window,
-    fired every minute of processing time after new input, in retracting mode."""
+    """Retracting sessions per user, with early panes 30 s of processing time after new input,
+    then each user's running total in the global window, fired every minute of processing
+    time after new input, in retracting mode."""
     retracting = pm.AccumulationMode.RETRACTING
     sessions = (p | stream
-                | pm.WindowInto(pm.Sessions(30), accumulation_mode=retracting, allowed_lateness=60)
+                | pm.WindowInto(pm.Sessions(30),
+                                trigger=pm.AfterWatermark(early=pm.AfterProcessingTime(30)),
+                                accumulation_mode=retracting, allowed_lateness=60)
                 | "Session" >> pm.CombinePerKey(sum))
     totals = (sessions
               | "Global" >> pm.WindowInto(pm.GlobalWindows(),
@@ -457,6 +460,40 @@ def test_a_second_groupings_processing_time_panes_match_on_every_runner(runner, 
     assert {user: total for (user, total), _ in _netted(expected["totals"])} == dict(per_user)
     assert got["sessions"] == expected["sessions"]
     assert got["totals"] == expected["totals"]
+
+
+def _early_session_then_total(p):
+    """Session early panes, each fired at a processing-time advance, and the running total
+    they reach, its minute-long delay started at the time of the advance: the first at 70 s
+    fires at 130 s; the second, at 160 s, is not up by 200 s, so the ON_TIME pane has it."""
+    stream = (pm.TestStream()
+              .add_elements([pm.TimestampedValue(("u", 5), 10)])
+              .advance_processing_time(70)     # the session's EARLY 5 reaches the total
+              .advance_processing_time(60)     # 130 s: the total's EARLY 5
+              .add_elements([pm.TimestampedValue(("u", 2), 20)])
+              .advance_processing_time(30)     # the session's EARLY 7, retracting 5
+              .advance_processing_time(40)     # 200 s: the total's delay runs to 220 s
+              .advance_watermark_to_infinity())
+    return _sessions_then_running_totals(p, stream)
+
+
+@pytest.mark.parametrize("local", LOCAL_RUNNERS)
+def test_a_pane_fired_at_a_clock_advance_reaches_the_next_grouping_at_the_new_time(local):
+    """Issue 58: a processing-time advance moves every grouping's clock before any fires, so
+    a pane the first grouping fires then starts the second's AfterProcessingTime delay at
+    the new time (docs/triggers.md, "Replaying time with a TestStream"); the seeded stream
+    above holds Spark to the same panes."""
+    got = run(local, _early_session_then_total)[1]
+    first, merged = pm.IntervalWindow(10, 40), pm.IntervalWindow(10, 50)
+    panes = lambda rows: sorted((row[3].index, row[3].timing.name, row[0], row[2], row[4], n)
+                                for row, n in rows.items())
+    assert panes(got["sessions"]) == [
+        (0, "EARLY", ("u", 5), first, 1, 1), (0, "EARLY", ("u", 7), merged, 1, 1),
+        (1, "EARLY", ("u", 5), first, -1, 1),
+        (1, "ON_TIME", ("u", 7), merged, -1, 1), (1, "ON_TIME", ("u", 7), merged, 1, 1)]
+    assert [row[:3] + row[4:] for row in panes(got["totals"])] == [
+        (0, "EARLY", ("u", 5), 1, 1),
+        (1, "ON_TIME", ("u", 5), -1, 1), (1, "ON_TIME", ("u", 7), 1, 1)]
 
 
 # --- the paper's figures ------------------------------------------------------------------

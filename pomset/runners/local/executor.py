@@ -112,10 +112,13 @@ class SequentialExecutor:
             stage.end_step()
 
     def set_processing_time(self, pt: int) -> None:
-        """Move the processing clock; fire processing-time timers due by then, then watermarks."""
+        """Move the processing clock; fire processing-time timers due by then, then watermarks.
+        Every stage's clock moves before any fires, so a pane fired upstream reaches the
+        stages downstream at the new time, as the step's elements would."""
         self.pt = pt
         for stage in self.stages:
             stage.pt = pt
+        for stage in self.stages:
             stage.on_processing_time()
         self.propagate()
 
