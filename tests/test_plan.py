@@ -172,3 +172,15 @@ def test_an_extension_registers_its_own_translator():
     assert table.translate(result.node("Id"), scale=2) == ("core", "Id", 2)
     assert elementwise.__name__ == "elementwise"   # the decorator gives the function back
     assert plan.TYPED not in table and plan.OPLUS in table
+
+
+def test_a_node_carries_its_dead_letter_tag_and_whether_its_source_ends():
+    p = pm.Pipeline(argv=["--quiet"])
+    forever = p | "Forever" >> pm.ReadFromKafka("localhost:9", "plan-topic")
+    ended = p | "Ended" >> pm.ReadFromKafka("localhost:9", "plan-topic", until="latest")
+    good, _ = ((forever, ended) | pm.Flatten()
+               | "Parse" >> pm.Map(int).with_exception_handling(dead_letter_tag="unparsed"))
+    result = lower(p)
+    assert result.node("Forever").never_ends and not result.node("Ended").never_ends
+    assert result.node("Parse").dead_letter_tag == "unparsed"
+    assert result.node("Forever").dead_letter_tag is None
