@@ -263,14 +263,18 @@ def test_a_runner_recognises_no_sdk_transform_by_its_class(runner):
     assert not problems, "\n".join(problems)
 
 
-def test_the_transform_checker_sees_a_violation(tmp_path):
+def test_the_transform_checker_sees_a_violation(tmp_path, monkeypatch):
+    (tmp_path / "sources_by_class.py").write_text(
+        "from pomset.sdk.core import Create\nfrom pomset.sdk.test_stream import TestStream\n"
+        "MADE = (Create, TestStream)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
     bad = tmp_path / "bad.py"
-    bad.write_text("from ...sdk.core import ParDo\nfrom ...runtime.reads import DRIVER_READ\n"
+    bad.write_text("from ...sdk.core import ParDo\nfrom sources_by_class import MADE\n"
                    "from ...sdk import core\n\n"
                    "def f(t):\n    return isinstance(t, (core.GroupByKey, int))\n")
     assert _transform_type_tests(bad, ("pomset", "runners", "local")) == [
         (1, "imports ParDo from pomset.sdk.core"),
-        (2, "imports DRIVER_READ from pomset.runtime.reads"),
+        (2, "imports MADE from sources_by_class"),
         (6, "isinstance(..., GroupByKey)")]
     assert {"ParDo", "ReadFromKafka", "TemplateStep", "OPlus", "DGSStep", "Typed",
             "ReadStreams", "TestStream", "WriteToText"} <= set(TRANSFORMS)

@@ -151,6 +151,25 @@ def test_an_unregistered_kind_names_the_runner_the_transform_and_its_label():
         table.register("nonsense", len)
 
 
+def test_spark_streaming_names_what_it_has_no_translator_for():
+    """The streaming table holds the core's kinds and those of the extensions that stream;
+    an O+ step does not stream on Spark, and translating one names the runner, the transform
+    and its label, as the batch table would for a kind it lacks."""
+    from pomset.runners.spark.extensions import batch_table, streaming_table
+    p = pm.Pipeline(argv=["--quiet"])
+    src = p | pm.Create([pm.TimestampedValue(1, 1)]) | "Typed" >> pm.Typed(pm.U(pm.Unit, int), period=10)
+    src | "Plus" >> pm.OPlus(advance=10, size=10, keys=lambda v: [v], initial=lambda: 0,
+                             update=lambda s, k, v: s + 1)
+    table = streaming_table()
+    assert {plan.KAFKA_READ, plan.TEMPLATE, plan.TYPED, plan.GROUP} <= set(
+        k for k in plan.KINDS if k in table)
+    assert plan.OPLUS not in table and plan.OPLUS in batch_table()
+    with pytest.raises(UntranslatableError,
+                       match=r"the Spark streaming runner cannot run OPlus \(Plus\): no "
+                             r"translator for plan kind 'oplus'"):
+        table.translate(lower(p).node("Plus"), None)
+
+
 def test_an_extension_registers_its_own_translator():
     table = TranslatorTable("toy")
 
@@ -172,3 +191,15 @@ def test_an_extension_registers_its_own_translator():
     assert table.translate(result.node("Id"), scale=2) == ("core", "Id", 2)
     assert elementwise.__name__ == "elementwise"   # the decorator gives the function back
     assert plan.TYPED not in table and plan.OPLUS in table
+
+
+def test_a_node_carries_its_dead_letter_tag_and_whether_its_source_ends():
+    p = pm.Pipeline(argv=["--quiet"])
+    forever = p | "Forever" >> pm.ReadFromKafka("localhost:9", "plan-topic")
+    ended = p | "Ended" >> pm.ReadFromKafka("localhost:9", "plan-topic", until="latest")
+    good, _ = ((forever, ended) | pm.Flatten()
+               | "Parse" >> pm.Map(int).with_exception_handling(dead_letter_tag="unparsed"))
+    result = lower(p)
+    assert result.node("Forever").never_ends and not result.node("Ended").never_ends
+    assert result.node("Parse").dead_letter_tag == "unparsed"
+    assert result.node("Forever").dead_letter_tag is None

@@ -6,13 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
-from ..sdk.core import Create
-from ..traces.dgs.streams import ReadStreams
 from ..windowing import WindowedValue
-
-#: sources whose elements the runner's driver makes (`bundles(size)`) and hands on: a
-#: `Create`'s values, DGS streams read merged where no worker reads its own
-DRIVER_READ = (Create, ReadStreams)
 
 Tagged = Tuple[Optional[str], List[WindowedValue]]
 

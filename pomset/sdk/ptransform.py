@@ -50,6 +50,9 @@ class Primitive(PTransform):
     """A transform a runner executes directly. `outputs(node)` builds its output PCollections
     (tag None is the main output) after `validate(node)` checked its inputs."""
 
+    #: the output tag its dead letters go to, where it sends them one (`with_exception_handling`)
+    dead_letter_tag: Optional[str] = None
+
     def validate(self, node: Any) -> None:
         pass
 

@@ -10,7 +10,7 @@ import json
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ...runtime.backlog import SourceBacklog, files_backlog, kafka_backlog
-from ...runtime.plan import kinds, lower_node
+from ...runtime.plan import kinds
 from ...sdk.io.base import expand_pattern
 
 
@@ -21,13 +21,11 @@ class QuerySources:
     def __init__(self, plan: Any) -> None:
         self.kafka: Dict[str, List[str]] = {}
         self.files: Dict[str, str] = {}
-        for node in plan.pipeline.nodes:
-            if not node.inputs:
-                source = lower_node(node)
-                if source.kind == kinds.KAFKA_READ:
-                    self.kafka[node.label] = sorted(plan.partition_channels[id(node)])
-                elif source.kind == kinds.READ and not source.makes_bundles:
-                    self.files[node.label] = node.transform.pattern
+        for node in plan.plan:
+            if node.kind == kinds.KAFKA_READ:
+                self.kafka[node.label] = sorted(plan.partition_channels[node.label])
+            elif node.kind == kinds.READ and not node.makes_bundles:
+                self.files[node.label] = node.transform.pattern
 
     def __bool__(self) -> bool:
         return bool(self.kafka or self.files)

@@ -29,13 +29,14 @@ from ...runtime.backlog import PROGRESS
 from ...runtime.markers import ChannelMarker, Channels
 from ...runtime.metrics import add_counts, complete, with_flow
 from ...runtime.stop import StopRequest
-from ...runtime.plan import kind_of, kinds
+from ...runtime.plan import Plan, kinds
 from ...sdk.io.kafka_clients import KafkaOutput, progress_topic
 from ...sdk.io.kafka_runs import pointer
 from ...sdk.result import PipelineResult
 from ...windowing import now_micros
 from .backlog import QuerySources
 from .checkpoint_log import check_checkpoint
+from .extensions import streaming_table
 from .failures import user_errors
 from .file_output import write_file
 from .stopping import QueryStop, committed as committed_so_far
@@ -55,21 +56,22 @@ FILE_SYSTEM_MANAGER = ("org.apache.spark.sql.execution.streaming.checkpointing."
                        "FileSystemBasedCheckpointFileManager")
 
 
-def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
+def run_query(spark: Any, pipeline: Any, lowered: Plan, recorded: List[Any], started: float,
               progress: Any, stop: StopRequest) -> PipelineResult:
-    """Run the pipeline as a streaming query, shown by `progress` (`SparkProgress`) as it
-    goes, until its sources end or `stop` is requested; the result holds what it recorded."""
+    """Run the pipeline (`lowered`: its plan) as a streaming query, shown by `progress`
+    (`SparkProgress`) as it goes, until its sources end or `stop` is requested; the result
+    holds what it recorded."""
     import pyarrow.compute as pc
     options = pipeline.options
-    sinks = [n for n in pipeline.nodes if is_sink(n)]
+    sinks = [n for n in lowered if is_sink(n)]
     # dead letters are counted here, where each reaches the driver once
-    dead = {id(n.outputs[n.transform.dead_letter_tag]): n.label for n in pipeline.nodes
-            if getattr(n.transform, "dead_letter_tag", None) is not None}
+    dead = {id(n.outputs[n.dead_letter_tag]): n.label for n in lowered
+            if n.dead_letter_tag is not None}
     # Kafka sinks whose records the tasks encode: the driver only produces them
     encoded = [n for n in sinks if encodes_records(n)]
     targets: List[Any] = []
     for x in recorded + [n.inputs[0] for n in sinks if n not in encoded] + [
-            x for n in pipeline.nodes for x in n.outputs.values() if id(x) in dead]:
+            x for n in lowered for x in n.outputs.values() if id(x) in dead]:
         if all(x is not t for t in targets):
             targets.append(x)
     record: Dict[int, list] = {id(x): [] for x in recorded}
@@ -87,9 +89,10 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
         stream_sources.register(spark)
         buckets, run_id = _run_state(spark, checkpoint, pipeline.nodes, options)
         spark.conf.set(SHUFFLE, str(buckets))   # a stateful step's tasks: one per bucket
-        plan = StreamingPlan(spark, pipeline, targets, buckets, options, run_id, encoded)
+        plan = StreamingPlan(spark, pipeline, targets, buckets, options, run_id, encoded,
+                             streaming_table(), lowered)
         writes = [[n for n in sinks if n.inputs[0] is x and n not in encoded] for x in targets]
-        kafka = [(n.transform, n.inputs[0]) for n in sinks if kind_of(n) == kinds.KAFKA_WRITE]
+        kafka = [(n.transform, n.inputs[0]) for n in sinks if n.kind == kinds.KAFKA_WRITE]
         output = KafkaOutput(kafka, run_id, transactional=True, progress_topic=progress_topic(
             checkpoint, [t for t, _ in kafka], run_id)[0], pointer=None if temporary else
             pointer((n.transform for n in pipeline.nodes), run_id, checkpoint)) if kafka else None
@@ -158,14 +161,14 @@ def run_query(spark: Any, pipeline: Any, recorded: List[Any], started: float,
                         continue
                     counted = step_counts[node.label]
                     counted["written"] = counted.get("written", 0) + len(elements)
-                    if kind_of(node) == kinds.KAFKA_WRITE:
+                    if node.kind == kinds.KAFKA_WRITE:
                         if fresh:
                             output.write(node.transform, elements)
                     else:
                         path = node.transform.part_path(batch_id)
                         write_file(node.transform.writer(target, path), elements)
             for node in encoded:
-                rows = table.filter(pc.equal(table.column("t"), plan.record_address[id(node)]))
+                rows = table.filter(pc.equal(table.column("t"), plan.record_address[node.label]))
                 records = packs.read_bus(rows).records
                 if records:
                     counted = step_counts[node.label]
@@ -219,7 +222,7 @@ def _repair(checkpoint: str, kafka_mark: Any, sinks: List[Any]) -> None:
     ends sooner, not at all."""
     redo = check_checkpoint(checkpoint, kafka_mark)
     for node in sinks if redo else ():
-        if kind_of(node) != kinds.KAFKA_WRITE:
+        if node.kind != kinds.KAFKA_WRITE:
             node.transform.remove_parts_after(redo[0] - 1)
 
 

@@ -62,7 +62,8 @@ class SparkRunner:
                 with rarely_collecting():
                     if streaming:
                         from .query import run_query   # a batch run needs none of the streaming modules
-                        result = run_query(spark, pipeline, recorded, started, progress, stop)
+                        result = run_query(spark, pipeline, plan, recorded, started, progress,
+                                           stop)
                     else:
                         result = self._run_batch(spark, pipeline, plan, recorded, started,
                                                  progress)

@@ -21,6 +21,11 @@ row still needed by a later stage or the driver:
   through. It emits its panes and its own markers, so groupings chain, each downstream bucket
   taking the minimum watermark over the buckets upstream of it.
 
+Each plan node is translated once, through the streaming table of translators by plan
+kind (`register` here; Kafka sources and template steps register theirs in their own
+modules, `extensions.streaming_table`), into a `BusStep`: a source's rows, an element-wise
+`Op`, or a stateful processor.
+
 What reaches the driver (in `foreachBatch`) is the rows of the PCollections it records or
 writes to sinks.
 
@@ -30,6 +35,7 @@ query's stateful tasks keep their state per bucket, with no point inside a micro
 they could meet. It runs on the local runner (`--streaming` too) and on Spark in batch."""
 from __future__ import annotations
 
+import dataclasses
 from functools import reduce
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
@@ -41,39 +47,105 @@ from ...runtime.collector import collect_rarely
 from ...runtime.elementwise import DoFnRunner, assign_windows
 from ...runtime.file_stream import out_of_orderness_us
 from ...runtime.lifting import PartialFold, liftable_in_streams
-from ...runtime.plan import kind_of, kinds, lower_node
+from ...runtime.plan import Plan, PlanNode, TranslatorTable, kinds, lower
 from ...runtime.metrics import emitted_key
 from ...runtime.test_stream import stream_steps
 from ...sdk.user_metrics import USER
 from ...windowing import MAX_MICROS, now_micros
 from . import codec, packs, stream_sources
 from ...runtime.fusion import Fusion
-from ...runtime.deployment import Deployment, as_elements, as_items, time_range
+from ...runtime.deployment import time_range
 from .batch import BATCH_ROWS, key_pair
 from .stateful import (FILLED, TASK, KernelProcessor, SideInputProcessor,
-                       StatefulDoFnProcessor, TemplateProcessor)
-from .templates import check_order
+                       StatefulDoFnProcessor)
+
+#: the kinds of sink, which the driver writes from the rows reaching it
+WRITES = (kinds.SINK, kinds.KAFKA_WRITE)
 
 
-def is_sink(node: Any) -> bool:
+def is_sink(node: PlanNode) -> bool:
     """Whether a node writes its input out (files or Kafka) rather than computing on the bus."""
-    return kind_of(node) in (kinds.SINK, kinds.KAFKA_WRITE)
+    return node.kind in WRITES
 
 
-def encodes_records(node: Any) -> bool:
+def encodes_records(node: PlanNode) -> bool:
     """Whether a sink is a Kafka sink whose records the query's tasks encode, in parallel,
     where its input is made (a step's output; a source's rows reach the driver as they
     came, and it encodes them)."""
     producer = node.inputs[0].producer
-    return kind_of(node) == kinds.KAFKA_WRITE and bool(producer and producer.inputs)
+    return node.kind == kinds.KAFKA_WRITE and bool(producer and producer.inputs)
+
+
+@dataclasses.dataclass
+class BusStep:
+    """How the bus runs one plan node, as the translator of its kind says: a source's rows
+    (`rows`), an element-wise step's `Op` (`op`), or a stateful step's `transformWithState`
+    processor (`processor`)."""
+
+    #: a source: the streaming DataFrame of its rows
+    rows: Optional[Callable[[], Any]] = None
+    #: a source's marker channels where not one of its own (a Kafka source's, per partition)
+    channels: Optional[Callable[[], List[str]]] = None
+    #: an element-wise step: its `Op`
+    op: Optional[Callable[[], "Op"]] = None
+    #: a stateful step: its processor, given (ins, channels, outs, retained, group), the
+    #: addresses and channels of what it reads, its outputs' addresses by tag, the inputs
+    #: passed on, and the name of its buckets' channels
+    processor: Optional[Callable[..., Any]] = None
+    #: the bus column a stateful step's main-input rows are bucketed by: "k" (their key) or
+    #: "v" (their value)
+    key_column: str = "k"
+    #: a keyed stateful step: the key of an element of its main input
+    key_of: Optional[Callable[[Any], Any]] = None
+    #: a stateful step's buckets, where not the plan's
+    buckets: Optional[int] = None
+    #: a keyed step whose keying also sends its input's marker range (a template step)
+    spans: bool = False
+    #: a grouping: (combine, fold), what folds its input into partial accumulators before
+    #: the shuffle, each None where it cannot (`_Keying`)
+    partials: Optional[Callable[[], Tuple[Any, Any]]] = None
+
+    @property
+    def stateful(self) -> bool:
+        """Whether it runs per bucket in `transformWithState` (else in an Arrow task)."""
+        return self.processor is not None
+
+    @property
+    def keyed(self) -> bool:
+        """Whether a stateful step's main input is bucketed by the key of its elements."""
+        return self.key_of is not None
+
+
+def register(table: TranslatorTable) -> None:
+    """Add the core translators to a Spark streaming table: each `(node, plan)` gives the
+    node's `BusStep` on the `StreamingPlan`."""
+    table.register(kinds.READ, _read)
+    table.register(kinds.DGS_READ, _read)
+    table.register(kinds.DRIVER_READ, _driver_read)
+    table.register(kinds.ELEMENTWISE, _par_do)
+    table.register(kinds.STATEFUL_PARDO, _stateful_par_do)
+    table.register(kinds.ASSIGN_WINDOWS, _window_into)
+    table.register(kinds.FLATTEN, _flatten)
+    table.register(kinds.GROUP, _group)
+
+
+def core_table() -> TranslatorTable:
+    """A Spark streaming table of the core translators alone (`extensions.streaming_table`
+    adds the extensions')."""
+    table = TranslatorTable("Spark streaming")
+    register(table)
+    return table
 
 
 class StreamingPlan:
-    """Builds the bus of a pipeline whose driver reads the PCollections `targets`."""
+    """Builds the bus of a pipeline whose driver reads the PCollections `targets`, each plan
+    node translated once, through `table`."""
 
     def __init__(self, spark: Any, pipeline: Any, targets: List[Any], buckets: int,
-                 options: Any, run_id: str, encoded: Sequence[Any] = ()) -> None:
+                 options: Any, run_id: str, encoded: Sequence[PlanNode] = (),
+                 table: Optional[TranslatorTable] = None, plan: Optional[Plan] = None) -> None:
         self.spark, self.pipeline, self.buckets = spark, pipeline, buckets
+        self.plan = plan or lower(pipeline)   # the pipeline lowered (`runtime.plan`)
         self.run_id = run_id
         self.until_latest = options.streaming_until == "latest"
         self.out_of_orderness_us = out_of_orderness_us(options.max_out_of_orderness)
@@ -81,47 +153,66 @@ class StreamingPlan:
         self.max_files = options.max_files_per_batch
         self.max_records = options.max_records_per_batch
         self.on_data_loss = options.on_data_loss
-        self.virtual_clock = any(kind_of(n) == kinds.DRIVER_READ for n in pipeline.nodes)
-        made = [(n, pc_) for n in pipeline.nodes for pc_ in n.outputs.values()]
+        self.virtual_clock = any(n.kind == kinds.DRIVER_READ for n in self.plan)
+        made = [(n, pc_) for n in self.plan for pc_ in n.outputs.values()]
         self.address = {id(pc_): str(i) for i, (_, pc_) in enumerate(made)}
         self.made_by = {str(i): n.label for i, (n, _) in enumerate(made)}   # address -> step
         # the Kafka sinks whose records the tasks encode (`encodes_records`): the address of
         # each one's input -> [(the address its records come to the driver on, its encoder)]
         self.records: Dict[str, List[Tuple[str, Callable[[Any], tuple]]]] = {}
-        self.record_address: Dict[int, str] = {}   # id(sink node) -> its records' address
+        self.record_address: Dict[str, str] = {}   # sink label -> its records' address
         for i, node in enumerate(encoded):
             x, address = node.inputs[0], f"r{i}"
-            self.record_address[id(node)] = address
+            self.record_address[node.label] = address
             self.records.setdefault(self.address[id(x)], []).append(
                 (address, node.transform.encoder(x)))
         self.targets = {self.address[id(t)] for t in targets} | set(self.record_address.values())
-        self.index = {id(n): i for i, n in enumerate(pipeline.nodes)}
+        self.index = {n.label: i for i, n in enumerate(self.plan)}
         self.channels: Dict[str, List[str]] = {}
         self.counts: Dict[str, Dict[str, int]] = {}
         # whether every source stops by itself (then the query can too): file streams stop
         # only when told to
-        self.ends = not any(getattr(n.transform, "never_ends", False) for n in pipeline.nodes) and (
-            self.until_latest or not any(_reads_files(n) for n in pipeline.nodes))
-        self.partition_channels: Dict[int, Dict[str, str]] = {}
-        self.fusion = Fusion(pipeline.nodes)
+        self.ends = not any(n.never_ends for n in self.plan) and (
+            self.until_latest or not any(_reads_files(n) for n in self.plan))
+        #: each Kafka source's channel per partition ("topic:partition" -> channel), by label
+        self.partition_channels: Dict[str, Dict[str, str]] = {}
+        self.fusion = Fusion(self.plan.nodes)
         self.lifted: List[str] = []   # labels of the combines lifted before the shuffle
+        self.table = table or core_table()   # the translators by plan kind
+        self.steps: Dict[str, BusStep] = {n.label: self.table.translate(n, self)
+                                          for n in self.plan if not is_sink(n)}
 
     def metrics(self) -> Dict[str, Dict[str, int]]:
         return {label: dict(counts) for label, counts in self.counts.items()}
 
+    def step(self, node: PlanNode) -> BusStep:
+        """The node's translation."""
+        return self.steps[node.label]
+
+    def op(self, node: PlanNode, start: Any, fresh: Any, ranges: bool = False,
+           native: Any = None) -> "Op":
+        """An element-wise node's `Op`, reading and writing its PCollections' addresses."""
+        return Op(node.label, [self.address[id(x)] for x in node.inputs],
+                  {tag: self.address[id(x)] for tag, x in node.outputs.items()}, start, fresh,
+                  ranges=ranges, native=native)
+
+    def group(self, node: PlanNode) -> str:
+        """The name of a stateful node's buckets' channels (and its state's)."""
+        return f"g{self.index[node.label]}"
+
     # --- the bus ----------------------------------------------------------------------------
     def build(self) -> Any:
         """The bus after the last stage: the rows of the targets."""
-        nodes = [n for n in self.pipeline.nodes if not is_sink(n)]
+        nodes = [n for n in self.plan if not is_sink(n)]
         for node in nodes:
             self._channels(node)
         sources = [n for n in nodes if not n.inputs]
         steps = [n for n in nodes if n.inputs]
         stages: List[List[Any]] = []   # runs of element-wise nodes, and stateful nodes alone
         for node in steps:
-            if self._is_stateful(node):
+            if self.step(node).stateful:
                 stages.append([node])
-            elif stages and not self._is_stateful(stages[-1][0]):
+            elif stages and not self.step(stages[-1][0]).stateful:
                 stages[-1].append(node)
             else:
                 stages.append([node])
@@ -134,7 +225,7 @@ class StreamingPlan:
             """The Arrow task of element-wise stage `s` (keying the grouping after it), or of
             stateful stage `s`'s keying alone."""
             needed = read_after(s)
-            if self._is_stateful(stages[s][0]):
+            if self.step(stages[s][0]).stateful:
                 return self._elementwise([], needed, stages[s][0], needed)
             follower = stages[s + 1][0] if s + 1 < len(stages) else None
             beyond = read_after(s + 1)
@@ -146,16 +237,16 @@ class StreamingPlan:
         # of a grouping that follows) runs in that stage's own task, on its outputs as objects.
         fused: Set[int] = set()
         for s, stage in enumerate(stages):
-            stateful = self._is_stateful(stage[0])
-            if stateful and self._keyed(stage[0]) and s == 0:
+            step = self.step(stage[0])
+            if step.stateful and step.keyed and s == 0:
                 bus = bus.mapInArrow(task(s), codec.KEYED_STREAM)   # only keys its input
-            if not stateful:
+            if not step.stateful:
                 if s not in fused:
                     bus = bus.mapInArrow(task(s), codec.KEYED_STREAM)
                 continue
             after = None
-            if s + 1 < len(stages) and (not self._is_stateful(stages[s + 1][0])
-                                        or self._keyed(stages[s + 1][0])):
+            following = self.step(stages[s + 1][0]) if s + 1 < len(stages) else None
+            if following is not None and (not following.stateful or following.keyed):
                 after = task(s + 1)
                 fused.add(s + 1)
             elif any(self.address[id(x)] in self.records for x in stage[0].outputs.values()):
@@ -164,39 +255,31 @@ class StreamingPlan:
             bus = self._stateful(bus, stage[0], read_after(s), after)
         return bus
 
-    def _channels(self, node: Any) -> None:
-        """Where the markers reaching each output come from: a source's own channel, a stateful
-        node's buckets, else the union of the inputs' channels."""
-        i = self.index[id(node)]
-        if kind_of(node) == kinds.KAFKA_READ:
-            channels = list(self._partition_channels(node).values())
+    def _channels(self, node: PlanNode) -> None:
+        """Where the markers reaching each output come from: a source's own channel (or those
+        its translation names), a stateful node's buckets, else the union of the inputs'
+        channels."""
+        step = self.step(node)
+        if step.channels is not None:
+            channels = step.channels()
         elif not node.inputs:
-            channels = [f"s{i}"]
-        elif self._is_stateful(node):
-            channels = [f"g{i}#{b}" for b in range(self._buckets_of(node))]
+            channels = [f"s{self.index[node.label]}"]
+        elif step.stateful:
+            channels = [f"{self.group(node)}#{b}" for b in range(self._buckets_of(node))]
         else:
             channels = sorted({c for x in node.inputs for c in self.channels[self.address[id(x)]]})
         for x in node.outputs.values():
             self.channels[self.address[id(x)]] = channels
 
     # --- sources ----------------------------------------------------------------------------
-    def _source(self, node: Any) -> Any:
+    def _source(self, node: PlanNode) -> Any:
         from pyspark.sql import functions as F
-        t, kind = node.transform, kind_of(node)
-        if kind == kinds.DRIVER_READ:
-            df = self._script(node, stream_steps(t))
-        elif _makes_bundles(node):
-            elements = [wv for bundle in t.bundles(BATCH_ROWS) for wv in bundle]
-            clock = None if self.virtual_clock else now_micros()
-            df = self._script(node, [(elements, MAX_MICROS, clock)])
-        elif kind == kinds.READ:
-            df = self._files(node, t)
-        elif kind == kinds.KAFKA_READ:
-            df = self._kafka(node, t)
-        else:
-            raise TypeError(f"{node.label}: {type(t).__name__} is not a source")
+        rows = self.step(node).rows
+        if rows is None:
+            raise TypeError(f"{node.label}: {type(node.transform).__name__} is not a source")
+        df = rows()
         main = F.array(F.lit(self.address[id(node.outputs[None])]))
-        dead_tag = lower_node(node).dead_letter_tag
+        dead_tag = node.dead_letter_tag
         if dead_tag is not None:   # dead letters to their output, markers to both
             dead = F.lit(self.address[id(node.outputs[dead_tag])])
             main = (F.when(F.col("m").isNotNull(), F.array(main[0], dead))
@@ -206,148 +289,66 @@ class StreamingPlan:
         return df.select(F.lit(None).cast("binary").alias("k"), *codec.ELEMENT_ARROW.names,
                          address.alias("t"), "m", "b", "n")
 
-    def _script(self, node: Any, steps: List[tuple]) -> Any:
+    def script(self, node: PlanNode, steps: List[tuple]) -> Any:
+        """The rows of a source replayed as a script of micro-batches (elements, watermark,
+        clock) (`stream_sources.STEPS`)."""
         self.counts[node.label] = {"read": sum(len(elements) for elements, _, _ in steps)}
-        batches = stream_sources.script(f"s{self.index[id(node)]}", steps)
+        batches = stream_sources.script(f"s{self.index[node.label]}", steps)
         return (self.spark.readStream.format(stream_sources.STEPS)
                 .option("payload", stream_sources.payload(dict(batches=batches))).load())
 
-    def _files(self, node: Any, t: Any) -> Any:
+    def files(self, node: PlanNode) -> Any:
+        """The rows of a file source, its files read as they appear (`stream_sources.FILES`)."""
         return (self.spark.readStream.format(stream_sources.FILES)
                 .option("payload", stream_sources.payload(dict(
-                    channel=f"s{self.index[id(node)]}", source=t, label=node.label,
-                    until_latest=self.until_latest, out_of_orderness_us=self.out_of_orderness_us,
+                    channel=f"s{self.index[node.label]}", source=node.transform,
+                    label=node.label, until_latest=self.until_latest,
+                    out_of_orderness_us=self.out_of_orderness_us,
                     interval_s=self.interval_s, real_clock=not self.virtual_clock,
                     max_files=self.max_files)))
                 .load())
 
-    def _partition_channels(self, node: Any) -> Dict[str, str]:
-        """A Kafka source's channel per partition ("topic:partition" -> channel)."""
-        got = self.partition_channels.get(id(node))
-        if got is None:
-            t, i = node.transform, self.index[id(node)]
-            consumer = t.consumer(self.group_id(node))
-            try:
-                partitions = t.partitions(consumer)
-            finally:
-                consumer.close()
-            got = self.partition_channels[id(node)] = {
-                f"{topic}:{p}": f"s{i}@{topic}:{p}" for topic, p in partitions}
-        return got
-
-    def group_id(self, node: Any) -> str:
-        return node.transform.group_id or f"{self.run_id}-{node.label}"
-
-    def _kafka(self, node: Any, t: Any) -> Any:
-        return (self.spark.readStream.format(stream_sources.KAFKA)
-                .option("payload", stream_sources.payload(dict(
-                    channels=self._partition_channels(node), source=t, label=node.label,
-                    group_id=self.group_id(node), until_latest=t.until == "latest",
-                    interval_s=self.interval_s, real_clock=not self.virtual_clock,
-                    on_data_loss=self.on_data_loss, tasks=self.buckets,
-                    max_records=self.max_records)))
-                .load())
-
     # --- stages -----------------------------------------------------------------------------
-    def _elementwise(self, nodes: List[Any], needed: Set[str], follower: Optional[Any],
-                     beyond: Set[str]) -> Any:
-        """The Arrow task of element-wise nodes; the rows of a grouping that follows get their
-        keys here (`beyond`: the addresses read after that grouping)."""
+    def _elementwise(self, nodes: List[PlanNode], needed: Set[str],
+                     follower: Optional[PlanNode], beyond: Set[str]) -> Any:
+        """The Arrow task of element-wise nodes; the rows of a keyed stateful step that
+        follows get their keys here (`beyond`: the addresses read after that step)."""
         ops = [self._op(n) for n in nodes]
-        groups = follower is not None and self._keyed(follower)
         key = None
-        if groups:
-            t, main = follower.transform, follower.inputs[0]
+        step = self.step(follower) if follower is not None else None
+        if step is not None and step.keyed:
+            main = follower.inputs[0]
             combine = fold = None
             # partials stand for the rows they fold only where nothing else reads those rows
-            if kind_of(follower) == kinds.GROUP and self.address[id(main)] not in beyond:
-                fn, combiner = t.combine_fn, main.windowing.timestamp_combiner
-                if columnar.native_combine(t, main.windowing, main.may_retract):
-                    combine = lambda: columnar.aggregator(fn, combiner, tally=True)   # noqa: E731
-                if liftable_in_streams(fn, main.windowing, bool(main.may_retract), t.late_tag):
-                    self.lifted.append(follower.label)
-                    fold = lambda: PartialFold(fn, combiner, follower.label, tally=True)   # noqa: E731
-            key = _Keying(self.address[id(main)], follower.label, _key_of(follower),
-                          self._buckets_of(follower), combine, fold,
-                          spans=kind_of(follower) == kinds.TEMPLATE)
+            if step.partials is not None and self.address[id(main)] not in beyond:
+                combine, fold = step.partials()
+            key = _Keying(self.address[id(main)], follower.label, step.key_of,
+                          self._buckets_of(follower), combine, fold, spans=step.spans)
         return _task(ops, needed, key, self.records, self.made_by)
 
-    def _is_stateful(self, node: Any) -> bool:
-        """Whether a node runs per bucket in `transformWithState` (else in an Arrow task)."""
-        t, kind = node.transform, kind_of(node)
-        if kind == kinds.TEMPLATE:
-            if t.kind() == "stateless":
-                return t.template.marks()
-            return not self.fusion.passes_through(node)
-        return kind in (kinds.GROUP, kinds.STATEFUL_PARDO) or bool(node.side_inputs)
+    def _buckets_of(self, node: PlanNode) -> int:
+        """A stateful node's buckets: its translation's, else the plan's."""
+        buckets = self.step(node).buckets
+        return self.buckets if buckets is None else buckets
 
-    def _keyed(self, node: Any) -> bool:
-        """Whether a stateful node's main input is bucketed by the key of its elements."""
-        return kind_of(node) in (kinds.GROUP, kinds.TEMPLATE, kinds.STATEFUL_PARDO)
+    def _op(self, node: PlanNode) -> "Op":
+        op = self.step(node).op
+        if op is None:
+            raise TypeError(f"{node.label}: {type(node.transform).__name__} has no streaming "
+                            f"translation as an element-wise step")
+        return op()
 
-    def _buckets_of(self, node: Any) -> int:
-        """A template step's buckets are its parallelism (one for a stateless step with an
-        on_marker, which must run once per marker); other steps use the plan's."""
-        t = node.transform
-        if kind_of(node) != kinds.TEMPLATE:
-            return self.buckets
-        return 1 if t.kind() == "stateless" else t.parallelism
-
-    def _op(self, node: Any) -> "_Op":
-        t, label, kind = node.transform, node.label, kind_of(node)
-        ins = [self.address[id(x)] for x in node.inputs]
-        outs = {tag: self.address[id(x)] for tag, x in node.outputs.items()}
-        # whether an output's elements are new objects (else the input's, shared), as the
-        # local runner's stages say (`makes_fresh`)
-        if kind in (kinds.ELEMENTWISE, kinds.STATEFUL_PARDO):
-            schema = node.inputs[0].schema
-            native = columnar.native_step(t, schema) if len(outs) == 1 else None
-            passes = lower_node(node).passes_elements
-            return _Op(label, ins, outs, lambda: _ParDoFn(t, list(outs), label, schema),
-                       lambda tag, owned: tag is not None or not passes or owned,
-                       native=native)
-        if kind == kinds.ASSIGN_WINDOWS:
-            return _Op(label, ins, outs, lambda: _WindowFn(t, label),
-                       lambda tag, owned: t.window_fn is not None or owned,
-                       native=columnar.native_windows(t))
-        if kind in (kinds.FLATTEN, kinds.TYPED) or self.fusion.passes_through(node):
-            return _Op(label, ins, outs, None, lambda tag, owned: owned,
-                       ranges=kind == kinds.TYPED,
-                       native=codec.same if kind == kinds.FLATTEN else None)
-        if kind == kinds.TEMPLATE:
-            return _Op(label, ins, outs, lambda: _TemplateMapFn(t, label), lambda tag, owned: True)
-        raise TypeError(f"{label}: {type(t).__name__} has no streaming translation")
-
-    def _stateful(self, bus: Any, node: Any, needed: Set[str], after: Any) -> Any:
-        """A grouping or a ParDo with side inputs in `transformWithState`, per bucket, with
-        the task after it (`after`, or None) in its own task."""
+    def _stateful(self, bus: Any, node: PlanNode, needed: Set[str], after: Any) -> Any:
+        """A stateful node in `transformWithState`, per bucket, with the task after it
+        (`after`, or None) in its own task."""
         from pyspark.sql import functions as F
-        t, i, kind = node.transform, self.index[id(node)], kind_of(node)
+        step = self.step(node)
         ins = [self.address[id(x)] for x in node.reads()]
         channels = [self.channels[a] for a in ins]
         outs = {tag: self.address[id(x)] for tag, x in node.outputs.items()}
         retained = [a for a in ins if a in needed]
-        if kind == kinds.GROUP:
-            processor: Any = KernelProcessor(node.label, node.inputs[0].windowing, t.reducer,
-                                             ins, channels, outs, retained, f"g{i}",
-                                             real_clock=not self.virtual_clock,
-                                             late_tag=t.late_tag,
-                                             settle_s=self.interval_s / 2)
-            key = F.col("k")
-        elif kind == kinds.TEMPLATE:
-            check_order(node, self.fusion, chains=False)
-            processor = TemplateProcessor(node.label, t, self.fusion.sort_of(node), ins,
-                                          channels, outs[None], retained, f"g{i}")
-            key = F.col("k")
-        elif kind == kinds.STATEFUL_PARDO:
-            processor = StatefulDoFnProcessor(
-                node.label, t, node.inputs[0].windowing.allowed_lateness_us, ins, channels, outs,
-                retained, f"g{i}", real_clock=not self.virtual_clock)
-            key = F.col("k")
-        else:
-            processor = SideInputProcessor(node.label, t, node.side_inputs, outs, ins, channels,
-                                           retained, f"g{i}", node.inputs[0].schema)
-            key = F.col("v")
+        processor = step.processor(ins, channels, outs, retained, self.group(node))
+        key = F.col(step.key_column)
         tcol, buckets = F.col("t"), self._buckets_of(node)
         own = ((tcol == ins[0]) & F.col("m").isNull() if ins[0] not in ins[1:]
                else F.lit(False))   # a main input also read as a side input: every bucket
@@ -371,7 +372,102 @@ class StreamingPlan:
                 .transformWithStateInPandas(processor, codec.KEYED_STREAM, "Append", "None"))
 
 
-class _Op:
+# --- the core translators ---------------------------------------------------------------------
+
+def _read(node: PlanNode, plan: StreamingPlan) -> BusStep:
+    """A source making its elements itself (a Create, merged DGS streams), as one
+    micro-batch; a file source, its files as they appear."""
+    if node.makes_bundles:
+        t = node.transform
+
+        def rows() -> Any:
+            elements = [wv for bundle in t.bundles(BATCH_ROWS) for wv in bundle]
+            clock = None if plan.virtual_clock else now_micros()
+            return plan.script(node, [(elements, MAX_MICROS, clock)])
+        return BusStep(rows=rows)
+    if node.kind == kinds.READ:
+        return BusStep(rows=lambda: plan.files(node))
+    return BusStep()   # DGS streams each worker reads itself: not a source of the bus
+
+
+def _driver_read(node: PlanNode, plan: StreamingPlan) -> BusStep:
+    """A TestStream, its steps as the script of micro-batches."""
+    return BusStep(rows=lambda: plan.script(node, stream_steps(node.transform)))
+
+
+def _par_do(node: PlanNode, plan: StreamingPlan) -> BusStep:
+    """A ParDo: element-wise, or with side inputs per bucket (its main input bucketed by
+    value)."""
+    t, label, schema = node.transform, node.label, node.schema
+    if node.side_inputs:
+        def processor(ins: List[str], channels: List[List[str]], outs: Dict[Optional[str], str],
+                      retained: List[str], group: str) -> Any:
+            return SideInputProcessor(label, t, node.side_inputs, outs, ins, channels, retained,
+                                      group, schema)
+        return BusStep(processor=processor, key_column="v")
+    tags = list(node.outputs)
+    passes = node.passes_elements
+    # an output's elements are new objects, else the input's, shared (as the local runner's
+    # stages say, `makes_fresh`)
+    return BusStep(op=lambda: plan.op(
+        node, lambda: _ParDoFn(t, tags, label, schema),
+        lambda tag, owned: tag is not None or not passes or owned,
+        native=columnar.native_step(t, schema) if node.native else None))
+
+
+def _stateful_par_do(node: PlanNode, plan: StreamingPlan) -> BusStep:
+    """A ParDo of a stateful DoFn, per bucket of its keys."""
+    t, label = node.transform, node.label
+
+    def processor(ins: List[str], channels: List[List[str]], outs: Dict[Optional[str], str],
+                  retained: List[str], group: str) -> Any:
+        return StatefulDoFnProcessor(label, t, node.inputs[0].windowing.allowed_lateness_us,
+                                     ins, channels, outs, retained, group,
+                                     real_clock=not plan.virtual_clock)
+    return BusStep(processor=processor, key_of=_pair_key(label))
+
+
+def _window_into(node: PlanNode, plan: StreamingPlan) -> BusStep:
+    t, label = node.transform, node.label
+    return BusStep(op=lambda: plan.op(
+        node, lambda: _WindowFn(t, label), lambda tag, owned: t.window_fn is not None or owned,
+        native=columnar.native_windows(t) if node.native else None))
+
+
+def _flatten(node: PlanNode, plan: StreamingPlan) -> BusStep:
+    return BusStep(op=lambda: plan.op(node, None, lambda tag, owned: owned, native=codec.same))
+
+
+def _group(node: PlanNode, plan: StreamingPlan) -> BusStep:
+    """A GroupByKey or CombinePerKey, per bucket of its keys, in the GroupAlsoByWindow
+    kernel; a combine folds partial accumulators before the shuffle where it can (natively,
+    `columnar.native_combine`, or lifted, `lifting.liftable_in_streams`)."""
+    t, label, strategy = node.transform, node.label, node.strategy
+
+    def processor(ins: List[str], channels: List[List[str]], outs: Dict[Optional[str], str],
+                  retained: List[str], group: str) -> Any:
+        return KernelProcessor(label, strategy, node.reducer, ins, channels, outs, retained,
+                               group, real_clock=not plan.virtual_clock, late_tag=t.late_tag,
+                               settle_s=plan.interval_s / 2)
+
+    def partials() -> Tuple[Any, Any]:
+        fn, combiner = t.combine_fn, strategy.timestamp_combiner
+        combine = fold = None
+        if node.native:
+            combine = lambda: columnar.aggregator(fn, combiner, tally=True)   # noqa: E731
+        if liftable_in_streams(fn, strategy, bool(node.inputs[0].may_retract), t.late_tag):
+            plan.lifted.append(label)
+            fold = lambda: PartialFold(fn, combiner, label, tally=True)   # noqa: E731
+        return combine, fold
+    return BusStep(processor=processor, key_of=_pair_key(label), partials=partials)
+
+
+def _pair_key(label: str) -> Callable[[Any], Any]:
+    """The key of a (key, value) element of the step labelled `label`."""
+    return lambda value: key_pair(value, label)[0]
+
+
+class Op:
     """An element-wise node on the bus: its step's label, input addresses, output addresses
     by tag, what makes its function (started once per task; None: Flatten, elements passed
     on as they are), `fresh(tag, owned)`: whether the elements it outputs on `tag` are its
@@ -409,54 +505,17 @@ class _WindowFn:
         pass
 
 
-def _makes_bundles(node: Any) -> bool:
-    """A source that makes its elements itself (a Create, merged DGS streams)."""
-    return kind_of(node) in (kinds.READ, kinds.DGS_READ) and lower_node(node).makes_bundles
-
-
-def _reads_files(node: Any) -> bool:
+def _reads_files(node: PlanNode) -> bool:
     """A stream of files: a source the runtime reads, not one making its own elements."""
-    return kind_of(node) == kinds.READ and not lower_node(node).makes_bundles
+    return node.kind == kinds.READ and not node.makes_bundles
 
 
-def _key_of(node: Any) -> Any:
-    """The key of an element of a keyed stateful node's main input."""
-    t = node.transform
-    if kind_of(node) == kinds.TEMPLATE:
-        key_value = t.input_trace.type.key_value
-        if t.kind() == "stateless":
-            return lambda value: None   # one instance, for its on_marker
-
-        def template_key(value: Any) -> Any:
-            try:
-                return key_value(value)[0]
-            except Exception:
-                return None   # not a pair: its step names the malformed item
-        return template_key
-    label = node.label
-    return lambda value: key_pair(value, label)[0]
-
-
-class _TemplateMapFn:
-    """A stateless template step as an element-wise map (its items do not wait for blocks)."""
-
-    def __init__(self, step: Any, label: str) -> None:
-        self.deployment = Deployment(step, label, parallelism=1, stage_markers=False)
-
-    def __call__(self, elements: list, owned: bool) -> Dict[Optional[str], list]:
-        return {None: as_elements(
-            self.deployment.map_all(as_items(elements)))}
-
-    def finish(self) -> None:
-        pass
-
-
-def _task(ops: List[_Op], needed: Set[str], key: Optional[_Keying],
+def _task(ops: List[Op], needed: Set[str], key: Optional[_Keying],
           records: Dict[str, List[Tuple[str, Callable[[Any], tuple]]]],
           made_by: Dict[str, str]) -> Any:
     """The Arrow task of a run of element-wise nodes: for each batch of bus rows, the rows of
     the nodes' inputs decoded and run through them in order (columnar bundles natively where
-    the runtime can, `_Op.native`), their outputs (and inputs still needed later) packed back,
+    the runtime can, `Op.native`), their outputs (and inputs still needed later) packed back,
     every other row passed through as it is. The input of a keyed stateful step that follows
     is keyed (`_Keying`). What it makes for a Kafka sink the tasks encode (`records`: the
     sink's input address -> [(its records' address, its encoder)]) is also sent as the sink's
@@ -493,7 +552,7 @@ def _task(ops: List[_Op], needed: Set[str], key: Optional[_Keying],
     return task
 
 
-def _run_ops(b: Any, ops: List[_Op], fns: list, consumed: Set[str],
+def _run_ops(b: Any, ops: List[Op], fns: list, consumed: Set[str],
              readers: Dict[str, int], needed: Set[str],
              key: Optional["_Keying"], flow: Dict[str, Dict[str, int]],
              records: Dict[str, List[Tuple[str, Callable[[Any], tuple]]]],

@@ -12,10 +12,9 @@ def facts(kind: str, node: Any) -> Dict[str, Any]:
     """The fields of a `PlanNode` beyond the graph node's own, for a node of `kind`."""
     t = node.transform
     schema = node.inputs[0].schema if node.inputs else None
-    out: Dict[str, Any] = dict(schema=schema)
+    out: Dict[str, Any] = dict(schema=schema, dead_letter_tag=t.dead_letter_tag)
     if kind in (READ, DRIVER_READ, DGS_READ, KAFKA_READ):
-        out.update(makes_bundles=t.makes_bundles,
-                   dead_letter_tag=getattr(t, "dead_letter_tag", None))
+        out.update(makes_bundles=t.makes_bundles, never_ends=t.never_ends)
     elif kind == ELEMENTWISE:
         simple = not node.side_inputs and len(node.outputs) == 1
         out.update(passes_elements=t.call == "filter", has_dofn=t.call == "dofn",

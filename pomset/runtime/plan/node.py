@@ -30,8 +30,10 @@ class PlanNode:
     #: an element-wise step whose user function is an object with state of its own (a DoFn),
     #: which a runner copies for each worker
     has_dofn: bool = False
-    #: a source's dead-letter output tag, if it has one
+    #: the output tag of its dead letters, if it sends them one (a source or a ParDo)
     dead_letter_tag: Optional[str] = None
+    #: a source that is read until the run is stopped (a Kafka source with no end)
+    never_ends: bool = False
     #: a grouping's windowing strategy (its main input's)
     strategy: Any = None
     #: a grouping's reducer factory (a new reducer per call)
