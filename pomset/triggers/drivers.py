@@ -13,11 +13,15 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
-from .definitions import EVENT_TIME, PROCESSING_TIME, AfterProcessingTime, AfterWatermark, Trigger
+from .definitions import (EVENT_TIME, PROCESSING_TIME, WM_ARMED, WM_FIRED, AfterProcessingTime,
+                          AfterWatermark, DefaultTrigger, Repeatedly, Trigger)
 
 
 class TriggerDriver:
-    """Any trigger, through its slot protocol."""
+    """Any trigger, through its slot protocol. `plain`: whether the trigger fires exactly once
+    per window, when the watermark passes its end (the kernel's fast paths then apply)."""
+
+    plain = False
 
     def __init__(self, trigger: Trigger) -> None:
         self.trigger = trigger
@@ -66,8 +70,8 @@ class TimedWatermarkDriver(TriggerDriver):
         s = w.ts
         st = s[0]
         if st is None:
-            s[0] = st = 1
-        if st == 1:
+            s[0] = st = WM_ARMED
+        if st == WM_ARMED:
             if self.early is not None and s[1] is None:
                 s[1] = k.pt + self.early
         elif self.late is not None and s[self.lo] is None:
@@ -76,21 +80,21 @@ class TimedWatermarkDriver(TriggerDriver):
     def should_fire(self, k: Any, w: Any) -> bool:
         s = w.ts
         st = s[0]
-        if st == 1:
+        if st == WM_ARMED:
             if k.wm > w.window.max_ts:
                 return True
             return self.early is not None and s[1] is not None and k.pt >= s[1]
-        if st == 2 and self.late is not None:
+        if st == WM_FIRED and self.late is not None:
             t = s[self.lo]
             return t is not None and k.pt >= t
         return False
 
     def on_fire(self, k: Any, w: Any) -> bool:
         s = w.ts
-        if s[0] == 1:
+        if s[0] == WM_ARMED:
             if k.wm > w.window.max_ts:
                 # the on-time firing ends the early firings and clears their state
-                s[0] = 2
+                s[0] = WM_FIRED
                 if self.early is not None:
                     s[1] = None
                     w.fin &= ~2
@@ -105,13 +109,73 @@ class TimedWatermarkDriver(TriggerDriver):
     def wakes(self, k: Any, w: Any) -> Tuple[Optional[int], Optional[int]]:
         s = w.ts
         st = s[0]
-        if st == 1:
+        if st == WM_ARMED:
             return w.window.max_ts + 1, (s[1] if self.early is not None else None)
-        if st == 2 and self.late is not None:
+        if st == WM_FIRED and self.late is not None:
             return None, s[self.lo]
         return None, None
 
 
+class WatermarkDriver(TriggerDriver):
+    """A plain `AfterWatermark()` (its state in slot 0), or `Repeatedly`/`DefaultTrigger` of
+    one (slot 1, Beam's default trigger): its firing decisions inlined. Windows that have not
+    fired share one armed state, `armed` (a tuple), which `on_fire` copies before changing."""
+
+    plain = True
+
+    def __init__(self, trigger: Trigger) -> None:
+        super().__init__(trigger)
+        self.slot = slot = self.slot_of(trigger)
+        self.armed = tuple(WM_ARMED if i == slot else None for i in range(trigger.slot_count()))
+
+    @staticmethod
+    def slot_of(trigger: Trigger) -> Optional[int]:
+        """The slot of the plain watermark trigger in `trigger`; None if it is not one this
+        driver inlines."""
+        def plain(t: Trigger) -> bool:
+            return type(t) is AfterWatermark and t.early is None and t.late is None
+        if plain(trigger):
+            return 0
+        if type(trigger) in (Repeatedly, DefaultTrigger) and plain(trigger.children[0]):
+            return 1
+        return None
+
+    @classmethod
+    def fits(cls, trigger: Trigger) -> bool:
+        """Whether `trigger` is one this driver inlines."""
+        return cls.slot_of(trigger) is not None
+
+    def arm(self, w: Any) -> bool:
+        """What an element does to an unarmed window (one new from merging): arms it. Returns
+        whether it was unarmed."""
+        s = w.ts
+        if s[self.slot] is None:
+            s[self.slot] = WM_ARMED
+            return True
+        return False
+
+    def should_fire(self, k: Any, w: Any) -> bool:
+        return k.wm > w.window.max_ts and w.ts[self.slot] == WM_ARMED
+
+    def on_fire(self, k: Any, w: Any) -> bool:
+        if type(w.ts) is tuple:   # the shared armed state: this window's own copy changes
+            w.ts = list(w.ts)
+        slot = self.slot
+        if k.wm > w.window.max_ts and w.ts[slot] == WM_ARMED:
+            # the on-time firing: AfterWatermark finishes; Repeatedly then resets it, goes on
+            if slot:
+                w.ts[slot] = None
+                w.fin &= ~(1 << slot)
+                return False
+            w.ts[0] = WM_FIRED
+            return True
+        return super().on_fire(k, w)
+
+
 def driver(trigger: Trigger) -> TriggerDriver:
-    """The driver of `trigger`: inlined where one fits, else the general one."""
-    return TimedWatermarkDriver(trigger) if TimedWatermarkDriver.fits(trigger) else TriggerDriver(trigger)
+    """The driver of `trigger`, chosen once per grouping: inlined where one fits, else the
+    general one."""
+    for inlined in (WatermarkDriver, TimedWatermarkDriver):
+        if inlined.fits(trigger):
+            return inlined(trigger)
+    return TriggerDriver(trigger)

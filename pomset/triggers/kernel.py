@@ -50,8 +50,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 from ..windowing import (MAX_MICROS, MIN_MICROS, PaneInfo, PaneTiming, Sessions, TimestampCombiner,
                          WindowedValue, merge_overlapping, overlapping_runs)
 from .accumulation import AccumulationMode
-from .definitions import (EVENT_TIME, PROCESSING_TIME, AfterWatermark, DefaultTrigger, Repeatedly,
-                          Trigger)
+from .definitions import EVENT_TIME, PROCESSING_TIME
 from .drivers import driver
 from .reducers import AccumulatorReducer
 from .strategy import WindowingStrategy
@@ -177,19 +176,6 @@ def settle(ks: KeyState, k: TimeView) -> int:
     return ks.out_wm
 
 
-def _plain_watermark_slot(trigger: Trigger) -> Optional[int]:
-    """The trigger slot of a plain `AfterWatermark()` (no early or late firings) when the trigger
-    is one (slot 0) or is `Repeatedly`/`DefaultTrigger` of one (slot 1, Beam's default trigger);
-    None for any other trigger."""
-    def plain(t: Trigger) -> bool:
-        return type(t) is AfterWatermark and t.early is None and t.late is None
-    if plain(trigger):
-        return 0
-    if type(trigger) in (Repeatedly, DefaultTrigger) and plain(trigger.children[0]):
-        return 1
-    return None
-
-
 class Counters:
     """Elements the kernel did not put in a pane, by reason."""
 
@@ -249,11 +235,8 @@ class GroupAlsoByWindow:
         self.late_out: Optional[list] = None
         # reducer.add for diff == +1 without the diff dispatch, when the reducer offers it
         self._add_one = getattr(reducer, "add_one", None)
-        self._wm_slot = _plain_watermark_slot(self.trigger)
-        # the plain watermark trigger's state while armed (AfterWatermark in state 1), shared
-        # by the windows that have not fired: it changes only in _fire, which copies it first
-        self._armed = (None if self._wm_slot is None else
-                       tuple(1 if i == self._wm_slot else None for i in range(self.n_trigger)))
+        # whether the driver's trigger fires once per window, at the watermark (fast paths)
+        self._plain = self.driver.plain
         # a pane's single datum, for reducers that always produce exactly one (combines),
         # outside retracting mode (which also keeps what each pane emitted)
         self._single_output = None if self.retracting else getattr(reducer, "output", None)
@@ -282,7 +265,7 @@ class GroupAlsoByWindow:
         `ElementError` naming the element that could not be processed."""
         k = self.k
         wm = k.wm
-        if (wm == MIN_MICROS and self._wm_slot is not None and not self.merging and self.eow
+        if (wm == MIN_MICROS and self._plain and not self.merging and self.eow
                 and self._add_one):
             return self._accumulate(store, bundle)
         if self._folds and getattr(self.reducer, "folds", False) and wm < MAX_MICROS:
@@ -307,11 +290,11 @@ class GroupAlsoByWindow:
         lateness, merging, counters = self.lateness, self.merging, self.counters
         late_out = self.late_out
         create, add = self.reducer.create, self.reducer.add
-        n_trigger, slot, step = self.n_trigger, self._wm_slot, k.step
+        n_trigger, plain, step = self.n_trigger, self._plain, k.step
         # The plain watermark trigger fires a window's pending pane, output at its end, as soon
         # as the input watermark passes that end (before the host moves the output watermark),
         # and late elements at once: with OUTPUT_AT_EOW such a hold could never bind.
-        hold = slot is None or not self.eow
+        hold = not plain or not self.eow
         gone = expiry_watermark(wm, lateness)
         try:
             for wv in bundle:
@@ -336,7 +319,7 @@ class GroupAlsoByWindow:
                     window = self._merge(ks, key, window)
                 rec = ks.get(window)
                 if rec is None:
-                    if slot is not None and wm <= window.max_ts:
+                    if plain and wm <= window.max_ts:
                         # a new window before the watermark passes it (the fast path below
                         # then takes the element)
                         rec = self._new_armed(ks, key, window)
@@ -355,26 +338,25 @@ class GroupAlsoByWindow:
                 rec.pending = True
                 if hold:
                     self._hold(rec, key, ts, kow)
-                if slot is not None and rec.pt is None and wm <= rec.window.max_ts:
+                if plain and rec.pt is None and wm <= rec.window.max_ts:
                     # Fast paths for the plain watermark trigger (Beam's default) while the
                     # watermark has not passed the window, where _on_element (the general
                     # path, through the trigger objects) reduces to:
                     # - its wake-up at the end of the window asked for: then the trigger is
-                    #   armed (state 1; unarmed or fired it would have asked for no wake-up or
+                    #   armed (WM_ARMED; unarmed or fired it would have asked for no wake-up or
                     #   the gc time, which is the end only with no allowed lateness, and
                     #   only after the watermark passed the window), so its _on_element
                     #   changes nothing (no early trigger), _should_fire is False (it fires
                     #   only once wm > max_ts) and _schedule would ask for the same wake-ups
                     #   again (end of window, before the gc time; no processing time);
-                    # - unarmed (state None, a window new from merging) with no wake-up asked
+                    # - unarmed (None, a window new from merging) with no wake-up asked
                     #   for: _on_element arms it, _should_fire is False, and _schedule asks for
                     #   one event-time wake-up at the end of the window.
                     # tests/test_fast_paths.py checks them against the general path.
                     end = rec.window.max_ts + 1
                     if rec.et == end:
                         continue
-                    if rec.et is None and rec.ts[slot] is None:
-                        rec.ts[slot] = 1
+                    if rec.et is None and self.driver.arm(rec):
                         rec.et = end
                         self._request(EVENT_TIME, end, key, rec)
                         continue
@@ -478,7 +460,7 @@ class GroupAlsoByWindow:
         """A new window's record before the watermark passes it, under the plain watermark
         trigger: what _on_element and _schedule make of it, armed (the shared state) with one
         wake-up asked for, at the end of the window."""
-        rec = ks[window] = WindowRec(window, self.reducer.create(), self._armed)
+        rec = ks[window] = WindowRec(window, self.reducer.create(), self.driver.armed)
         rec.et = window.max_ts + 1
         self._request(EVENT_TIME, rec.et, key, rec)
         return rec
@@ -492,7 +474,7 @@ class GroupAlsoByWindow:
         requests and deliver them all. Raises `ElementError` naming the key that failed."""
         k = self.k
         wm = k.wm
-        lateness, slot, should_fire, merging = (self.lateness, self._wm_slot,
+        lateness, plain, should_fire, merging = (self.lateness, self._plain,
                                                 self.driver.should_fire, self.merging)
         event_time = domain == EVENT_TIME
         fire, single, eow, step = self._fire, self._single_output, self.eow, k.step
@@ -514,20 +496,17 @@ class GroupAlsoByWindow:
                 window = rec.window
                 max_ts = window.max_ts
                 if not rec.closed:
-                    if slot is not None:   # the plain watermark trigger's _should_fire, inlined
-                        if single is not None and rec.index == 0 and max_ts + lateness < gone:
-                            # _fire for a single-datum pane that is the window's first (so the
-                            # trigger is armed: every element arms it, only firing disarms
-                            # it) and, as the window expires below, its last: ON_TIME (sent
-                            # even when empty) unless the output watermark already passed it
-                            on_time = kow <= max_ts
-                            if rec.pending or on_time:
-                                ts = max_ts if eow or rec.hold is None else rec.hold
-                                out.append(_raw((key, single(rec.acc)), ts, window,
-                                                _FIRST_PANES[False, on_time, True], 1))
-                            rec.closed = True
-                        elif rec.ts[slot] == 1 and wm > max_ts:
-                            fire(key, rec, out, kow)
+                    if plain and single is not None and rec.index == 0 and max_ts + lateness < gone:
+                        # _fire for a single-datum pane that is the window's first (so the
+                        # trigger is armed: every element arms it, only firing disarms
+                        # it) and, as the window expires below, its last: ON_TIME (sent
+                        # even when empty) unless the output watermark already passed it
+                        on_time = kow <= max_ts
+                        if rec.pending or on_time:
+                            ts = max_ts if eow or rec.hold is None else rec.hold
+                            out.append(_raw((key, single(rec.acc)), ts, window,
+                                            _FIRST_PANES[False, on_time, True], 1))
+                        rec.closed = True
                     elif should_fire(k, rec):
                         fire(key, rec, out, kow)
                 if max_ts + lateness < gone:
@@ -622,25 +601,12 @@ class GroupAlsoByWindow:
     def _fire(self, key: Any, rec: WindowRec, out: list, kow: int, final: bool = False) -> None:
         """Emit the window's pane (`kow`: its key's output watermark, which decides ON_TIME or
         LATE), as the trigger fires or (`final`) the window expires."""
-        if type(rec.ts) is tuple:   # the shared armed state: this window's own copy changes
-            rec.ts = list(rec.ts)
         k = self.k
         wm = k.wm
         window = rec.window
         max_ts = window.max_ts
-        slot = self._wm_slot
         if final:
             finished = True
-        elif slot is not None and wm > max_ts and rec.ts[slot] == 1:
-            # The plain watermark trigger's on-time firing, inlined: AfterWatermark moves to
-            # state 2 and finishes; Repeatedly (slot 1) then resets it and goes on.
-            if slot:
-                rec.ts[1] = None
-                rec.fin &= ~2
-                finished = False
-            else:
-                rec.ts[0] = 2
-                finished = True
         else:
             finished = self.driver.on_fire(k, rec)
         timing = _timing(wm, kow, max_ts, rec.nonspec)
