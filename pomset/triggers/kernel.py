@@ -74,6 +74,23 @@ def pane_info(index: int, nonspec: int, timing: PaneTiming, is_last: bool) -> Pa
     return PaneInfo(False, is_last, timing, index, -1 if timing is EARLY else nonspec)
 
 
+def next_pane(wm: int, kow: int, max_ts: int, lateness: int, index: int, nonspec: int,
+              pending: bool, finished: bool) -> Optional[Tuple[PaneInfo, int, int]]:
+    """What a firing of a window ending at `max_ts` emits, as every host fires: its pane and
+    the window's next pane index and non-speculative index after it; None when it emits no
+    pane (nothing arrived since the last, `pending` False, and it is not the ON_TIME pane,
+    which is sent even when empty). Its timing is against the input watermark `wm` and the
+    key's output watermark `kow`; it is the last pane when the trigger `finished` or the
+    window expires (allowed `lateness` past its end)."""
+    timing = _timing(wm, kow, max_ts, nonspec)
+    if not pending and timing is not ON_TIME:
+        return None
+    is_last = finished or max_ts + lateness < expiry_watermark(wm, lateness)
+    if timing is EARLY:
+        return pane_info(index, nonspec, timing, is_last), index + 1, nonspec
+    return pane_info(index, nonspec, timing, is_last), index + 1, nonspec + 1
+
+
 class TimeView:
     """The clocks the host shows the kernel (µs): the input watermark `wm` and processing time
     `pt` now, the input watermark `settled_wm` as of the end of the host's previous step, and
@@ -609,14 +626,10 @@ class GroupAlsoByWindow:
             finished = True
         else:
             finished = self.driver.on_fire(k, rec)
-        timing = _timing(wm, kow, max_ts, rec.nonspec)
-        if rec.pending or timing is ON_TIME:
-            is_last = finished or max_ts + self.lateness < expiry_watermark(wm, self.lateness)
-            index = rec.index
-            pane = pane_info(index, rec.nonspec, timing, is_last)
-            if timing is not EARLY:
-                rec.nonspec += 1
-            rec.index = index + 1
+        fired = next_pane(wm, kow, max_ts, self.lateness, rec.index, rec.nonspec, rec.pending,
+                          finished)
+        if fired is not None:
+            pane, rec.index, rec.nonspec = fired
             ts = max_ts if self.eow or rec.hold is None else rec.hold
             if self._single_output is not None:
                 out.append(_raw((key, self._single_output(rec.acc)), ts, window, pane, 1))
@@ -638,7 +651,7 @@ class GroupAlsoByWindow:
             else:
                 for value, diff in self.reducer.outputs(rec.acc):
                     out.append(_raw((key, value), ts, window, pane, diff))
-            if self.discarding and not is_last:
+            if self.discarding and not pane.is_last:
                 rec.acc = self.reducer.create()
         rec.pending = False
         rec.hold = None
