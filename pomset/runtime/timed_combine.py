@@ -101,7 +101,10 @@ class TimedCombineHost:
 
     def __init__(self, strategy: Any, reducer: CombineReducer, label: str,
                  tables: Optional[WindowTables] = None) -> None:
-        self.driver = TimedWatermarkDriver(strategy.trigger)
+        driver = self.driver = TimedWatermarkDriver(strategy.trigger)
+        # its answers, bound once: the hot path asks them for every element and pane
+        self._on_element, self._should_fire = driver.on_element, driver.should_fire
+        self._on_fire, self._wakes = driver.on_fire, driver.wakes
         self.lateness = strategy.allowed_lateness_us
         self.discarding = strategy.accumulation_mode is AccumulationMode.DISCARDING
         self.reducer, self.label = reducer, label
@@ -133,12 +136,12 @@ class TimedCombineHost:
         for _, _, window in due:
             table = self._table(window)
             self.cursor.window = window
-            for key, r in sorted(((k, r) for k, r in table.items()
+            due_records = sorted(((k, r) for k, r in table.items()
                                   if r[PT] is not None and r[PT] <= now),
-                                 key=lambda kr: kr[1][PT]):
+                                 key=lambda kr: kr[1][PT])
+            for _, r in due_records:
                 r[PT] = None
-                self._on_timer(window, key, r, table, out)
-            self._summarize(window)
+            self._on_timers(window, table, due_records, out)
 
     def elements(self, bundle: Sequence[WindowedValue], out: list) -> None:
         """A bundle of (key, value) elements; panes go to `out`."""
@@ -168,13 +171,10 @@ class TimedCombineHost:
                 due.append((at, i, window))
         for _, _, window in sorted(due):
             table = self._table(window)
-            self.cursor.window = window
             gc = self._gc(window)
-            for key, r in list(table.items()):
-                et = r[ET]
-                if (gc if et is None or et > gc else et) <= wm:
-                    self._on_timer(window, key, r, table, out)
-            self._summarize(window)
+            self._on_timers(window, table, [(key, r) for key, r in table.items()
+                                            if (gc if r[ET] is None or r[ET] > gc else r[ET]) <= wm],
+                            out)
 
     def output_watermark(self) -> int:
         """The output watermark after this step's clock moves: the input watermark (no hold
@@ -230,11 +230,12 @@ class TimedCombineHost:
         `tallied`, each value is a `Tallied` partial, counted late and dropped as its rows
         (a partial's rows share its window's fate; each is late if behind the watermark)."""
         wm, lateness, counters, cursor = self.wm, self.lateness, self.counters, self.cursor
-        on_element, should_fire = self.driver.on_element, self.driver.should_fire
-        schedule, fire = self._schedule, self._fire
+        on_element, fire, schedule = self._on_element, self._fire, self._schedule
         add, add_one, create, first = reducer.add, reducer.add_one, reducer.create, reducer.first
         gone = expiry_watermark(wm, lateness)
         touched = set()
+        last: Any = None   # the window of the element before, whose table is `table`
+        table: Dict[Any, list] = {}
         try:
             for wv in bundle:
                 kv = wv.value
@@ -252,9 +253,13 @@ class TimedCombineHost:
                     counters.late += tally.late(wm)
                 elif wv.ts < wm:
                     counters.late += 1
-                table = self.tables.get(window)
-                if table is None:
-                    table = self._table(window)
+                if window is not last:   # a bundle's elements mostly come a window at a time
+                    if last is None or window != last:
+                        table = self.tables.get(window)
+                        if table is None:
+                            table = self._table(window)
+                        touched.add(window)
+                    last = window
                 r = table.get(key)
                 if r is None:
                     r = table[key] = _NEW.copy()
@@ -265,10 +270,8 @@ class TimedCombineHost:
                 else:
                     r[ACC] = add_one(r[ACC], value) if wv.diff == 1 else add(r[ACC], value, wv.diff)
                 r[PENDING] = True
-                touched.add(window)
                 cursor.ts, cursor.window = r, window
-                on_element(self, cursor, value, wv.ts)
-                if should_fire(self, cursor):
+                if on_element(self, cursor, value, wv.ts):
                     fire(window, key, r, out)
                 schedule(r)
         except ElementError as e:   # not a (key, value) pair
@@ -281,23 +284,28 @@ class TimedCombineHost:
         for window in touched:
             self._summarize(window)
 
-    def _on_timer(self, window: Any, key: Any, r: list, table: Dict[Any, list], out: list) -> None:
-        """A record's wake-up is due (the cursor is at its window): fire if the trigger says
-        so; expire the window's record once the watermark passes its garbage-collection time."""
-        max_ts = window.max_ts
-        cursor = self.cursor
-        cursor.ts = r
+    def _on_timers(self, window: Any, table: Dict[Any, list], due: list, out: list) -> None:
+        """The window's records `due` ((key, record) pairs, in order) woke up: each fires if
+        the trigger says so, and leaves the table once the watermark passes the window's
+        garbage-collection time; then the window's summary is made again."""
+        cursor, should_fire, fire, schedule = self.cursor, self._should_fire, self._fire, self._schedule
+        cursor.window = window
+        expired = window.max_ts + self.lateness < expiry_watermark(self.wm, self.lateness)
+        key = None
         try:
-            if not r[CLOSED] and self.driver.should_fire(self, cursor):
-                self._fire(window, key, r, out)
-            if max_ts + self.lateness < expiry_watermark(self.wm, self.lateness):
-                if not r[CLOSED] and (r[PENDING] or not r[NONSPEC]):
-                    self._fire(window, key, r, out, final=True)
-                del table[key]
-            else:
-                self._schedule(r)
+            for key, r in due:
+                cursor.ts = r
+                if not r[CLOSED] and should_fire(self, cursor):
+                    fire(window, key, r, out)
+                if expired:
+                    if not r[CLOSED] and (r[PENDING] or not r[NONSPEC]):
+                        fire(window, key, r, out, final=True)
+                    del table[key]
+                else:
+                    schedule(r)
         except Exception as e:
             raise user_code_error(self.label, key, e) from e
+        self._summarize(window)
 
     def _schedule(self, r: list) -> None:
         """The record's wake-ups, as the driver asks (none once due, nor once closed); the
@@ -305,7 +313,7 @@ class TimedCombineHost:
         if r[CLOSED]:
             r[ET] = r[PT] = None
             return
-        et, pt = self.driver.wakes(self, self.cursor)
+        et, pt = self._wakes(self, self.cursor)
         r[ET] = None if et is not None and et <= self.wm else et
         r[PT] = None if pt is not None and pt <= self.pt else pt
 
@@ -313,7 +321,7 @@ class TimedCombineHost:
         """Emit the window's pane as the trigger fires or (`final`) the window expires, as the
         kernel's `_fire` does (the cursor is at the record); a key's output watermark is the
         settled input watermark."""
-        finished = True if final else self.driver.on_fire(self, self.cursor)
+        finished = True if final else self._on_fire(self, self.cursor)
         max_ts = window.max_ts
         fired = next_pane(self.wm, self.settled_wm, max_ts, self.lateness, r[INDEX], r[NONSPEC],
                           r[PENDING], finished)

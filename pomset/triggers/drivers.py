@@ -5,9 +5,9 @@ for any trigger (`TriggerDriver`), or inlined for the streaming trigger users wr
 where the protocol's calls through each child cost more than the decisions themselves.
 
 A driver answers for a window's record `w` (its trigger state in `w.ts`, slot 0 the root) at
-the kernel's clocks `k`: `on_element` (an element was added), `should_fire`, `on_fire` (the
-window fired: True when the trigger finished) and `wakes` (the event-time and processing-time
-wake-ups the trigger asks for, or None). tests/test_fast_paths.py checks the inlined driver
+the kernel's clocks `k`: `on_element` (an element was added: whether the trigger fires
+now), `should_fire`, `on_fire` (the window fired: True when the trigger finished) and
+`wakes` (the event-time and processing-time wake-ups the trigger asks for, or None). tests/test_fast_paths.py checks the inlined driver
 against the general one."""
 from __future__ import annotations
 
@@ -26,8 +26,9 @@ class TriggerDriver:
     def __init__(self, trigger: Trigger) -> None:
         self.trigger = trigger
 
-    def on_element(self, k: Any, w: Any, value: Any, ts: int) -> None:
+    def on_element(self, k: Any, w: Any, value: Any, ts: int) -> bool:
         self.trigger.slot_on_element(k, w, 0, value, ts)
+        return self.trigger.slot_should_fire(k, w, 0)
 
     def should_fire(self, k: Any, w: Any) -> bool:
         return self.trigger.slot_should_fire(k, w, 0)
@@ -66,16 +67,28 @@ class TimedWatermarkDriver(TriggerDriver):
         return (type(trigger) is AfterWatermark and _timed(trigger.early) and _timed(trigger.late)
                 and (trigger.early is not None or trigger.late is not None))
 
-    def on_element(self, k: Any, w: Any, value: Any, ts: int) -> None:
+    def on_element(self, k: Any, w: Any, value: Any, ts: int) -> bool:
         s = w.ts
         st = s[0]
         if st is None:
             s[0] = st = WM_ARMED
         if st == WM_ARMED:
-            if self.early is not None and s[1] is None:
-                s[1] = k.pt + self.early
-        elif self.late is not None and s[self.lo] is None:
-            s[self.lo] = k.pt + self.late
+            if k.wm > w.window.max_ts:
+                return True
+            early = self.early
+            if early is None:
+                return False
+            t = s[1]
+            if t is None:
+                s[1] = t = k.pt + early
+            return k.pt >= t
+        late = self.late
+        if late is None:
+            return False
+        t = s[self.lo]
+        if t is None:
+            s[self.lo] = t = k.pt + late
+        return k.pt >= t
 
     def should_fire(self, k: Any, w: Any) -> bool:
         s = w.ts

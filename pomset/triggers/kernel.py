@@ -67,28 +67,29 @@ _FIRST_PANES = {(t is EARLY, t is ON_TIME, last): PaneInfo(True, last, t, 0, -1 
                 for t in (EARLY, ON_TIME, LATE) for last in (False, True)}
 
 
-def pane_info(index: int, nonspec: int, timing: PaneTiming, is_last: bool) -> PaneInfo:
-    """The pane a window emits as its `index`-th (`nonspec`: its non-early panes so far)."""
-    if index == 0:    # then nonspec is 0 too
-        return _FIRST_PANES[timing is EARLY, timing is ON_TIME, is_last]
-    return PaneInfo(False, is_last, timing, index, -1 if timing is EARLY else nonspec)
-
-
 def next_pane(wm: int, kow: int, max_ts: int, lateness: int, index: int, nonspec: int,
               pending: bool, finished: bool) -> Optional[Tuple[PaneInfo, int, int]]:
     """What a firing of a window ending at `max_ts` emits, as every host fires: its pane and
     the window's next pane index and non-speculative index after it; None when it emits no
     pane (nothing arrived since the last, `pending` False, and it is not the ON_TIME pane,
-    which is sent even when empty). Its timing is against the input watermark `wm` and the
-    key's output watermark `kow`; it is the last pane when the trigger `finished` or the
+    which is sent even when empty). Its timing: EARLY before the input watermark `wm` passes
+    the window's end, ON_TIME for its first pane after while the key's output watermark `kow`
+    has not passed it, else LATE. It is the last pane when the trigger `finished` or the
     window expires (allowed `lateness` past its end)."""
-    timing = _timing(wm, kow, max_ts, nonspec)
-    if not pending and timing is not ON_TIME:
+    if wm <= max_ts:
+        if not pending:
+            return None
+        is_last = finished or max_ts + lateness < expiry_watermark(wm, lateness)
+        if index == 0:
+            return _FIRST_PANES[True, False, is_last], 1, nonspec
+        return PaneInfo(False, is_last, EARLY, index, -1), index + 1, nonspec
+    timing = LATE if nonspec or kow > max_ts else ON_TIME
+    if not pending and timing is LATE:
         return None
     is_last = finished or max_ts + lateness < expiry_watermark(wm, lateness)
-    if timing is EARLY:
-        return pane_info(index, nonspec, timing, is_last), index + 1, nonspec
-    return pane_info(index, nonspec, timing, is_last), index + 1, nonspec + 1
+    if index == 0:   # then nonspec is 0 too
+        return _FIRST_PANES[False, timing is ON_TIME, is_last], 1, 1
+    return PaneInfo(False, is_last, timing, index, nonspec), index + 1, nonspec + 1
 
 
 class TimeView:
@@ -555,9 +556,7 @@ class GroupAlsoByWindow:
     def _on_element(self, key: Any, rec: WindowRec, value: Any, ts: int, out: list,
                     kow: int) -> None:
         """An element added to `rec`, through the trigger's driver: fire if it says so."""
-        driver = self.driver
-        driver.on_element(self.k, rec, value, ts)
-        if driver.should_fire(self.k, rec):
+        if self.driver.on_element(self.k, rec, value, ts):
             self._fire(key, rec, out, kow)
         self._schedule(key, rec)
 
@@ -636,8 +635,8 @@ class GroupAlsoByWindow:
             elif self.retracting:
                 for r_index, r_nonspec, emitted in rec.retract:
                     # a merged-away window's last pane: its own next index, its own timing
-                    r_pane = pane_info(r_index, r_nonspec,
-                                       _timing(wm, kow, emitted[0][2].max_ts, r_nonspec), True)
+                    r_pane = next_pane(wm, kow, emitted[0][2].max_ts, self.lateness, r_index,
+                                       r_nonspec, True, True)[0]
                     for value, rts, rwin, diff in emitted:
                         out.append(_raw(value, rts, rwin, r_pane, -diff))
                 for value, rts, rwin, diff in rec.last_out:
@@ -769,17 +768,6 @@ class _Folded:
 
     def __init__(self, acc: Any) -> None:
         self.acc = acc
-
-
-def _timing(wm: int, kow: int, max_ts: int, nonspec: int) -> PaneTiming:
-    """A pane's timing for a window ending at `max_ts` that has emitted `nonspec` non-early
-    panes: EARLY before the input watermark passes its end, ON_TIME for its first pane after
-    while the key's output watermark `kow` has not passed it, else LATE."""
-    if wm <= max_ts:
-        return EARLY
-    if nonspec or kow > max_ts:
-        return LATE
-    return ON_TIME
 
 
 def element_error(kv: Any, cause: Optional[BaseException]) -> ElementError:
