@@ -1,7 +1,7 @@
 """The local runner's fast paths give exactly what the general paths give.
 
 - the kernel's plain-watermark-trigger path (DefaultTrigger, AfterWatermark(), Repeatedly of
-  it): compared with the kernel run through the trigger objects (`_wm_slot` off);
+  it, `WatermarkDriver`): compared with the kernel run through the trigger objects;
 - the inlined driver of AfterWatermark with processing-time early and late firings
   (`TimedWatermarkDriver`): compared with the general driver, through the trigger objects;
 - Sessions' incremental merge (`Sessions.merge_new`, and the kernel's `_grow` for a window
@@ -24,7 +24,7 @@ import pytest
 
 import pomset as pm
 from pomset.triggers import kernel as kernel_mod
-from pomset.triggers.drivers import TimedWatermarkDriver, TriggerDriver, driver
+from pomset.triggers.drivers import TimedWatermarkDriver, TriggerDriver, WatermarkDriver, driver
 from pomset.triggers.reducers import BufferReducer
 from pomset.triggers.strategy import WindowingStrategy
 from pomset.windowing.windowfns import WindowFn
@@ -84,7 +84,6 @@ def _per_key_and_window(outputs: list) -> dict:
 
 
 def _general_paths(monkeypatch) -> None:
-    monkeypatch.setattr(kernel_mod, "_plain_watermark_slot", lambda trigger: None)
     monkeypatch.setattr(kernel_mod, "driver", TriggerDriver)
     monkeypatch.setattr(pm.Sessions, "merge_new", WindowFn.merge_new)
 
@@ -167,7 +166,7 @@ def test_which_triggers_fold_on_time_elements():
 
 
 def test_plain_watermark_slot():
-    slot = kernel_mod._plain_watermark_slot
+    slot = WatermarkDriver.slot_of
     assert slot(pm.DefaultTrigger()) == 1
     assert slot(pm.Repeatedly(pm.AfterWatermark())) == 1
     assert slot(pm.AfterWatermark()) == 0
@@ -181,7 +180,9 @@ def test_the_timed_watermark_driver_is_chosen_for_processing_time_firings_only()
     for trigger in (pm.AfterWatermark(early=apt(1), late=apt(1)), pm.AfterWatermark(early=apt(1)),
                     pm.AfterWatermark(late=apt(0))):
         assert type(driver(trigger)) is TimedWatermarkDriver
-    for trigger in (pm.AfterWatermark(), pm.AfterWatermark(early=pm.AfterCount(1)),
+    for trigger in (pm.AfterWatermark(), pm.DefaultTrigger()):
+        assert type(driver(trigger)) is WatermarkDriver
+    for trigger in (pm.AfterWatermark(early=pm.AfterCount(1)),
                     pm.AfterWatermark(early=apt(1, align_to=5)), pm.Repeatedly(apt(1)),
                     pm.AfterWatermark(early=apt(1), late=pm.AfterCount(1))):
         assert type(driver(trigger)) is TriggerDriver

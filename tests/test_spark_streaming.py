@@ -263,11 +263,11 @@ def test_buckets_are_the_cores_or_the_users_and_a_checkpoint_placed_otherwise_is
     # time; 4: a shard's states pickled together; 5: the wake-up slots kept in the meta; 6:
     # state values kept as binary; 7: a map state entry per wake-up slot; 8: a stateful
     # ParDo's whole state in one entry
-    for routing in (2, 3, 4, 5, 6, 7, 8):
+    for routing in (2, 3, 4, 5, 6, 7, 8, 9):
         earlier = str(tmp_path / f"routing-{routing}")
         os.makedirs(earlier)
         run_state(earlier, buckets=2, routing=routing)
-        with pytest.raises(pm.CheckpointError, match=f"routing {routing}, now 9"):
+        with pytest.raises(pm.CheckpointError, match=f"routing {routing}, now 10"):
             _run_state(spark_session, earlier, p.nodes, options)
 
 

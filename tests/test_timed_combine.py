@@ -17,6 +17,8 @@ from pomset.runtime import timed_combine
 from pomset.runtime.kernel_host import KernelHost
 from pomset.runtime.timed_combine import InMemoryTables, TimedCombineHost
 from pomset.sdk.errors import UserCodeError
+from pomset.triggers import kernel as kernel_mod
+from pomset.triggers.drivers import TriggerDriver
 from pomset.triggers.reducers import BufferReducer, CombineReducer
 from pomset.triggers.strategy import WindowingStrategy
 from pomset.windowing import MAX_MICROS, WindowedValue
@@ -67,10 +69,15 @@ def _panes(out: list) -> list:
     return sorted(repr((wv.value, wv.ts, wv.window, wv.pane, wv.diff)) for wv in out)
 
 
-def _run(strategy, steps, partial: bool, fresh_each_step: bool):
+def _run(strategy, steps, partial: bool, fresh_each_step: bool, through_objects: bool = False):
     """Both hosts over `steps` [(clock advance, elements, watermark, clock advance after)]:
-    per step (panes, output watermark) of each, and the counters at the end."""
-    general = KernelHost(strategy, CombineReducer(pm.Sum()), "g")
+    per step (panes, output watermark) of each, and the counters at the end. With
+    `through_objects`, the kernel asks the trigger objects (`TriggerDriver`), not the timed
+    driver the timed combine asks."""
+    with pytest.MonkeyPatch.context() as mp:
+        if through_objects:
+            mp.setattr(kernel_mod, "driver", TriggerDriver)
+        general = KernelHost(strategy, CombineReducer(pm.Sum()), "g")
     tables = _BytesTables()
     meta = None
     timed = TimedCombineHost(strategy, CombineReducer(pm.Sum()), "g", tables)
@@ -116,16 +123,17 @@ steps = st.lists(st.tuples(st.integers(0, 3).map(lambda s: s * S), elements,
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(window=st.sampled_from(sorted(WINDOWS)), trigger=st.sampled_from(sorted(TRIGGERS)),
        mode=st.sampled_from(MODES), lateness=st.sampled_from([0, 5, 30]), steps=steps,
-       partial=st.booleans(), fresh=st.booleans())
+       partial=st.booleans(), fresh=st.booleans(), through_objects=st.booleans())
 def test_the_same_panes_watermarks_and_counters_as_the_kernel(window, trigger, mode, lateness,
-                                                               steps, partial, fresh):
+                                                               steps, partial, fresh,
+                                                               through_objects):
     # watermarks never go back within a run; the end of input closes everything
     wms = []
     for _, _, wm, _ in steps:
         wms.append(max([wm] + wms[-1:]))
     steps = [(a, e, wm, b) for (a, e, _, b), wm in zip(steps, wms)] + [(1 * S, [], MAX_MICROS, 0)]
     got, want, got_counts, want_counts = _run(_strategy(window, trigger, mode, lateness), steps,
-                                              partial, fresh)
+                                              partial, fresh, through_objects)
     assert got == want
     assert got_counts == want_counts
 

@@ -6,9 +6,13 @@ general kernel, which keeps a `KeyState` per key and queues every record's wake-
 step touches most keys and windows (a Spark micro-batch that fires a pane per key and
 window), that generality is most of the step's cost. Here a window's records (key -> a flat
 record) sit in one table that a store loads and saves whole (`WindowTables`), and a window's
-wake-ups are one summary: the earliest processing time any of its records asked for, and
-whether any still waits for the watermark (then the window is due when the watermark passes
-its end, else at its garbage-collection time).
+wake-ups are one summary: the earliest processing-time and event-time wake-ups its records
+asked for (with none of the latter, the window is due at its garbage-collection time).
+
+Every trigger decision is the trigger layer's, as the kernel makes it: the grouping's
+`TimedWatermarkDriver` arms, fires and schedules each record (the record's first slots are the
+driver's trigger state, read through `_Cursor`; the host is the driver's clocks), and
+`kernel.next_pane` gives each pane's timing, index and whether it is the last.
 
 No watermark holds are kept, because none can bind: a pending pane held the watermark at its
 window's end, and is held only when that end is not before its key's output watermark (the
@@ -23,20 +27,21 @@ from typing import Any, Dict, Optional, Protocol, Sequence
 
 from ..sdk.errors import UserCodeError
 from ..triggers.accumulation import AccumulationMode
-from ..triggers.definitions import AfterWatermark
 from ..triggers.drivers import TimedWatermarkDriver
-from ..triggers.kernel import (Counters, ElementError, element_error, expiry_watermark,
-                               pane_info)
+from ..triggers.kernel import Counters, ElementError, element_error, expiry_watermark, next_pane
 from ..triggers.reducers import AccumulatorReducer, CombineReducer
-from ..windowing import MAX_MICROS, MIN_MICROS, PaneTiming, TimestampCombiner, WindowedValue
+from ..windowing import MAX_MICROS, MIN_MICROS, TimestampCombiner, WindowedValue
 from .elementwise import user_code_error
 from .lifting import split_tallied
 
-EARLY, ON_TIME, LATE = PaneTiming.EARLY, PaneTiming.ON_TIME, PaneTiming.LATE
 _raw = WindowedValue.raw
-# a record: [accumulator, pending, trigger state (1 waiting for the watermark, 2 after the
-# on-time pane), early due, late due, closed, pane index, non-speculative index, wake-up]
-ACC, PENDING, ST, EARLY_AT, LATE_AT, CLOSED, INDEX, NONSPEC, WAKE = range(9)
+# A record: the driver's trigger state (`TRIGGER_SLOTS` slots, the trigger's own first, the
+# rest None), then the accumulator, whether elements are pending, closed (the trigger
+# finished), the next pane index and non-speculative index, and the event-time and
+# processing-time wake-ups the driver asked for.
+TRIGGER_SLOTS = 3
+ACC, PENDING, CLOSED, INDEX, NONSPEC, ET, PT = range(TRIGGER_SLOTS, TRIGGER_SLOTS + 7)
+_NEW = [None] * TRIGGER_SLOTS + [None, False, False, 0, 0, None, None]
 
 
 class WindowTables(Protocol):
@@ -69,31 +74,48 @@ class InMemoryTables:
 def fits(strategy: Any, reducer: Any, keep_late: bool = False) -> bool:
     """Whether a grouping with this windowing strategy and reducer can be hosted here."""
     return (TimedWatermarkDriver.fits(strategy.trigger)
+            and strategy.trigger.slot_count() <= TRIGGER_SLOTS
             and not strategy.window_fn.is_merging()
             and strategy.timestamp_combiner is TimestampCombiner.OUTPUT_AT_EOW
             and strategy.accumulation_mode is not AccumulationMode.RETRACTING
             and type(reducer) is CombineReducer and not keep_late)
 
 
+class _Cursor:
+    """The record the driver is asked about, in the shape it reads: `ts` the record itself
+    (its first slots the trigger state), `window` its window, `fin` finished flags (the
+    timed driver only clears them; a record keeps none)."""
+
+    __slots__ = ("ts", "window", "fin")
+
+    def __init__(self) -> None:
+        self.ts: list = _NEW
+        self.window: Any = None
+        self.fin = 0
+
+
 class TimedCombineHost:
     """One grouping's windows, clocks and wake-ups (see the module docstring), stepped as
     `KernelHost` is: `processing_time`, then `elements`/`partials`, then `watermark`, maybe
-    `processing_time` again, then `end_step`."""
+    `processing_time` again, then `end_step`. It is the driver's clocks: `wm`, `pt`."""
 
     def __init__(self, strategy: Any, reducer: CombineReducer, label: str,
                  tables: Optional[WindowTables] = None) -> None:
-        trigger: AfterWatermark = strategy.trigger
-        self.early = None if trigger.early is None else trigger.early.delay_us
-        self.late = None if trigger.late is None else trigger.late.delay_us
+        driver = self.driver = TimedWatermarkDriver(strategy.trigger)
+        # its answers, bound once: the hot path asks them for every element and pane
+        self._on_element, self._should_fire = driver.on_element, driver.should_fire
+        self._on_fire, self._wakes = driver.on_fire, driver.wakes
         self.lateness = strategy.allowed_lateness_us
         self.discarding = strategy.accumulation_mode is AccumulationMode.DISCARDING
         self.reducer, self.label = reducer, label
         self.store: WindowTables = tables if tables is not None else InMemoryTables()
         self.counters = Counters()
         self.wm, self.pt, self.settled_wm, self.out_wm = MIN_MICROS, 0, MIN_MICROS, MIN_MICROS
-        # window -> [earliest wake-up of its records or None, whether any waits for the watermark]
+        # window -> [earliest processing-time wake-up of its records, earliest event-time
+        # one] (each None if none asked for one)
         self.summary: Dict[Any, list] = {}
         self.tables: Dict[Any, Dict[Any, list]] = {}   # the windows loaded in this step
+        self.cursor = _Cursor()
 
     @property
     def input_watermark(self) -> int:
@@ -113,12 +135,13 @@ class TimedCombineHost:
                      if s[0] is not None and s[0] <= now)
         for _, _, window in due:
             table = self._table(window)
-            for key, r in sorted(((k, r) for k, r in table.items()
-                                  if r[WAKE] is not None and r[WAKE] <= now),
-                                 key=lambda kr: kr[1][WAKE]):
-                r[WAKE] = None
-                self._on_timer(window, key, r, table, out)
-            self._summarize(window)
+            self.cursor.window = window
+            due_records = sorted(((k, r) for k, r in table.items()
+                                  if r[PT] is not None and r[PT] <= now),
+                                 key=lambda kr: kr[1][PT])
+            for _, r in due_records:
+                r[PT] = None
+            self._on_timers(window, table, due_records, out)
 
     def elements(self, bundle: Sequence[WindowedValue], out: list) -> None:
         """A bundle of (key, value) elements; panes go to `out`."""
@@ -141,19 +164,17 @@ class TimedCombineHost:
             self.wm = wm
         wm = self.wm
         due = []
-        for i, (window, (_, armed)) in enumerate(self.summary.items()):
-            at = window.max_ts + 1 if armed else self._gc(window)
+        for i, (window, (_, et)) in enumerate(self.summary.items()):
+            gc = self._gc(window)
+            at = gc if et is None or et > gc else et
             if at <= wm:
                 due.append((at, i, window))
         for _, _, window in sorted(due):
             table = self._table(window)
             gc = self._gc(window)
-            on_time = window.max_ts + 1
-            for key, r in list(table.items()):
-                at = on_time if r[ST] == 1 and not r[CLOSED] else gc
-                if at <= wm:
-                    self._on_timer(window, key, r, table, out)
-            self._summarize(window)
+            self._on_timers(window, table, [(key, r) for key, r in table.items()
+                                            if (gc if r[ET] is None or r[ET] > gc else r[ET]) <= wm],
+                            out)
 
     def output_watermark(self) -> int:
         """The output watermark after this step's clock moves: the input watermark (no hold
@@ -199,20 +220,22 @@ class TimedCombineHost:
         if not table:
             self.summary.pop(window, None)
             return
-        wakes = [r[WAKE] for r in table.values() if r[WAKE] is not None]
-        self.summary[window] = [min(wakes) if wakes else None,
-                                any(r[ST] == 1 for r in table.values())]
+        pts = [r[PT] for r in table.values() if r[PT] is not None]
+        ets = [r[ET] for r in table.values() if r[ET] is not None]
+        self.summary[window] = [min(pts) if pts else None, min(ets) if ets else None]
 
     def _add(self, bundle: Sequence[WindowedValue], reducer: Any, out: list,
              tallied: bool = False) -> None:
         """Each element into its window's record, as the kernel's `process_bundle` does; with
         `tallied`, each value is a `Tallied` partial, counted late and dropped as its rows
         (a partial's rows share its window's fate; each is late if behind the watermark)."""
-        wm, pt, lateness, counters = self.wm, self.pt, self.lateness, self.counters
-        early, late = self.early, self.late
+        wm, lateness, counters, cursor = self.wm, self.lateness, self.counters, self.cursor
+        on_element, fire, schedule = self._on_element, self._fire, self._schedule
         add, add_one, create, first = reducer.add, reducer.add_one, reducer.create, reducer.first
         gone = expiry_watermark(wm, lateness)
         touched = set()
+        last: Any = None   # the window of the element before, whose table is `table`
+        table: Dict[Any, list] = {}
         try:
             for wv in bundle:
                 kv = wv.value
@@ -223,39 +246,34 @@ class TimedCombineHost:
                 if tallied:
                     rows, value = tally.rows(), tally.acc
                 window = wv.window
-                max_ts = window.max_ts
-                if max_ts + lateness < gone:
+                if window.max_ts + lateness < gone:
                     counters.dropped_expired += rows
                     continue
                 if tallied:
                     counters.late += tally.late(wm)
                 elif wv.ts < wm:
                     counters.late += 1
-                table = self.tables.get(window)
-                if table is None:
-                    table = self._table(window)
+                if window is not last:   # a bundle's elements mostly come a window at a time
+                    if last is None or window != last:
+                        table = self.tables.get(window)
+                        if table is None:
+                            table = self._table(window)
+                        touched.add(window)
+                    last = window
                 r = table.get(key)
                 if r is None:
-                    acc = first(value) if wv.diff == 1 else add(create(), value, wv.diff)
-                    r = table[key] = [acc, False, 1, None, None, False, 0, 0, None]
+                    r = table[key] = _NEW.copy()
+                    r[ACC] = first(value) if wv.diff == 1 else add(create(), value, wv.diff)
                 elif r[CLOSED]:
                     counters.dropped_closed += rows
                     continue
                 else:
                     r[ACC] = add_one(r[ACC], value) if wv.diff == 1 else add(r[ACC], value, wv.diff)
                 r[PENDING] = True
-                touched.add(window)
-                if r[ST] == 1:
-                    if early is not None and r[EARLY_AT] is None:
-                        r[EARLY_AT] = pt + early
-                    fire = wm > max_ts or (early is not None and pt >= r[EARLY_AT])
-                else:
-                    if late is not None and r[LATE_AT] is None:
-                        r[LATE_AT] = pt + late
-                    fire = late is not None and pt >= r[LATE_AT]
-                if fire:
-                    self._fire(window, key, r, out)
-                self._schedule(r)
+                cursor.ts, cursor.window = r, window
+                if on_element(self, cursor, value, wv.ts):
+                    fire(window, key, r, out)
+                schedule(r)
         except ElementError as e:   # not a (key, value) pair
             raise UserCodeError(f"transform {self.label!r}: {e}") from None
         except Exception as e:
@@ -266,70 +284,51 @@ class TimedCombineHost:
         for window in touched:
             self._summarize(window)
 
-    def _should_fire(self, r: list, max_ts: int) -> bool:
-        if r[ST] == 1:
-            return self.wm > max_ts or (self.early is not None and r[EARLY_AT] is not None
-                                        and self.pt >= r[EARLY_AT])
-        return self.late is not None and r[LATE_AT] is not None and self.pt >= r[LATE_AT]
-
-    def _on_timer(self, window: Any, key: Any, r: list, table: Dict[Any, list], out: list) -> None:
-        """A record's wake-up is due: fire if the trigger says so; expire the window's record
-        once the watermark passes its garbage-collection time."""
-        max_ts = window.max_ts
+    def _on_timers(self, window: Any, table: Dict[Any, list], due: list, out: list) -> None:
+        """The window's records `due` ((key, record) pairs, in order) woke up: each fires if
+        the trigger says so, and leaves the table once the watermark passes the window's
+        garbage-collection time; then the window's summary is made again."""
+        cursor, should_fire, fire, schedule = self.cursor, self._should_fire, self._fire, self._schedule
+        cursor.window = window
+        expired = window.max_ts + self.lateness < expiry_watermark(self.wm, self.lateness)
+        key = None
         try:
-            if not r[CLOSED] and self._should_fire(r, max_ts):
-                self._fire(window, key, r, out)
-            if max_ts + self.lateness < expiry_watermark(self.wm, self.lateness):
-                if not r[CLOSED] and (r[PENDING] or not r[NONSPEC]):
-                    self._fire(window, key, r, out, final=True)
-                del table[key]
-            else:
-                self._schedule(r)
+            for key, r in due:
+                cursor.ts = r
+                if not r[CLOSED] and should_fire(self, cursor):
+                    fire(window, key, r, out)
+                if expired:
+                    if not r[CLOSED] and (r[PENDING] or not r[NONSPEC]):
+                        fire(window, key, r, out, final=True)
+                    del table[key]
+                else:
+                    schedule(r)
         except Exception as e:
             raise user_code_error(self.label, key, e) from e
+        self._summarize(window)
 
     def _schedule(self, r: list) -> None:
-        """The record's processing-time wake-up, as the trigger asks (none once due)."""
-        wake = None
-        if not r[CLOSED]:
-            if r[ST] == 1:
-                wake = r[EARLY_AT] if self.early is not None else None
-            elif self.late is not None:
-                wake = r[LATE_AT]
-            if wake is not None and wake <= self.pt:
-                wake = None
-        r[WAKE] = wake
+        """The record's wake-ups, as the driver asks (none once due, nor once closed); the
+        cursor is at the record."""
+        if r[CLOSED]:
+            r[ET] = r[PT] = None
+            return
+        et, pt = self._wakes(self, self.cursor)
+        r[ET] = None if et is not None and et <= self.wm else et
+        r[PT] = None if pt is not None and pt <= self.pt else pt
 
     def _fire(self, window: Any, key: Any, r: list, out: list, final: bool = False) -> None:
         """Emit the window's pane as the trigger fires or (`final`) the window expires, as the
-        kernel's `_fire` does; a key's output watermark is the settled input watermark."""
-        wm, max_ts = self.wm, window.max_ts
-        if final:
-            finished = True
-        elif r[ST] == 1:
-            r[EARLY_AT] = None
-            finished = False
-            if wm > max_ts:   # the on-time firing ends the early ones
-                r[ST] = 2
-                finished = self.late is None
-        else:
-            r[LATE_AT] = None
-            finished = False
-        if wm <= max_ts:
-            timing = EARLY
-        elif r[NONSPEC] or self.settled_wm > max_ts:
-            timing = LATE
-        else:
-            timing = ON_TIME
-        if r[PENDING] or timing is ON_TIME:
-            is_last = finished or max_ts + self.lateness < expiry_watermark(wm, self.lateness)
-            index = r[INDEX]
-            pane = pane_info(index, r[NONSPEC], timing, is_last)
-            if timing is not EARLY:
-                r[NONSPEC] += 1
-            r[INDEX] = index + 1
+        kernel's `_fire` does (the cursor is at the record); a key's output watermark is the
+        settled input watermark."""
+        finished = True if final else self._on_fire(self, self.cursor)
+        max_ts = window.max_ts
+        fired = next_pane(self.wm, self.settled_wm, max_ts, self.lateness, r[INDEX], r[NONSPEC],
+                          r[PENDING], finished)
+        if fired is not None:
+            pane, r[INDEX], r[NONSPEC] = fired
             out.append(_raw((key, self.reducer.output(r[ACC])), max_ts, window, pane, 1))
-            if self.discarding and not is_last:
+            if self.discarding and not pane.is_last:
                 r[ACC] = self.reducer.create()
         r[PENDING] = False
         if finished:

@@ -241,6 +241,10 @@ class _Leaf(Trigger):
         return True
 
 
+# AfterWatermark's state values (its slot): armed before the watermark passes the window's end,
+# and fired once the on-time pane is out (None: reset and unarmed)
+WM_ARMED, WM_FIRED = 1, 2
+
 class AfterWatermark(Trigger):
     """Fires when the watermark passes the end of the window; optionally `early` firings
     before (repeated) and `late` firings after (repeated)."""
@@ -278,12 +282,13 @@ class AfterWatermark(Trigger):
         return AfterWatermark(self.early.continuation() if self.early else None,
                               self.late.continuation() if self.late else None)
 
-    # state: None = reset and unarmed, 1 = armed before the watermark, 2 = on-time pane fired
+    # state: None = reset and unarmed, WM_ARMED before the watermark, WM_FIRED after the
+    # on-time pane
     def slot_on_element(self, k, w, i, value, ts) -> None:
         st = w.ts[i]
         if st is None:
-            w.ts[i] = st = 1
-        if st == 1:
+            w.ts[i] = st = WM_ARMED
+        if st == WM_ARMED:
             if self.early is not None:
                 self.early.slot_on_element(k, w, i + self._eo, value, ts)
         elif self.late is not None:
@@ -291,22 +296,22 @@ class AfterWatermark(Trigger):
 
     def slot_should_fire(self, k, w, i) -> bool:
         st = w.ts[i]
-        if st == 1:
+        if st == WM_ARMED:
             if k.wm > w.window.max_ts:
                 return True
             return self.early is not None and self.early.slot_should_fire(k, w, i + self._eo)
-        if st == 2 and self.late is not None:
+        if st == WM_FIRED and self.late is not None:
             return self.late.slot_should_fire(k, w, i + self.late_slot)
         return False
 
     def slot_on_fire(self, k, w, i) -> bool:
         st = w.ts[i]
-        if st == 1:
+        if st == WM_ARMED:
             if k.wm > w.window.max_ts:
                 # The on-time firing ends the early firings and clears their state (as Beam
                 # Java's does): a merge that grows the window past the watermark starts them
                 # afresh.
-                w.ts[i] = 2
+                w.ts[i] = WM_FIRED
                 if self.early is not None:
                     self.early.slot_reset(k, w, i + self._eo)
                 return self.late is None
@@ -332,14 +337,14 @@ class AfterWatermark(Trigger):
         window that a merge grew past the watermark has not had its on-time pane, so it goes
         back to early firings. Without a late trigger, past the on-time firing is finished,
         which the merged window is only if every source is (as any finished flag)."""
-        fired = [s for s in sources if s.ts[i] == 2]
+        fired = [s for s in sources if s.ts[i] == WM_FIRED]
         if (fired and k.wm > w.window.max_ts
                 and (self.late is not None or len(fired) == len(sources))):
-            w.ts[i] = 2
+            w.ts[i] = WM_FIRED
             if self.late is not None:
                 _merge_child(self.late, k, w, i + self.late_slot, fired)
         else:
-            w.ts[i] = 1 if any(s.ts[i] is not None for s in sources) else None
+            w.ts[i] = WM_ARMED if any(s.ts[i] is not None for s in sources) else None
             if self.early is not None:
                 _merge_child(self.early, k, w, i + self._eo, sources)
             if self.late is not None:
@@ -347,11 +352,11 @@ class AfterWatermark(Trigger):
 
     def slot_wake(self, k, w, i, domain) -> Optional[int]:
         st = w.ts[i]
-        if st == 1:
+        if st == WM_ARMED:
             own = w.window.max_ts + 1 if domain == EVENT_TIME else None
             early = self.early.slot_wake(k, w, i + self._eo, domain) if self.early else None
             return _min(own, early)
-        if st == 2 and self.late is not None:
+        if st == WM_FIRED and self.late is not None:
             return self.late.slot_wake(k, w, i + self.late_slot, domain)
         return None
 

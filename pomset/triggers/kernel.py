@@ -50,8 +50,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 from ..windowing import (MAX_MICROS, MIN_MICROS, PaneInfo, PaneTiming, Sessions, TimestampCombiner,
                          WindowedValue, merge_overlapping, overlapping_runs)
 from .accumulation import AccumulationMode
-from .definitions import (EVENT_TIME, PROCESSING_TIME, AfterWatermark, DefaultTrigger, Repeatedly,
-                          Trigger)
+from .definitions import EVENT_TIME, PROCESSING_TIME
 from .drivers import driver
 from .reducers import AccumulatorReducer
 from .strategy import WindowingStrategy
@@ -68,11 +67,29 @@ _FIRST_PANES = {(t is EARLY, t is ON_TIME, last): PaneInfo(True, last, t, 0, -1 
                 for t in (EARLY, ON_TIME, LATE) for last in (False, True)}
 
 
-def pane_info(index: int, nonspec: int, timing: PaneTiming, is_last: bool) -> PaneInfo:
-    """The pane a window emits as its `index`-th (`nonspec`: its non-early panes so far)."""
-    if index == 0:    # then nonspec is 0 too
-        return _FIRST_PANES[timing is EARLY, timing is ON_TIME, is_last]
-    return PaneInfo(False, is_last, timing, index, -1 if timing is EARLY else nonspec)
+def next_pane(wm: int, kow: int, max_ts: int, lateness: int, index: int, nonspec: int,
+              pending: bool, finished: bool) -> Optional[Tuple[PaneInfo, int, int]]:
+    """What a firing of a window ending at `max_ts` emits, as every host fires: its pane and
+    the window's next pane index and non-speculative index after it; None when it emits no
+    pane (nothing arrived since the last, `pending` False, and it is not the ON_TIME pane,
+    which is sent even when empty). Its timing: EARLY before the input watermark `wm` passes
+    the window's end, ON_TIME for its first pane after while the key's output watermark `kow`
+    has not passed it, else LATE. It is the last pane when the trigger `finished` or the
+    window expires (allowed `lateness` past its end)."""
+    if wm <= max_ts:
+        if not pending:
+            return None
+        is_last = finished or max_ts + lateness < expiry_watermark(wm, lateness)
+        if index == 0:
+            return _FIRST_PANES[True, False, is_last], 1, nonspec
+        return PaneInfo(False, is_last, EARLY, index, -1), index + 1, nonspec
+    timing = LATE if nonspec or kow > max_ts else ON_TIME
+    if not pending and timing is LATE:
+        return None
+    is_last = finished or max_ts + lateness < expiry_watermark(wm, lateness)
+    if index == 0:   # then nonspec is 0 too
+        return _FIRST_PANES[False, timing is ON_TIME, is_last], 1, 1
+    return PaneInfo(False, is_last, timing, index, nonspec), index + 1, nonspec + 1
 
 
 class TimeView:
@@ -177,19 +194,6 @@ def settle(ks: KeyState, k: TimeView) -> int:
     return ks.out_wm
 
 
-def _plain_watermark_slot(trigger: Trigger) -> Optional[int]:
-    """The trigger slot of a plain `AfterWatermark()` (no early or late firings) when the trigger
-    is one (slot 0) or is `Repeatedly`/`DefaultTrigger` of one (slot 1, Beam's default trigger);
-    None for any other trigger."""
-    def plain(t: Trigger) -> bool:
-        return type(t) is AfterWatermark and t.early is None and t.late is None
-    if plain(trigger):
-        return 0
-    if type(trigger) in (Repeatedly, DefaultTrigger) and plain(trigger.children[0]):
-        return 1
-    return None
-
-
 class Counters:
     """Elements the kernel did not put in a pane, by reason."""
 
@@ -249,11 +253,8 @@ class GroupAlsoByWindow:
         self.late_out: Optional[list] = None
         # reducer.add for diff == +1 without the diff dispatch, when the reducer offers it
         self._add_one = getattr(reducer, "add_one", None)
-        self._wm_slot = _plain_watermark_slot(self.trigger)
-        # the plain watermark trigger's state while armed (AfterWatermark in state 1), shared
-        # by the windows that have not fired: it changes only in _fire, which copies it first
-        self._armed = (None if self._wm_slot is None else
-                       tuple(1 if i == self._wm_slot else None for i in range(self.n_trigger)))
+        # whether the driver's trigger fires once per window, at the watermark (fast paths)
+        self._plain = self.driver.plain
         # a pane's single datum, for reducers that always produce exactly one (combines),
         # outside retracting mode (which also keeps what each pane emitted)
         self._single_output = None if self.retracting else getattr(reducer, "output", None)
@@ -282,7 +283,7 @@ class GroupAlsoByWindow:
         `ElementError` naming the element that could not be processed."""
         k = self.k
         wm = k.wm
-        if (wm == MIN_MICROS and self._wm_slot is not None and not self.merging and self.eow
+        if (wm == MIN_MICROS and self._plain and not self.merging and self.eow
                 and self._add_one):
             return self._accumulate(store, bundle)
         if self._folds and getattr(self.reducer, "folds", False) and wm < MAX_MICROS:
@@ -307,11 +308,11 @@ class GroupAlsoByWindow:
         lateness, merging, counters = self.lateness, self.merging, self.counters
         late_out = self.late_out
         create, add = self.reducer.create, self.reducer.add
-        n_trigger, slot, step = self.n_trigger, self._wm_slot, k.step
+        n_trigger, plain, step = self.n_trigger, self._plain, k.step
         # The plain watermark trigger fires a window's pending pane, output at its end, as soon
         # as the input watermark passes that end (before the host moves the output watermark),
         # and late elements at once: with OUTPUT_AT_EOW such a hold could never bind.
-        hold = slot is None or not self.eow
+        hold = not plain or not self.eow
         gone = expiry_watermark(wm, lateness)
         try:
             for wv in bundle:
@@ -336,7 +337,7 @@ class GroupAlsoByWindow:
                     window = self._merge(ks, key, window)
                 rec = ks.get(window)
                 if rec is None:
-                    if slot is not None and wm <= window.max_ts:
+                    if plain and wm <= window.max_ts:
                         # a new window before the watermark passes it (the fast path below
                         # then takes the element)
                         rec = self._new_armed(ks, key, window)
@@ -355,26 +356,25 @@ class GroupAlsoByWindow:
                 rec.pending = True
                 if hold:
                     self._hold(rec, key, ts, kow)
-                if slot is not None and rec.pt is None and wm <= rec.window.max_ts:
+                if plain and rec.pt is None and wm <= rec.window.max_ts:
                     # Fast paths for the plain watermark trigger (Beam's default) while the
                     # watermark has not passed the window, where _on_element (the general
                     # path, through the trigger objects) reduces to:
                     # - its wake-up at the end of the window asked for: then the trigger is
-                    #   armed (state 1; unarmed or fired it would have asked for no wake-up or
+                    #   armed (WM_ARMED; unarmed or fired it would have asked for no wake-up or
                     #   the gc time, which is the end only with no allowed lateness, and
                     #   only after the watermark passed the window), so its _on_element
                     #   changes nothing (no early trigger), _should_fire is False (it fires
                     #   only once wm > max_ts) and _schedule would ask for the same wake-ups
                     #   again (end of window, before the gc time; no processing time);
-                    # - unarmed (state None, a window new from merging) with no wake-up asked
+                    # - unarmed (None, a window new from merging) with no wake-up asked
                     #   for: _on_element arms it, _should_fire is False, and _schedule asks for
                     #   one event-time wake-up at the end of the window.
                     # tests/test_fast_paths.py checks them against the general path.
                     end = rec.window.max_ts + 1
                     if rec.et == end:
                         continue
-                    if rec.et is None and rec.ts[slot] is None:
-                        rec.ts[slot] = 1
+                    if rec.et is None and self.driver.arm(rec):
                         rec.et = end
                         self._request(EVENT_TIME, end, key, rec)
                         continue
@@ -478,7 +478,7 @@ class GroupAlsoByWindow:
         """A new window's record before the watermark passes it, under the plain watermark
         trigger: what _on_element and _schedule make of it, armed (the shared state) with one
         wake-up asked for, at the end of the window."""
-        rec = ks[window] = WindowRec(window, self.reducer.create(), self._armed)
+        rec = ks[window] = WindowRec(window, self.reducer.create(), self.driver.armed)
         rec.et = window.max_ts + 1
         self._request(EVENT_TIME, rec.et, key, rec)
         return rec
@@ -492,7 +492,7 @@ class GroupAlsoByWindow:
         requests and deliver them all. Raises `ElementError` naming the key that failed."""
         k = self.k
         wm = k.wm
-        lateness, slot, should_fire, merging = (self.lateness, self._wm_slot,
+        lateness, plain, should_fire, merging = (self.lateness, self._plain,
                                                 self.driver.should_fire, self.merging)
         event_time = domain == EVENT_TIME
         fire, single, eow, step = self._fire, self._single_output, self.eow, k.step
@@ -514,20 +514,17 @@ class GroupAlsoByWindow:
                 window = rec.window
                 max_ts = window.max_ts
                 if not rec.closed:
-                    if slot is not None:   # the plain watermark trigger's _should_fire, inlined
-                        if single is not None and rec.index == 0 and max_ts + lateness < gone:
-                            # _fire for a single-datum pane that is the window's first (so the
-                            # trigger is armed: every element arms it, only firing disarms
-                            # it) and, as the window expires below, its last: ON_TIME (sent
-                            # even when empty) unless the output watermark already passed it
-                            on_time = kow <= max_ts
-                            if rec.pending or on_time:
-                                ts = max_ts if eow or rec.hold is None else rec.hold
-                                out.append(_raw((key, single(rec.acc)), ts, window,
-                                                _FIRST_PANES[False, on_time, True], 1))
-                            rec.closed = True
-                        elif rec.ts[slot] == 1 and wm > max_ts:
-                            fire(key, rec, out, kow)
+                    if plain and single is not None and rec.index == 0 and max_ts + lateness < gone:
+                        # _fire for a single-datum pane that is the window's first (so the
+                        # trigger is armed: every element arms it, only firing disarms
+                        # it) and, as the window expires below, its last: ON_TIME (sent
+                        # even when empty) unless the output watermark already passed it
+                        on_time = kow <= max_ts
+                        if rec.pending or on_time:
+                            ts = max_ts if eow or rec.hold is None else rec.hold
+                            out.append(_raw((key, single(rec.acc)), ts, window,
+                                            _FIRST_PANES[False, on_time, True], 1))
+                        rec.closed = True
                     elif should_fire(k, rec):
                         fire(key, rec, out, kow)
                 if max_ts + lateness < gone:
@@ -559,9 +556,7 @@ class GroupAlsoByWindow:
     def _on_element(self, key: Any, rec: WindowRec, value: Any, ts: int, out: list,
                     kow: int) -> None:
         """An element added to `rec`, through the trigger's driver: fire if it says so."""
-        driver = self.driver
-        driver.on_element(self.k, rec, value, ts)
-        if driver.should_fire(self.k, rec):
+        if self.driver.on_element(self.k, rec, value, ts):
             self._fire(key, rec, out, kow)
         self._schedule(key, rec)
 
@@ -622,43 +617,26 @@ class GroupAlsoByWindow:
     def _fire(self, key: Any, rec: WindowRec, out: list, kow: int, final: bool = False) -> None:
         """Emit the window's pane (`kow`: its key's output watermark, which decides ON_TIME or
         LATE), as the trigger fires or (`final`) the window expires."""
-        if type(rec.ts) is tuple:   # the shared armed state: this window's own copy changes
-            rec.ts = list(rec.ts)
         k = self.k
         wm = k.wm
         window = rec.window
         max_ts = window.max_ts
-        slot = self._wm_slot
         if final:
             finished = True
-        elif slot is not None and wm > max_ts and rec.ts[slot] == 1:
-            # The plain watermark trigger's on-time firing, inlined: AfterWatermark moves to
-            # state 2 and finishes; Repeatedly (slot 1) then resets it and goes on.
-            if slot:
-                rec.ts[1] = None
-                rec.fin &= ~2
-                finished = False
-            else:
-                rec.ts[0] = 2
-                finished = True
         else:
             finished = self.driver.on_fire(k, rec)
-        timing = _timing(wm, kow, max_ts, rec.nonspec)
-        if rec.pending or timing is ON_TIME:
-            is_last = finished or max_ts + self.lateness < expiry_watermark(wm, self.lateness)
-            index = rec.index
-            pane = pane_info(index, rec.nonspec, timing, is_last)
-            if timing is not EARLY:
-                rec.nonspec += 1
-            rec.index = index + 1
+        fired = next_pane(wm, kow, max_ts, self.lateness, rec.index, rec.nonspec, rec.pending,
+                          finished)
+        if fired is not None:
+            pane, rec.index, rec.nonspec = fired
             ts = max_ts if self.eow or rec.hold is None else rec.hold
             if self._single_output is not None:
                 out.append(_raw((key, self._single_output(rec.acc)), ts, window, pane, 1))
             elif self.retracting:
                 for r_index, r_nonspec, emitted in rec.retract:
                     # a merged-away window's last pane: its own next index, its own timing
-                    r_pane = pane_info(r_index, r_nonspec,
-                                       _timing(wm, kow, emitted[0][2].max_ts, r_nonspec), True)
+                    r_pane = next_pane(wm, kow, emitted[0][2].max_ts, self.lateness, r_index,
+                                       r_nonspec, True, True)[0]
                     for value, rts, rwin, diff in emitted:
                         out.append(_raw(value, rts, rwin, r_pane, -diff))
                 for value, rts, rwin, diff in rec.last_out:
@@ -672,7 +650,7 @@ class GroupAlsoByWindow:
             else:
                 for value, diff in self.reducer.outputs(rec.acc):
                     out.append(_raw((key, value), ts, window, pane, diff))
-            if self.discarding and not is_last:
+            if self.discarding and not pane.is_last:
                 rec.acc = self.reducer.create()
         rec.pending = False
         rec.hold = None
@@ -790,17 +768,6 @@ class _Folded:
 
     def __init__(self, acc: Any) -> None:
         self.acc = acc
-
-
-def _timing(wm: int, kow: int, max_ts: int, nonspec: int) -> PaneTiming:
-    """A pane's timing for a window ending at `max_ts` that has emitted `nonspec` non-early
-    panes: EARLY before the input watermark passes its end, ON_TIME for its first pane after
-    while the key's output watermark `kow` has not passed it, else LATE."""
-    if wm <= max_ts:
-        return EARLY
-    if nonspec or kow > max_ts:
-        return LATE
-    return ON_TIME
 
 
 def element_error(kv: Any, cause: Optional[BaseException]) -> ElementError:

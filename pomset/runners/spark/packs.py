@@ -120,8 +120,9 @@ def unpack_columns(payload: bytes) -> Columns:
 # 5, a shard's keys' states pickled one by one; 6, a grouping's wake-up slots in a map state
 # of their own; 7, state values kept as base64 text, `stateful.TEXT`; 8, a step's entries in
 # one map state, the wake-up slots a page of them to an entry, `stateful._SlotPages`; 9, a
-# stateful ParDo's keys in shards and its timers in slot pages, as a grouping's)
-ROUTING = 9
+# stateful ParDo's keys in shards and its timers in slot pages, as a grouping's; 10, a timed
+# combine's records with the trigger driver's slots first, `runtime.timed_combine`)
+ROUTING = 10
 
 
 def bucket_of(kb: bytes, buckets: int) -> int:
