@@ -81,6 +81,12 @@ def fits(strategy: Any, reducer: Any, keep_late: bool = False) -> bool:
             and type(reducer) is CombineReducer and not keep_late)
 
 
+def _due(et: Optional[int], gc: int) -> int:
+    """When the watermark wakes a record or window whose earliest event-time wake-up is `et`:
+    then, or at the window's garbage-collection time `gc` if that is sooner or none is asked."""
+    return gc if et is None or et > gc else et
+
+
 class _Cursor:
     """The record the driver is asked about, in the shape it reads: `ts` the record itself
     (its first slots the trigger state), `window` its window, `fin` finished flags (the
@@ -166,14 +172,14 @@ class TimedCombineHost:
         due = []
         for i, (window, (_, et)) in enumerate(self.summary.items()):
             gc = self._gc(window)
-            at = gc if et is None or et > gc else et
+            at = _due(et, gc)
             if at <= wm:
                 due.append((at, i, window))
         for _, _, window in sorted(due):
             table = self._table(window)
             gc = self._gc(window)
             self._on_timers(window, table, [(key, r) for key, r in table.items()
-                                            if (gc if r[ET] is None or r[ET] > gc else r[ET]) <= wm],
+                                            if _due(r[ET], gc) <= wm],
                             out)
 
     def output_watermark(self) -> int:
