@@ -53,6 +53,17 @@ def load(names: Sequence[str], lenient: Collection[str] = ()) -> Dict[str, types
     return loaded
 
 
+#: modules a module of beam_src.SUITE imports from Beam's sources, loaded before it
+COMPANIONS = {"transforms/combinefn_lifecycle_test": ["transforms/combinefn_lifecycle_pipeline"]}
+
+
+def load_suite_module(name: str) -> types.ModuleType:
+    """Beam's unit-test module `name` (as beam_src.SUITE names it: `transforms/util_test`),
+    loaded lenient, after the modules of Beam's it imports."""
+    names = ["apache_beam." + n.replace("/", ".") for n in COMPANIONS.get(name, []) + [name]]
+    return load(names, lenient=names)[names[-1]]
+
+
 def _register(module: types.ModuleType, hidden: Dict[str, Any]) -> None:
     """Put `module` in sys.modules, under a package for each parent pomset does not have
     (pomset.examples, ...), each module an attribute of such a parent."""
@@ -196,5 +207,5 @@ def outputs_of(module: types.ModuleType, cls_name: str, method: str) -> List[Lis
     return got
 
 
-__all__ = ["Missing", "beam_test_methods", "load", "outputs_of", "ported", "run_beam_test",
+__all__ = ["COMPANIONS", "Missing", "beam_test_methods", "load", "load_suite_module", "outputs_of", "ported", "run_beam_test",
            "test_params"]
