@@ -27,7 +27,7 @@ from typing import Any, Dict, Optional, Protocol, Sequence
 
 from ..sdk.errors import UserCodeError
 from ..triggers.accumulation import AccumulationMode
-from ..triggers.drivers import TimedWatermarkDriver
+from ..triggers.drivers import FIRE, TimedWatermarkDriver
 from ..triggers.kernel import Counters, ElementError, element_error, expiry_watermark, next_pane
 from ..triggers.reducers import AccumulatorReducer, CombineReducer
 from ..windowing import MAX_MICROS, MIN_MICROS, TimestampCombiner, WindowedValue
@@ -277,9 +277,11 @@ class TimedCombineHost:
                     r[ACC] = add_one(r[ACC], value) if wv.diff == 1 else add(r[ACC], value, wv.diff)
                 r[PENDING] = True
                 cursor.ts, cursor.window = r, window
-                if on_element(self, cursor, value, wv.ts):
-                    fire(window, key, r, out)
-                schedule(r)
+                act = on_element(self, cursor, value, wv.ts)
+                if act:   # KEEP: its wake-ups stand (its windows never merge)
+                    if act == FIRE:
+                        fire(window, key, r, out)
+                    schedule(r)
         except ElementError as e:   # not a (key, value) pair
             raise UserCodeError(f"transform {self.label!r}: {e}") from None
         except Exception as e:

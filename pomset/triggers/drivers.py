@@ -5,8 +5,9 @@ for any trigger (`TriggerDriver`), or inlined for the streaming trigger users wr
 where the protocol's calls through each child cost more than the decisions themselves.
 
 A driver answers for a window's record `w` (its trigger state in `w.ts`, slot 0 the root) at
-the kernel's clocks `k`: `on_element` (an element was added: whether the trigger fires
-now), `should_fire`, `on_fire` (the window fired: True when the trigger finished) and
+the kernel's clocks `k`: `on_element` (an element was added: `FIRE` if the trigger fires now,
+`WAKES` if the wake-ups it asks for may have changed, `KEEP` if neither, so a host re-asks
+`wakes` only when they can differ), `should_fire`, `on_fire` (the window fired: True when the trigger finished) and
 `wakes` (the event-time and processing-time wake-ups the trigger asks for, or None). tests/test_fast_paths.py checks the inlined driver
 against the general one."""
 from __future__ import annotations
@@ -15,6 +16,10 @@ from typing import Any, Optional, Tuple
 
 from .definitions import (EVENT_TIME, PROCESSING_TIME, WM_ARMED, WM_FIRED, AfterProcessingTime,
                           AfterWatermark, DefaultTrigger, Repeatedly, Trigger)
+
+
+#: what `on_element` asks of the host: nothing (the wake-ups stand), ask `wakes` again, fire
+KEEP, WAKES, FIRE = 0, 1, 2
 
 
 class TriggerDriver:
@@ -26,9 +31,9 @@ class TriggerDriver:
     def __init__(self, trigger: Trigger) -> None:
         self.trigger = trigger
 
-    def on_element(self, k: Any, w: Any, value: Any, ts: int) -> bool:
+    def on_element(self, k: Any, w: Any, value: Any, ts: int) -> int:
         self.trigger.slot_on_element(k, w, 0, value, ts)
-        return self.trigger.slot_should_fire(k, w, 0)
+        return FIRE if self.trigger.slot_should_fire(k, w, 0) else WAKES
 
     def should_fire(self, k: Any, w: Any) -> bool:
         return self.trigger.slot_should_fire(k, w, 0)
@@ -67,28 +72,32 @@ class TimedWatermarkDriver(TriggerDriver):
         return (type(trigger) is AfterWatermark and _timed(trigger.early) and _timed(trigger.late)
                 and (trigger.early is not None or trigger.late is not None))
 
-    def on_element(self, k: Any, w: Any, value: Any, ts: int) -> bool:
+    def on_element(self, k: Any, w: Any, value: Any, ts: int) -> int:
         s = w.ts
         st = s[0]
+        act = KEEP
         if st is None:
             s[0] = st = WM_ARMED
+            act = WAKES
         if st == WM_ARMED:
             if k.wm > w.window.max_ts:
-                return True
+                return FIRE
             early = self.early
             if early is None:
-                return False
+                return act
             t = s[1]
             if t is None:
                 s[1] = t = k.pt + early
-            return k.pt >= t
+                act = WAKES
+            return FIRE if k.pt >= t else act
         late = self.late
         if late is None:
-            return False
+            return act
         t = s[self.lo]
         if t is None:
             s[self.lo] = t = k.pt + late
-        return k.pt >= t
+            act = WAKES
+        return FIRE if k.pt >= t else act
 
     def should_fire(self, k: Any, w: Any) -> bool:
         s = w.ts

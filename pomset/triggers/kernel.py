@@ -51,7 +51,7 @@ from ..windowing import (MAX_MICROS, MIN_MICROS, PaneInfo, PaneTiming, Sessions,
                          WindowedValue, merge_overlapping, overlapping_runs)
 from .accumulation import AccumulationMode
 from .definitions import EVENT_TIME, PROCESSING_TIME
-from .drivers import driver
+from .drivers import FIRE, driver
 from .reducers import AccumulatorReducer
 from .strategy import WindowingStrategy
 
@@ -555,8 +555,10 @@ class GroupAlsoByWindow:
     # --- internals ------------------------------------------------------------------------
     def _on_element(self, key: Any, rec: WindowRec, value: Any, ts: int, out: list,
                     kow: int) -> None:
-        """An element added to `rec`, through the trigger's driver: fire if it says so."""
-        if self.driver.on_element(self.k, rec, value, ts):
+        """An element added to `rec`, through the trigger's driver: fire if it says so. Its
+        wake-ups are asked for again even where the driver says they stand, as a record just
+        made by merging windows has asked for none yet."""
+        if self.driver.on_element(self.k, rec, value, ts) == FIRE:
             self._fire(key, rec, out, kow)
         self._schedule(key, rec)
 
