@@ -122,7 +122,6 @@ __all__ += ["plot_panes"]
 
 # --- Beam's pipeline surface: Impulse, PartitionFn, and the `core` and `pipeline` modules ---
 from .sdk.core import Impulse, PartitionFn  # noqa: E402
-from . import pipeline  # noqa: E402
-from .transforms import core  # noqa: E402
+from . import core, pipeline  # noqa: E402
 
 __all__ += ["Impulse", "PartitionFn", "core", "pipeline"]

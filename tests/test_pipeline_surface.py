@@ -146,3 +146,9 @@ def test_a_flatmap_fn_returning_a_str_is_an_error():
             _ = p | beam.Create(["abc"]) | beam.FlatMap()
     with beam.Pipeline() as p:
         assert_that(p | beam.Create([[1, 2], [3]]) | beam.FlatMap(), equal_to([1, 2, 3]))
+
+
+def test_applied_labels_are_the_full_labels_so_far():
+    p = Pipeline()
+    _ = p | "Read" >> beam.Create([1]) | "Double" >> beam.Map(lambda x: 2 * x)
+    assert {"Read", "Double"} <= p.applied_labels
