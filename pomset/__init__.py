@@ -119,3 +119,9 @@ __all__ += ["BagStateSpec", "CombiningValueStateSpec", "OrderedListStateSpec",
 from .sdk.plot import plot_panes  # noqa: E402
 
 __all__ += ["plot_panes"]
+
+# --- Beam's pipeline surface: Impulse, PartitionFn, and the `core` and `pipeline` modules ---
+from .sdk.core import Impulse, PartitionFn  # noqa: E402
+from . import core, pipeline  # noqa: E402
+
+__all__ += ["Impulse", "PartitionFn", "core", "pipeline"]

@@ -3,6 +3,7 @@ grouping and combining, and the composites built from them."""
 from __future__ import annotations
 
 import copy
+import numbers
 import datetime as _dt
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Union
 
@@ -32,6 +33,10 @@ def default_strategy() -> WindowingStrategy:
 
 
 def _single_input(node: Any, what: str) -> PCollection:
+    if not node.inputs:   # applied to the pipeline itself, as Beam words it
+        raise PipelineConstructionError(f"{what} {node.label!r} takes one PCollection: it "
+                                        f"was applied to the pipeline. Got a PBegin/Pipeline "
+                                        f"instead.")
     if len(node.inputs) != 1:
         raise PipelineConstructionError(f"{what} {node.label!r} takes one PCollection, got {len(node.inputs)}")
     return node.inputs[0]
@@ -267,10 +272,19 @@ class Map(ParDo):
     call = "map"
 
 
+def _identity(element: Any) -> Any:
+    return element
+
+
 class FlatMap(ParDo):
-    """Zero or more outputs per element: the items of the iterable `fn(element, ...)` returns."""
+    """Zero or more outputs per element: the items of the iterable `fn(element, ...)` returns;
+    without `fn`, the items of each element itself (Beam's default)."""
 
     call = "flat_map"
+
+    def __init__(self, fn: Any = _identity, *args: Any, label: Optional[str] = None,
+                 **kwargs: Any) -> None:
+        super().__init__(fn, *args, label=label, **kwargs)
 
 
 class Filter(ParDo):
@@ -633,29 +647,65 @@ def _tagger(tag: Any) -> Callable[[Any], Any]:
     return lambda kv: (kv[0], (tag, kv[1]))
 
 
-class Partition(PTransform):
-    """Splits a PCollection into `n` by `fn(element, n, *args) -> index`; returns a tuple."""
+class PartitionFn:
+    """Beam's PartitionFn: `partition_for(element, num_partitions, *args, **kwargs)` gives
+    the index of the partition an element goes to."""
 
-    def __init__(self, fn: Callable[..., int], n: int, *args: Any, **kwargs: Any) -> None:
+    def partition_for(self, element: Any, num_partitions: int, *args: Any,
+                      **kwargs: Any) -> int:
+        raise NotImplementedError(f"{type(self).__name__} must implement partition_for")
+
+
+class _CallablePartitionFn(PartitionFn):
+    """A partition function given as a plain callable, as a PartitionFn."""
+
+    def __init__(self, fn: Callable[..., int]) -> None:
+        self.fn = fn
+
+    def partition_for(self, element: Any, num_partitions: int, *args: Any,
+                      **kwargs: Any) -> int:
+        return self.fn(element, num_partitions, *args, **kwargs)
+
+
+class Partition(PTransform):
+    """Splits a PCollection into `n` by `fn(element, n, *args) -> index` (a callable or a
+    PartitionFn); returns a tuple of the `n` PCollections."""
+
+    class ApplyPartitionFnFn(DoFn):
+        """Sends each element to the output tagged with its partition's index (as a str)."""
+
+        def process(self, element: Any, partitionfn: PartitionFn, n: int, *args: Any,
+                    **kwargs: Any) -> Iterable[Any]:
+            from .dofn import TaggedOutput
+            index = partitionfn.partition_for(element, n, *args, **kwargs)
+            if isinstance(index, bool) or not isinstance(index, numbers.Integral):
+                raise ValueError(f"PartitionFn yielded a '{index}' when it should only yield "
+                                 f"integers")
+            if not 0 <= index < n:
+                raise ValueError(f"PartitionFn specified out-of-bounds partition index: "
+                                 f"{index} not in [0, {n})")
+            yield TaggedOutput(str(int(index)), element)
+
+    def __init__(self, fn: Any, n: int, *args: Any, **kwargs: Any) -> None:
         super().__init__()
-        self.fn, self.n, self.args, self.kwargs = fn, n, args, kwargs
+        self.fn = fn if isinstance(fn, PartitionFn) else _CallablePartitionFn(fn)
+        self.n, self.args, self.kwargs = n, args, kwargs
 
     def expand(self, pcoll: PCollection) -> tuple:
-        from .dofn import TaggedOutput
-        fn, n = self.fn, self.n
-
-        class _PartitionFn(DoFn):
-            def process(self, element: Any, *args: Any, **kwargs: Any) -> Iterable[Any]:
-                index = fn(element, n, *args, **kwargs)
-                if not isinstance(index, int) or not 0 <= index < n:
-                    raise ValueError(f"partition function returned {index!r}, not an int in [0, {n})")
-                yield TaggedOutput(str(index), element)
-        outs = pcoll | ParDo(_PartitionFn(), *self.args, **self.kwargs).with_outputs(
-            *(str(i) for i in range(n)))
+        n = self.n
+        outs = pcoll | ParDo(self.ApplyPartitionFnFn(), self.fn, n, *self.args,
+                             **self.kwargs).with_outputs(*(str(i) for i in range(n)))
         result = tuple(outs[str(i)] for i in range(n))
         for pc in result:
             pc.kind = pcoll.kind
         return result
+
+
+class Impulse(PTransform):
+    """Beam's root transform: one element, the empty bytes `b""`, in the global window."""
+
+    def expand(self, pbegin: Any) -> PCollection:
+        return pbegin | "Impulse" >> Create([b""])
 
 
 class CountPerElement(PTransform):

@@ -84,7 +84,7 @@ class TaggedOutput:
 
     def __init__(self, tag: str, value: Any) -> None:
         if not isinstance(tag, str):
-            raise TypeError(f"a TaggedOutput tag must be a str, got {tag!r}")
+            raise TypeError(f"Attempting to create a TaggedOutput with non-string tag {tag!r}")
         self.tag, self.value = tag, value
 
     def __repr__(self) -> str:

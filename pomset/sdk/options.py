@@ -120,7 +120,8 @@ class _Parser(argparse.ArgumentParser):
 class PipelineOptions:
     """Options for running a pipeline, from `flags` or, when none are given, from the
     program's command line (`sys.argv`), as Beam reads them. Subclass and override
-    `add_arguments(parser)` (a plain, class or static method) to add your own flags.
+    `add_arguments(parser)` (a plain, class or static method; Beam's `_add_argparse_args`
+    too) to add your own flags.
 
     Explicit `flags` must all be known: an unknown or invalid one raises `OptionsError`
     naming it (and the option it resembles, if one). On the command line, where the program
@@ -191,7 +192,8 @@ class PipelineOptions:
         parser = _Parser(prog=prog, add_help=False, allow_abbrev=False)
         self._add_core(parser)
         for cls in reversed(type(self).__mro__):
-            add = cls.__dict__.get("add_arguments")
+            # `_add_argparse_args` is Beam's name for it
+            add = cls.__dict__.get("add_arguments", cls.__dict__.get("_add_argparse_args"))
             if isinstance(add, (classmethod, staticmethod)):
                 add.__get__(self, cls)(parser)
             elif add is not None:

@@ -9,6 +9,9 @@ class PTransform:
     """A transform from PCollections to PCollections. Composites implement `expand`;
     apply with `pcoll | t`, `pcoll.apply(t)`, or label it with `"Name" >> t`."""
 
+    #: its label, where given; a class default, for a subclass that never calls __init__
+    label: Optional[str] = None
+
     def __init__(self, label: Optional[str] = None) -> None:
         self.label = label
 
@@ -33,10 +36,16 @@ class PTransform:
 
     def __ror__(self, left: Any) -> Any:
         from .pipeline import Pipeline, pipeline_of
+        from .pvalue import PBegin, PCollection, PValue
         if isinstance(left, Pipeline):
-            from .pvalue import PBegin
             return left.apply(self, PBegin(left))
-        return pipeline_of(left).apply(self, left)
+        if isinstance(left, (PValue, dict)):
+            return pipeline_of(left).apply(self, left)
+        items = left if isinstance(left, (list, tuple)) else list(left)
+        if items and all(isinstance(p, PCollection) for p in items):
+            return pipeline_of(items).apply(self, items)
+        from .eager import apply_eagerly   # plain values: Beam's eager application
+        return apply_eagerly(self, items)
 
     def __rrshift__(self, label: str) -> "PTransform":
         if not isinstance(label, str):

@@ -1,7 +1,8 @@
 """PCollections, the multi-output tuple of ParDo, and side-input views."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, Iterator, Optional
+import itertools
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, Optional
 
 from ..triggers.strategy import WindowingStrategy
 from ..windowing.beam_keywords import beam_keywords
@@ -11,14 +12,18 @@ if TYPE_CHECKING:
     from .pipeline import Node, Pipeline
 
 
-class PBegin:
-    """The input of a root transform (a source): `pipeline | Create(...)`."""
+class PValue:
+    """Beam's base of what a transform takes and gives: a value of one pipeline."""
 
     def __init__(self, pipeline: "Pipeline") -> None:
         self.pipeline = pipeline
 
 
-class PCollection(FluentMethods):
+class PBegin(PValue):
+    """The input of a root transform (a source): `pipeline | Create(...)`."""
+
+
+class PCollection(PValue, FluentMethods):
     """A (possibly unbounded) collection of elements, each with a timestamp, window, pane and diff."""
 
     def __init__(self, pipeline: "Pipeline", producer: Optional["Node"], tag: Optional[str],
@@ -37,6 +42,11 @@ class PCollection(FluentMethods):
         # the data-trace type of this edge, where a template or pm.Typed set it (traces.edges)
         self.trace: Any = None
         self.kept = False   # marked by keep(): the run keeps it for result.collect
+
+    @property
+    def is_bounded(self) -> bool:
+        """Beam's name for `bounded`: whether the collection ends."""
+        return self.bounded
 
     def keep(self) -> "PCollection":
         """Keep this PCollection's elements for `result.collect`, as the run produces them;
@@ -150,9 +160,26 @@ class AsSingleton(SideInput):
         self.default = default
 
     def view(self, values: list) -> Any:
-        if len(values) == 1:
-            return values[0]
-        if not values and self.default is not _NO_DEFAULT:
-            return self.default
-        raise ValueError(f"AsSingleton({self.pcoll.label}) expects exactly one value in the "
-                         f"window, found {len(values)}")
+        options = {} if self.default is _NO_DEFAULT else {"default": self.default}
+        try:
+            return self._from_runtime_iterable(values, options)
+        except ValueError as e:
+            raise ValueError(f"AsSingleton({self.pcoll.label}): {e}") from None
+
+    @staticmethod
+    def _from_runtime_iterable(values: Iterable[Any], options: Dict[str, Any]) -> Any:
+        """The single value of `values`, or `options["default"]` when there is none; more
+        than one is an error, worded as Beam words it."""
+        rest = iter(values)
+        head = list(itertools.islice(rest, 2))
+        if len(head) == 1:
+            return head[0]
+        if not head and "default" in options:
+            return options["default"]
+        if not head:
+            raise ValueError("PCollection of size 0 accessed as a singleton view with no "
+                             "default value")
+        size = len(head) + sum(1 for _ in rest)
+        raise ValueError(f"PCollection of size {size} with more than one element accessed as a "
+                         f'singleton view. First two elements encountered are "{head[0]}", '
+                         f'"{head[1]}".')

@@ -33,7 +33,7 @@ def _spec_name(kind: str, name: Any) -> str:
 
 
 def _coder(who: str, coder: Any) -> Any:
-    from ..coders import Coder
+    from .coders import Coder
     if coder is not None and not isinstance(coder, Coder):
         raise TypeError(f"{who}: coder must be a Coder (pomset.coders, Beam's names) or None, "
                         f"got {coder!r}")
