@@ -2,7 +2,8 @@
 outputs."""
 from ._beam_names import missing
 from .sdk.dofn import TaggedOutput
-from .sdk.pvalue import AsDict, AsIter, AsList, AsSingleton, PBegin, PCollection
+from .sdk.pvalue import (AsDict, AsIter, AsList, AsSingleton, EmptySideInput, PBegin,
+                         PCollection)
 
-__all__ = ["AsDict", "AsIter", "AsList", "AsSingleton", "PBegin", "PCollection", "TaggedOutput"]
+__all__ = ["AsDict", "AsIter", "AsList", "AsSingleton", "EmptySideInput", "PBegin", "PCollection", "TaggedOutput"]
 __getattr__ = missing(__name__, "apache_beam.pvalue")

@@ -73,3 +73,18 @@ def test_rows_equal_named_tuples_with_the_same_fields():
     assert row_namedtuple_equals_fn(pm.Row(x=1, y=2), Point(1, 2))
     assert not row_namedtuple_equals_fn(pm.Row(x=1, y=3), Point(1, 2))
     assert not row_namedtuple_equals_fn(pm.Row(y=2, x=1), Point(1, 2))
+
+
+def test_element_and_side_input_params_as_beam_marks_them():
+    """`element=DoFn.ElementParam` is the element; parameters marked `DoFn.SideInputParam`
+    take ParDo's side inputs in order, wherever the context parameters are."""
+    class Record(pm.DoFn):
+        def process(self, elm=pm.DoFn.ElementParam, ts=pm.DoFn.TimestampParam,
+                    side=pm.DoFn.SideInputParam):
+            yield elm, int(ts), sorted(side)
+
+    with pm.Pipeline() as p:
+        side = p | "side" >> pm.Create([2, 1])
+        got = (p | pm.Create([pm.TimestampedValue("e", 10)])
+               | pm.ParDo(Record(), pm.pvalue.AsList(side)))
+        assert_that(got, equal_to([("e", 10, [1, 2])]))

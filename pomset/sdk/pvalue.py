@@ -140,9 +140,17 @@ class AsDict(SideInput):
 _NO_DEFAULT = object()
 
 
+class EmptySideInput:
+    """What `AsSingleton` of an empty side input without a default gives, as in Beam: a
+    DoFn tells it apart with `isinstance(side, EmptySideInput)`."""
+
+    def __repr__(self) -> str:
+        return "EmptySideInput()"
+
+
 class AsSingleton(SideInput):
-    """The side input's single value (or `default`, Beam's `default_value`, when it has
-    none)."""
+    """The side input's single value (or, when it has none, `default`, Beam's
+    `default_value`, else an `EmptySideInput`); more than one value is an error."""
 
     @beam_keywords(default_value="default")
     def __init__(self, pcoll: PCollection, default: Any = _NO_DEFAULT) -> None:
@@ -152,7 +160,7 @@ class AsSingleton(SideInput):
     def view(self, values: list) -> Any:
         if len(values) == 1:
             return values[0]
-        if not values and self.default is not _NO_DEFAULT:
-            return self.default
+        if not values:
+            return EmptySideInput() if self.default is _NO_DEFAULT else self.default
         raise ValueError(f"AsSingleton({self.pcoll.label}) expects exactly one value in the "
                          f"window, found {len(values)}")
