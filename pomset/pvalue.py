@@ -2,9 +2,10 @@
 outputs, Row."""
 from ._beam_names import missing
 from .sdk.dofn import TaggedOutput
-from .sdk.pvalue import AsDict, AsIter, AsList, AsSingleton, PBegin, PCollection, PValue
+from .sdk.pvalue import (AsDict, AsIter, AsList, AsSingleton, EmptySideInput, PBegin,
+                         PCollection, PValue)
 from .sdk.schema import Row
 
-__all__ = ["AsDict", "AsIter", "AsList", "AsSingleton", "PBegin", "PCollection", "PValue",
-           "Row", "TaggedOutput"]
+__all__ = ["AsDict", "AsIter", "AsList", "AsSingleton", "EmptySideInput", "PBegin", "PCollection",
+           "PValue", "Row", "TaggedOutput"]
 __getattr__ = missing(__name__, "apache_beam.pvalue")

@@ -1,7 +1,7 @@
 """Beam's own unit-test modules run on pomset unmodified but for the import (issue 60): every
 test method of each module in beam_src.SUITE, loaded as tests/beam_compat.py loads it, one
 pytest test each, on the local runner, and on Spark those tests/beam_suite.py lists in
-ON_SPARK. What is expected of each test (deselected as a Beam internal, a deliberate
+ON_SPARK, and on the runner modes ON_RUNNERS names for a test (as conftest.runner_flags). What is expected of each test (deselected as a Beam internal, a deliberate
 difference, a gap) is in tests/beam_suite.py; every other test must pass."""
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 import beam_compat
 import beam_src
 import beam_suite
+from conftest import runner_flags
 from pomset.testing.test_pipeline import TestPipeline
 
 LOAD = "<load>"
@@ -37,12 +38,13 @@ def _params() -> Iterator[Any]:
                             [f"{c}.{m}" for c, m in beam_compat.beam_test_methods(module)])
         deselected = beam_suite.DESELECTED.get(name, {})
         on_spark = beam_suite.ON_SPARK.get(name, ())
+        on_runners = beam_suite.ON_RUNNERS.get(name, {})
         for test in tests:
             if test in deselected:
                 continue
-            for runner in ("local", "spark"):
-                if runner == "spark" and test not in on_spark:
-                    continue
+            runners = (("local", "spark") if test in on_spark else ("local",)
+                       ) + on_runners.get(test, ())
+            for runner in runners:
                 reason = (beam_suite.DIFFERENCES.get(name, {}).get(test)
                           or beam_suite.GAPS.get(name, {}).get(test))
                 marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
@@ -55,9 +57,10 @@ def test_beam_test(request, monkeypatch, name, test, runner):
     module = load(name)
     if test == LOAD:
         raise module
-    if runner == "spark":
+    if runner.startswith("spark"):
         request.getfixturevalue("spark_session")
-    monkeypatch.setattr(TestPipeline, "pytest_test_pipeline_options", f"--runner={runner}")
+    monkeypatch.setattr(TestPipeline, "pytest_test_pipeline_options",
+                        " ".join(runner_flags(runner)))
     cls, method = test.split(".")
     try:
         beam_compat.run_beam_test(module, cls, method)
@@ -77,3 +80,4 @@ def test_what_the_status_names_is_in_the_modules():
         assert set().union(*named) <= tests, (name, set().union(*named) - tests)
         assert not named[0] & (named[1] | named[2]), name
         assert set(beam_suite.ON_SPARK.get(name, ())) <= tests - named[0], name
+        assert set(beam_suite.ON_RUNNERS.get(name, {})) <= tests - named[0], name

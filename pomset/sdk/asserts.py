@@ -9,10 +9,12 @@ elements with their windows, panes and diffs. A matcher that fails raises
 `BeamAssertException` from `Pipeline.run`, naming the assertion."""
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import Any, Callable, Iterable, List, Optional, Sequence, Tuple
 
 from ..windowing import PaneTiming
+from .reified import TestWindowedValue, as_test_windowed_value
 
 
 class BeamAssertException(AssertionError):
@@ -43,13 +45,14 @@ class PaneMatcher(Matcher):
     panes = True
 
 
-def _hashable(value: Any) -> Any:
+def hashable(value: Any) -> Any:
+    """`value` in a form that hashes, equal for equal values (for comparing multisets)."""
     if isinstance(value, dict):
-        return ("dict", tuple(sorted((k, _hashable(v)) for k, v in value.items())))
+        return ("dict", tuple(sorted((k, hashable(v)) for k, v in value.items())))
     if isinstance(value, (list, tuple)):
-        return (type(value).__name__, tuple(_hashable(v) for v in value))
+        return (type(value).__name__, tuple(hashable(v) for v in value))
     if isinstance(value, (set, frozenset)):
-        return ("set", frozenset(_hashable(v) for v in value))
+        return ("set", frozenset(hashable(v) for v in value))
     try:
         hash(value)
     except TypeError:
@@ -59,11 +62,11 @@ def _hashable(value: Any) -> Any:
 
 def _compare(actual: Iterable[Any], expected: Iterable[Any], what: str) -> None:
     actual, expected = list(actual), list(expected)
-    have = Counter(_hashable(v) for v in actual)
-    want = Counter(_hashable(v) for v in expected)
+    have = Counter(hashable(v) for v in actual)
+    want = Counter(hashable(v) for v in expected)
     if have == want:
         return
-    by_key = {_hashable(v): v for v in actual + expected}
+    by_key = {hashable(v): v for v in actual + expected}
     unexpected = [by_key[k] for k in (have - want).elements()]
     missing = [by_key[k] for k in (want - have).elements()]
     raise BeamAssertException(
@@ -71,12 +74,60 @@ def _compare(actual: Iterable[Any], expected: Iterable[Any], what: str) -> None:
         f"{unexpected!r}, missing elements {missing!r}")
 
 
-def equal_to(expected: Iterable[Any]) -> Matcher:
+def _compare_with(actual: Iterable[Any], expected: Iterable[Any], equals: Callable[[Any, Any], bool],
+                  what: str) -> None:
+    """As `_compare`, each expected value matching one actual value for which
+    `equals(expected, actual)` holds (for values that hash apart yet count as equal)."""
+    unexpected, missing = list(actual), []
+    for want in expected:
+        match = next((i for i, got in enumerate(unexpected) if equals(want, got)), None)
+        if match is None:
+            missing.append(want)
+        else:
+            del unexpected[match]
+    if unexpected or missing:
+        raise BeamAssertException(
+            f"Failed assert: {what}: {list(expected)!r} == {list(actual)!r}, unexpected "
+            f"elements {unexpected!r}, missing elements {missing!r}")
+
+
+def equal_to(expected: Iterable[Any],
+             equals_fn: Optional[Callable[[Any, Any], bool]] = None) -> Matcher:
     """The values are these, in any order (as multisets), as Beam's `equal_to`: every element
-    counts, a retraction too (use `nets_to` for what retractions leave)."""
+    counts, a retraction too (use `nets_to` for what retractions leave). `equals_fn(expected,
+    actual)`, where given, says which values match. With `reify_windows`, `TestWindowedValue`s
+    are compared with each element's value, timestamp and windows."""
     expected = list(expected)
-    return Matcher(lambda actual: _compare(actual, expected, "equal_to"),
-                   f"equal_to({expected!r})")
+
+    def check(actual: List[Any]) -> None:
+        actual = [as_test_windowed_value(v) for v in actual] if any(
+            isinstance(v, TestWindowedValue) for v in expected) else actual
+        if equals_fn is None:
+            _compare(actual, [as_test_windowed_value(v) for v in expected], "equal_to")
+        else:
+            _compare_with(actual, expected, equals_fn, "equal_to")
+    return Matcher(check, f"equal_to({expected!r})")
+
+
+def _approx(expected: Any, actual: Any, rel_tol: float, abs_tol: float) -> bool:
+    numbers = (int, float)
+    if isinstance(expected, numbers) and isinstance(actual, numbers) and not (
+            isinstance(expected, bool) or isinstance(actual, bool)):
+        return math.isclose(expected, actual, rel_tol=rel_tol, abs_tol=abs_tol)
+    if (isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple))
+            and len(expected) == len(actual)):
+        return all(_approx(e, a, rel_tol, abs_tol) for e, a in zip(expected, actual))
+    return bool(expected == actual)
+
+
+def equal_to_approx(expected: Iterable[Any], rel_tol: float = 1e-9,
+                    abs_tol: float = 0.0) -> Matcher:
+    """As `equal_to`, numbers (also inside tuples and lists) matching within `rel_tol` and
+    `abs_tol` as `math.isclose` has them: for floating-point results whose last digits vary."""
+    expected = list(expected)
+    return Matcher(lambda actual: _compare_with(
+        actual, expected, lambda e, a: _approx(e, a, rel_tol, abs_tol), "equal_to_approx"),
+        f"equal_to_approx({expected!r}, rel_tol={rel_tol}, abs_tol={abs_tol})")
 
 
 def is_empty() -> Matcher:
@@ -91,7 +142,7 @@ def is_not_empty() -> Matcher:
     """The PCollection has at least one element."""
     def check(actual: List[Any]) -> None:
         if not actual:
-            raise BeamAssertException("Failed assert: is_not_empty: the PCollection is empty")
+            raise BeamAssertException("Failed assert: is_not_empty: pcol is empty")
     return Matcher(check, "is_not_empty()")
 
 
@@ -114,7 +165,7 @@ def nets_to(expected: Iterable[Any]) -> PaneMatcher:
         running: Counter = Counter()
         values = {}
         for wv in elements:
-            key = _hashable(wv.value)
+            key = hashable(wv.value)
             values[key] = wv.value
             running[key] += wv.diff
             if running[key] < 0:
@@ -160,6 +211,9 @@ def assert_that(pcoll: Any, matcher: Callable[[List[Any]], Any],
         raise TypeError(f"assert_that takes a matcher (equal_to(...), is_empty(), ...) or a "
                         f"callable, got {matcher!r}")
     pipeline = pcoll.pipeline
+    if pipeline.result is not None:
+        raise RuntimeError("assert_that on a pipeline that has already run: call it inside "
+                           "the `with` block, before the pipeline runs")
     name = label or f"assert_that({getattr(pcoll, 'label', None) or 'pcoll'})"
     pcoll.keep()
     pipeline.checks.append((pcoll, matcher, name,

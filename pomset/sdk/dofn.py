@@ -46,6 +46,10 @@ class DoFn:
     runner turns back into elements. See `pomset/runtime/batches.py` for how batches are
     formed and which timestamp, window, pane and diff their outputs get."""
 
+    # Beam's default for the element parameter itself (`element=DoFn.ElementParam`)
+    ElementParam = _Param("ElementParam")
+    # Beam's default for a parameter that takes the next of ParDo's side inputs
+    SideInputParam = _Param("SideInputParam")
     TimestampParam = _Param("TimestampParam")
     WindowParam = _Param("WindowParam")
     PaneInfoParam = _Param("PaneInfoParam")
@@ -115,16 +119,18 @@ _TIME_PARAMS = {
     id(DoFn.WindowParam): attrgetter("window"),
     id(DoFn.PaneInfoParam): attrgetter("pane"),
     id(DoFn.DiffParam): attrgetter("diff"),
+    id(DoFn.ElementParam): attrgetter("value"),
 }
 
 
 def context_params(fn: Callable) -> dict:
-    """Parameters of `fn` whose default is one of the DoFn.*Param markers: name -> getter."""
+    """Parameters of `fn` after the element (its first, which gets the element whatever its
+    default, `DoFn.ElementParam` too) whose default is a DoFn.*Param marker: name -> getter."""
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
         return {}
-    return {name: _TIME_PARAMS[id(p.default)] for name, p in sig.parameters.items()
+    return {name: _TIME_PARAMS[id(p.default)] for name, p in list(sig.parameters.items())[1:]
             if id(p.default) in _TIME_PARAMS}
 
 
@@ -143,6 +149,8 @@ def make_invoker(fn: Callable, has_side: bool) -> Callable[[Any, Any, tuple, dic
     if not params:
         return lambda value, wv, args, kwargs: fn(value, *args, **kwargs)
     items = tuple(params.items())
+    sides = tuple(name for name, p in inspect.signature(fn).parameters.items()
+                  if p.default is DoFn.SideInputParam)
     if not has_side and _positional(fn, [name for name, _ in items]):
         if len(items) == 1:
             get = items[0][1]
@@ -152,6 +160,9 @@ def make_invoker(fn: Callable, has_side: bool) -> Callable[[Any, Any, tuple, dic
 
     def invoke(value, wv, args, kwargs):
         extra = {name: get(wv) for name, get in items}
+        if sides:   # side inputs go to the parameters marked DoFn.SideInputParam, in order
+            extra.update(zip(sides, args))
+            args = args[len(sides):]
         if kwargs:
             extra.update(kwargs)
         return fn(value, *args, **extra)

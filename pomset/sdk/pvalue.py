@@ -150,9 +150,17 @@ class AsDict(SideInput):
 _NO_DEFAULT = object()
 
 
+class EmptySideInput:
+    """What `AsSingleton` of an empty side input without a default gives, as in Beam: a
+    DoFn tells it apart with `isinstance(side, EmptySideInput)`."""
+
+    def __repr__(self) -> str:
+        return "EmptySideInput()"
+
+
 class AsSingleton(SideInput):
-    """The side input's single value (or `default`, Beam's `default_value`, when it has
-    none)."""
+    """The side input's single value (or, when it has none, `default`, Beam's
+    `default_value`, else an `EmptySideInput`); more than one value is an error."""
 
     @beam_keywords(default_value="default")
     def __init__(self, pcoll: PCollection, default: Any = _NO_DEFAULT) -> None:
@@ -168,17 +176,14 @@ class AsSingleton(SideInput):
 
     @staticmethod
     def _from_runtime_iterable(values: Iterable[Any], options: Dict[str, Any]) -> Any:
-        """The single value of `values`, or `options["default"]` when there is none; more
-        than one is an error, worded as Beam words it."""
+        """The single value of `values`; when there is none, `options["default"]`, or an
+        `EmptySideInput` without one (as Beam's); more than one is an error, worded as Beam's."""
         rest = iter(values)
         head = list(itertools.islice(rest, 2))
         if len(head) == 1:
             return head[0]
-        if not head and "default" in options:
-            return options["default"]
         if not head:
-            raise ValueError("PCollection of size 0 accessed as a singleton view with no "
-                             "default value")
+            return options.get("default", EmptySideInput())
         size = len(head) + sum(1 for _ in rest)
         raise ValueError(f"PCollection of size {size} with more than one element accessed as a "
                          f'singleton view. First two elements encountered are "{head[0]}", '

@@ -1,6 +1,13 @@
 """Beam's `apache_beam.testing.util`: `assert_that` and its matchers."""
-from ..sdk.asserts import (BeamAssertException, assert_that, equal_to, is_empty, is_not_empty,
-                           matches_all, nets_to, panes_equal)
+from .._beam_names import missing
+from ..sdk.asserts import (BeamAssertException, assert_that, equal_to, equal_to_approx,
+                           is_empty, is_not_empty, matches_all, nets_to, panes_equal)
+from ..sdk.reified import TestWindowedValue
+from ..sdk.row_equality import row_namedtuple_equals_fn
+from ..sdk.window_asserts import equal_to_per_window
 
-__all__ = ["BeamAssertException", "assert_that", "equal_to", "is_empty", "is_not_empty",
-           "matches_all", "nets_to", "panes_equal"]
+__all__ = ["BeamAssertException", "TestWindowedValue", "assert_that", "equal_to",
+           "equal_to_approx", "equal_to_per_window", "is_empty", "is_not_empty",
+           "matches_all", "nets_to", "panes_equal", "row_namedtuple_equals_fn"]
+
+__getattr__ = missing(__name__, "apache_beam.testing.util")
