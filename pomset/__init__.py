@@ -119,3 +119,10 @@ __all__ += ["BagStateSpec", "CombiningValueStateSpec", "OrderedListStateSpec",
 from .sdk.plot import plot_panes  # noqa: E402
 
 __all__ += ["plot_panes"]
+
+# --- Beam's @ptransform_fn and its type hints (beam.typehints) ---
+from .sdk.core import PartitionFn  # noqa: E402
+from .sdk.ptransform import ptransform_fn  # noqa: E402
+from . import typehints  # noqa: E402
+
+__all__ += ["PartitionFn", "ptransform_fn", "typehints"]

@@ -176,7 +176,7 @@ def test_params(cases: Sequence[Tuple[str, str, str]], local_only: Collection[st
 def beam_test_methods(module: types.ModuleType) -> Iterator[Tuple[str, str]]:
     """(class name, method name) of each unittest test method in `module`."""
     loader = unittest.TestLoader()
-    for cls_name, cls in vars(module).items():
+    for cls_name, cls in list(vars(module).items()):
         if isinstance(cls, type) and issubclass(cls, unittest.TestCase) and \
                 cls.__module__ == module.__name__:
             for method in loader.getTestCaseNames(cls):

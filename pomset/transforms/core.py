@@ -3,11 +3,12 @@ code imports them from (`from apache_beam.transforms.core import DoFn`)."""
 from .._beam_names import missing
 from ..sdk.combinefn import CombineFn
 from ..sdk.core import (CombineGlobally, CombinePerKey, CombineValues, Create, Filter, FlatMap,
-                        Flatten, GroupByKey, Map, ParDo, Partition, WindowInto)
+                        Flatten, GroupByKey, Map, ParDo, Partition, PartitionFn,
+                        WindowInto)
 from ..sdk.dofn import DoFn
 from ..sdk.shorthands import FlatMapTuple, MapTuple
 
 __all__ = ["CombineFn", "CombineGlobally", "CombinePerKey", "CombineValues", "Create", "DoFn",
            "Filter", "FlatMap", "FlatMapTuple", "Flatten", "GroupByKey", "Map", "MapTuple",
-           "ParDo", "Partition", "WindowInto"]
+           "ParDo", "Partition", "PartitionFn", "WindowInto"]
 __getattr__ = missing(__name__, "apache_beam.transforms.core")
