@@ -125,3 +125,9 @@ from .sdk.core import Impulse, PartitionFn  # noqa: E402
 from . import core, pipeline  # noqa: E402
 
 __all__ += ["Impulse", "PartitionFn", "core", "pipeline"]
+
+# --- Beam's @ptransform_fn and its type hints (beam.typehints) ---
+from .sdk.ptransform import ptransform_fn  # noqa: E402
+from . import typehints  # noqa: E402
+
+__all__ += ["ptransform_fn", "typehints"]

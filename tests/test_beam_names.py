@@ -105,7 +105,7 @@ def test_what_beams_examples_use_beyond_the_basics():
     assert PipelineOptions([]).view_as(GoogleCloudOptions).project is None
     assert PipelineOptions(["--runner=FnApiRunner"]).runner == "local"
     split = beam.ParDo(beam.DoFn()).with_output_types(str)
-    assert split.type_hints == {"output": str}
+    assert split.type_hints.simple_output() is str
     with TestPipeline() as p:
         nums = p | beam.Create([1, 2, 3, 10])
         mean = nums | beam.CombineGlobally(beam.combiners.MeanCombineFn()).as_singleton_view()

@@ -257,6 +257,8 @@ class DoFnRunner:
         if type(item) is TaggedOutput:
             tag, item = item.tag, item.value
             if tag not in outs:
+                if self.t.allow_unknown_tags:   # with_outputs(): a tag never asked for
+                    return
                 raise ValueError(f"output tag {tag!r} was not declared; declare it with "
                                  f".with_outputs({tag!r})")
         target = outs[tag]

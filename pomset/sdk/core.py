@@ -163,6 +163,10 @@ class ParDo(Primitive):
         return plan_kinds.STATEFUL_PARDO if self.stateful else plan_kinds.ELEMENTWISE
 
     call = "dofn"
+    #: whether the main output is unpacked first (`with_outputs(main=...)`)
+    main_named = False
+    #: whether a TaggedOutput may name a tag not declared (`with_outputs()`)
+    allow_unknown_tags = False
 
     def __init__(self, fn: Any, *args: Any, label: Optional[str] = None, **kwargs: Any) -> None:
         super().__init__(label)
@@ -203,11 +207,18 @@ class ParDo(Primitive):
         name = getattr(self.fn, "__name__", type(self.fn).__name__)
         return f"{type(self).__name__}({name})"
 
-    def with_outputs(self, *tags: str, main: str = "main") -> "ParDo":
-        """Also produce the side outputs `tags` (DoFns emit to them with `TaggedOutput`)."""
+    def with_outputs(self, *tags: str, main: Optional[str] = None,
+                     allow_unknown_tags: Optional[bool] = None) -> "ParDo":
+        """Also produce the side outputs `tags` (DoFns emit to them with `TaggedOutput`).
+        With no tags, any tag is allowed (Beam's `allow_unknown_tags`): the result gives an
+        output for each tag asked of it, and what goes to a tag never asked for is dropped.
+        The result unpacks as Beam's does: the main output first where `main` names it,
+        then the tags in order."""
         out = copy.copy(self)
         out.tags = tuple(tags)
-        out.main_tag = main
+        out.main_tag = main or "main"
+        out.main_named = main is not None
+        out.allow_unknown_tags = not tags if allow_unknown_tags is None else allow_unknown_tags
         return out
 
     def with_exception_handling(self, main_tag: str = "good", dead_letter_tag: str = "bad") -> "ParDo":
@@ -215,6 +226,7 @@ class ParDo(Primitive):
         instead of failing the run; returns (good, bad) outputs."""
         out = copy.copy(self)
         out.main_tag = main_tag
+        out.main_named = True
         out.dead_letter_tag = dead_letter_tag
         return out
 
@@ -242,8 +254,11 @@ class ParDo(Primitive):
         return main.schema if self.call == "filter" else None
 
     def result(self, node: Any) -> Any:
-        if self.tags or self.dead_letter_tag is not None:
-            return DoOutputsTuple(self.main_tag, node.outputs)
+        if self.tags or self.dead_letter_tag is not None or self.allow_unknown_tags:
+            return DoOutputsTuple(self.main_tag, node.outputs, self.main_named,
+                                  self.tags + ((self.dead_letter_tag,)
+                                               if self.dead_letter_tag is not None else ()),
+                                  self.allow_unknown_tags)
         return node.outputs[None]
 
 
@@ -728,19 +743,19 @@ class Distinct(PTransform):
         return out
 
 
-def Keys() -> Map:
-    """The keys of (key, value) elements."""
-    return Map(_key, label="Keys")
+def Keys(label: str = "Keys") -> Map:
+    """The keys of (key, value) elements (`label` names the step, as Beam's argument does)."""
+    return Map(_key, label=label)
 
 
-def Values() -> Map:
+def Values(label: str = "Values") -> Map:
     """The values of (key, value) elements."""
-    return Map(_value, label="Values")
+    return Map(_value, label=label)
 
 
-def KvSwap() -> Map:
+def KvSwap(label: str = "KvSwap") -> Map:
     """(key, value) -> (value, key)."""
-    out = Map(_swap, label="KvSwap")
+    out = Map(_swap, label=label)
     out.output_kind = KV
     return out
 

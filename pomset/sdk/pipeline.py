@@ -115,6 +115,12 @@ class Pipeline:
         from .core import Create
         return self | Create(values, **kwargs)
 
+    @property
+    def applied_labels(self) -> set:
+        """The full labels (`Outer/Inner`) of every transform applied so far, composites
+        included (Beam's name)."""
+        return set(self._labels)
+
     def _unique(self, label: str) -> str:
         out, n = label, 1
         while out in self._labels:

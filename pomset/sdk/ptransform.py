@@ -2,12 +2,19 @@
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, List, Optional
+import functools
+import inspect
+from typing import Any, Callable, Dict, List, Optional
+
+from .type_hints import HINTS_ATTR, IOTypeHints, declared_hints
 
 
 class PTransform:
     """A transform from PCollections to PCollections. Composites implement `expand`;
-    apply with `pcoll | t`, `pcoll.apply(t)`, or label it with `"Name" >> t`."""
+    apply with `pcoll | t`, `pcoll.apply(t)`, or label it with `"Name" >> t`. A subclass
+    need not call `super().__init__()`: the label then defaults to `default_label()`."""
+
+    label: Optional[str] = None
 
     #: its label, where given; a class default, for a subclass that never calls __init__
     label: Optional[str] = None
@@ -21,17 +28,27 @@ class PTransform:
     def expand(self, pvalue: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement expand(pvalue)")
 
+    @property
+    def type_hints(self) -> IOTypeHints:
+        """The input and output types this transform declares (`with_input_types`,
+        `with_output_types`, or its class's decorators)."""
+        return declared_hints(self)
+
+    def get_type_hints(self) -> IOTypeHints:
+        """Beam's name for `type_hints`."""
+        return self.type_hints
+
     def with_input_types(self, *hints: Any, **keyword_hints: Any) -> "PTransform":
-        """Beam's type hint for the input (and side inputs), kept in `type_hints` but not
-        checked: pomset learns element kinds and schemas from the data. Returns self, as
-        Beam's does."""
-        self.type_hints = {**getattr(self, "type_hints", {}), "input": (hints, keyword_hints)}
+        """Declare the input's type (and the side inputs', by keyword): the pipeline checks
+        it against what the input's producer gives when the transform is applied. Returns
+        self, as Beam's does."""
+        setattr(self, HINTS_ATTR, self.type_hints.with_input_types(*hints, **keyword_hints))
         return self
 
     def with_output_types(self, hint: Any) -> "PTransform":
-        """Beam's type hint for the output, kept in `type_hints` but not checked (see
-        `with_input_types`). Returns self, as Beam's does."""
-        self.type_hints = {**getattr(self, "type_hints", {}), "output": hint}
+        """Declare the output's type: the element type of what the transform gives, checked
+        against what its consumers take. Returns self, as Beam's does."""
+        setattr(self, HINTS_ATTR, self.type_hints.with_output_types(hint))
         return self
 
     def __ror__(self, left: Any) -> Any:
@@ -78,3 +95,39 @@ class Primitive(PTransform):
         """The execution-plan node this primitive lowers to (`sdk.plan_kinds`); None for one
         no runner executes."""
         return None
+
+
+class _PTransformFn(PTransform):
+    """The transform `@ptransform_fn` makes of a function: its expansion calls the function
+    with the input and the arguments it was made with."""
+
+    def __init__(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+        super().__init__()
+        self._fn, self._args, self._kwargs = fn, args, kwargs
+
+    def default_label(self) -> str:
+        """The function's name, with its first argument where it has one, shortened as
+        Beam's labels are: `MyTransform(suffix)`, `F(looooooooo...oooong)`."""
+        if not self._args:
+            return self._fn.__name__
+        arg = self._args[0]
+        text = getattr(arg, "__name__", None) or str(arg)
+        if len(text) > 20:
+            text = f"{text[:10]}...{text[-6:]}"
+        return f"{self._fn.__name__}({text})"
+
+    def expand(self, pvalue: Any) -> Any:
+        kwargs = dict(self._kwargs)
+        if "type_hints" in inspect.signature(self._fn).parameters:
+            kwargs["type_hints"] = self.type_hints
+        return self._fn(pvalue, *self._args, **kwargs)
+
+
+def ptransform_fn(fn: Callable[..., Any]) -> Callable[..., PTransform]:
+    """Decorator: a function `fn(pcoll, *args, **kwargs)` becomes a transform constructor,
+    so `pcoll | F(*args, **kwargs)` (or `'label' >> F(...)`) applies it as a composite named
+    for the function. A `type_hints` parameter receives the transform's declared hints."""
+    @functools.wraps(fn)
+    def make(*args: Any, **kwargs: Any) -> PTransform:
+        return _PTransformFn(fn, args, kwargs)
+    return make

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, Optional, Tuple
 
 from ..triggers.strategy import WindowingStrategy
 from ..windowing.beam_keywords import beam_keywords
@@ -82,16 +82,28 @@ class PCollection(PValue, FluentMethods):
 
 
 class DoOutputsTuple:
-    """The outputs of a multi-output ParDo: `out.main`, `out.tagname`, `out['tagname']`, or
-    unpacked in order (main first, then tags as declared)."""
+    """The outputs of a multi-output ParDo: `out.main`, `out.tagname`, `out['tagname']`
+    (`out[None]` is the main output), or unpacked as Beam's are: the main output first where
+    it was named (`with_outputs(..., main=...)`), then the tags in the order declared. Where
+    unknown tags are allowed (`with_outputs()`), asking for a tag makes its output."""
 
-    def __init__(self, main_tag: str, outputs: Dict[Optional[str], PCollection]) -> None:
+    def __init__(self, main_tag: str, outputs: Dict[Optional[str], PCollection],
+                 main_first: bool = True, tags: Optional[Tuple[str, ...]] = None,
+                 allow_unknown_tags: bool = False) -> None:
         self._main_tag = main_tag
         self._outputs = outputs
+        self._main_first = main_first
+        self._tags = tags
+        self._allow_unknown = allow_unknown_tags
 
     def __getitem__(self, tag: Optional[str]) -> PCollection:
         if tag == self._main_tag:
             tag = None
+        if tag not in self._outputs and self._allow_unknown and isinstance(tag, str):
+            main = self._outputs[None]
+            out = main.derive(kind=None)
+            out.producer, out.tag, out.pipeline = main.producer, tag, main.pipeline
+            self._outputs[tag] = out
         try:
             return self._outputs[tag]
         except KeyError:
@@ -106,11 +118,16 @@ class DoOutputsTuple:
         except KeyError as e:
             raise AttributeError(str(e)) from None
 
+    def _order(self) -> list:
+        if self._tags is None:
+            return list(self._outputs)
+        return ([None] if self._main_first else []) + list(self._tags)
+
     def __iter__(self) -> Iterator[PCollection]:
-        return iter(self._outputs.values())
+        return iter([self[tag] for tag in self._order()])
 
     def __len__(self) -> int:
-        return len(self._outputs)
+        return len(self._order())
 
 
 class SideInput:

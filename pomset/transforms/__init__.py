@@ -6,13 +6,13 @@ from ..sdk.core import (CombineGlobally, CombinePerKey, CombineValues, Create, D
                         Filter, FlatMap, Flatten, GroupByKey, Keys, KvSwap, Map, ParDo,
                         Partition, Values, WindowInto, WithTimestamps)
 from ..sdk.dofn import DoFn
-from ..sdk.ptransform import PTransform
+from ..sdk.ptransform import PTransform, ptransform_fn
 from ..sdk.shorthands import FlatMapTuple, MapTuple, Reshuffle, WithKeys
-from . import combiners, core, timeutil, trigger, userstate, window
+from . import combiners, core, ptransform, timeutil, trigger, userstate, window
 
 __all__ = ["CombineFn", "CombineGlobally", "CombinePerKey", "CombineValues", "Create",
            "Distinct", "DoFn", "Filter", "FlatMap", "FlatMapTuple", "Flatten", "GroupByKey", "Keys", "KvSwap",
-           "Map", "MapTuple", "PTransform", "ParDo", "Partition", "Reshuffle", "Values", "WindowInto",
+           "Map", "MapTuple", "PTransform", "ParDo", "Partition", "ptransform", "ptransform_fn", "Reshuffle", "Values", "WindowInto",
            "WithKeys", "WithTimestamps", "combiners", "core", "timeutil", "trigger", "userstate",
            "window"]
 __getattr__ = missing(__name__, "apache_beam.transforms")
