@@ -119,3 +119,9 @@ __all__ += ["BagStateSpec", "CombiningValueStateSpec", "OrderedListStateSpec",
 from .sdk.plot import plot_panes  # noqa: E402
 
 __all__ += ["plot_panes"]
+
+# --- approximate statistics: distinct counts and quantiles (Beam's transforms.stats) ---
+from .sdk.approximate_quantiles import ApproximateQuantiles  # noqa: E402
+from .sdk.approximate_unique import ApproximateUnique  # noqa: E402
+
+__all__ += ["ApproximateQuantiles", "ApproximateUnique"]
