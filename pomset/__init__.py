@@ -98,7 +98,7 @@ __all__ += ["Duration", "FlatMapTuple", "Latest", "MapTuple", "Metrics", "Metric
 #: Beam names pomset lacks, and what to know about each
 _MISSING = {
     "Regex": "Beam's Regex transforms are not in pomset; use Map/FlatMap/Filter with re",
-    "Sample": "Beam's Sample combiners are not in pomset",
+    "Sample": "Beam's Sample combiners are in pomset.combiners (combiners.Sample), as in Beam",
 }
 
 
