@@ -50,7 +50,8 @@ class ApproximateQuantilesCombineFn(CombineFn):
                  key: Optional[Callable[[Any], Any]] = None, reverse: bool = False,
                  weighted: bool = False, input_batched: bool = False) -> None:
         if not isinstance(num_quantiles, int) or num_quantiles < 2:
-            raise ValueError(f"ApproximateQuantiles needs num_quantiles >= 2, got {num_quantiles!r}")
+            raise ValueError(f"ApproximateQuantiles needs num_quantiles >= 2, "
+                             f"got {num_quantiles!r}")
         self._num_quantiles = num_quantiles
         self._spec = _BufferSpec.__new__(_BufferSpec)
         self._spec.buffer_size, self._spec.num_buffers = buffer_size, num_buffers

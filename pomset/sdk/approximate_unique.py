@@ -114,7 +114,8 @@ class ApproximateUnique:
         return int(math.ceil(round(4.0 / est_err ** 2, 6)))
 
     @classmethod
-    def _combine_fn(cls, size: Optional[int], error: Optional[float]) -> ApproximateUniqueCombineFn:
+    def _combine_fn(cls, size: Optional[int],
+                    error: Optional[float]) -> ApproximateUniqueCombineFn:
         size, error = cls.parse_input_params(size, error)
         if size is None:
             size = cls._get_sample_size_from_est_error(error)
