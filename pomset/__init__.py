@@ -98,7 +98,7 @@ __all__ += ["Duration", "FlatMapTuple", "Latest", "MapTuple", "Metrics", "Metric
 #: Beam names pomset lacks, and what to know about each
 _MISSING = {
     "Regex": "Beam's Regex transforms are not in pomset; use Map/FlatMap/Filter with re",
-    "Sample": "Beam's Sample combiners are not in pomset",
+    "Sample": "Beam's Sample combiners are in pomset.combiners (combiners.Sample), as in Beam",
 }
 
 
@@ -131,3 +131,9 @@ from .sdk.ptransform import ptransform_fn  # noqa: E402
 from . import typehints  # noqa: E402
 
 __all__ += ["ptransform_fn", "typehints"]
+
+# --- approximate statistics: distinct counts and quantiles (Beam's transforms.stats) ---
+from .sdk.approximate_quantiles import ApproximateQuantiles  # noqa: E402
+from .sdk.approximate_unique import ApproximateUnique  # noqa: E402
+
+__all__ += ["ApproximateQuantiles", "ApproximateUnique"]

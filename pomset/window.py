@@ -4,8 +4,9 @@ from ._beam_names import missing
 from .windowing import (BoundedWindow, Duration, FixedWindows, GlobalWindow, GlobalWindows,
                         IntervalWindow, Sessions, SlidingWindows, Timestamp, TimestampCombiner,
                         TimestampedValue, WindowedValue, WindowFn)
+from .windowing import MAX_TIMESTAMP, MIN_TIMESTAMP
 
 __all__ = ["BoundedWindow", "Duration", "FixedWindows", "GlobalWindow", "GlobalWindows",
            "IntervalWindow", "Sessions", "SlidingWindows", "Timestamp", "TimestampCombiner",
-           "TimestampedValue", "WindowedValue", "WindowFn"]
+           "TimestampedValue", "WindowedValue", "WindowFn", "MAX_TIMESTAMP", "MIN_TIMESTAMP"]
 __getattr__ = missing(__name__, "apache_beam.transforms.window")

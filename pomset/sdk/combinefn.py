@@ -49,11 +49,27 @@ class CombineFn:
     def can_merge(self) -> bool:
         return type(self).merge_accumulators is not CombineFn.merge_accumulators
 
+    def compact(self, accumulator: Any) -> Any:
+        """A smaller equivalent of `accumulator`, before it is sent on (Beam's `compact`)."""
+        return accumulator
+
     def default_label(self) -> str:
         return type(self).__name__
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+    @staticmethod
+    def from_callable(fn: Callable[..., Any]) -> "CombineFn":
+        """Beam's `CombineFn.from_callable`: a function of an iterable (and any extra
+        arguments the combine is given) as a CombineFn."""
+        return CallableCombineFn(fn)
+
+    @staticmethod
+    def maybe_from_callable(fn: Any, has_side_inputs: bool = True) -> "CombineFn":
+        """Beam's `CombineFn.maybe_from_callable`: `fn` if it is a CombineFn, else a
+        CombineFn of it (a built-in such as sum as pomset's own combiner)."""
+        return as_combine_fn(fn)
 
     @classmethod
     def PerKey(cls, *args: Any, **kwargs: Any) -> Any:
@@ -208,26 +224,82 @@ class Top(ToList):
         pick = heapq.nsmallest if self.reverse else heapq.nlargest
         return pick(self.n, acc, key=self.key)
 
-    @classmethod
-    def Of(cls, n: int, key: Optional[Callable] = None, reverse: bool = False) -> Any:
-        """Beam's `Top.Of(n)`: the n largest elements, as one list per window."""
-        return cls.Globally(n, key=key, reverse=reverse)
+    @staticmethod
+    def Of(n: int, key: Optional[Callable] = None, reverse: bool = False,
+           has_defaults: bool = True) -> Any:
+        """Beam's `Top.Of(n)`: the n largest elements (by `key`; the smallest with
+        `reverse`), as one list per window; `has_defaults=False` is `without_defaults()`."""
+        out = Top.Globally(n, key=key, reverse=reverse)
+        return out if has_defaults else out.without_defaults()
 
-    @classmethod
-    def Largest(cls, n: int, key: Optional[Callable] = None) -> Any:
-        return cls.Globally(n, key=key)
+    @staticmethod
+    def Largest(n: int, has_defaults: bool = True, key: Optional[Callable] = None) -> Any:
+        """Beam's `Top.Largest(n)`: the n largest elements, largest first, per window."""
+        return Top.Of(n, key=key, has_defaults=has_defaults)
 
-    @classmethod
-    def Smallest(cls, n: int, key: Optional[Callable] = None) -> Any:
-        return cls.Globally(n, key=key, reverse=True)
+    @staticmethod
+    def Smallest(n: int, has_defaults: bool = True, key: Optional[Callable] = None) -> Any:
+        """Beam's `Top.Smallest(n)`: the n smallest elements, smallest first, per window."""
+        return Top.Of(n, key=key, reverse=True, has_defaults=has_defaults)
 
-    @classmethod
-    def LargestPerKey(cls, n: int, key: Optional[Callable] = None) -> Any:
-        return cls.PerKey(n, key=key)
+    @staticmethod
+    def LargestPerKey(n: int, key: Optional[Callable] = None) -> Any:
+        """Beam's `Top.LargestPerKey(n)`: (key, its n largest values) per window."""
+        return Top.PerKey(n, key=key)
 
-    @classmethod
-    def SmallestPerKey(cls, n: int, key: Optional[Callable] = None) -> Any:
-        return cls.PerKey(n, key=key, reverse=True)
+    @staticmethod
+    def SmallestPerKey(n: int, key: Optional[Callable] = None) -> Any:
+        """Beam's `Top.SmallestPerKey(n)`: (key, its n smallest values) per window."""
+        return Top.PerKey(n, key=key, reverse=True)
+
+
+class Largest(Top):
+    """Beam's `combiners.Largest(n)`: the CombineFn of the n largest values, largest first."""
+
+    def __init__(self, n: int, key: Optional[Callable] = None) -> None:
+        super().__init__(n, key=key)
+
+
+class Smallest(Top):
+    """Beam's `combiners.Smallest(n)`: the CombineFn of the n smallest values, smallest
+    first."""
+
+    def __init__(self, n: int, key: Optional[Callable] = None) -> None:
+        super().__init__(n, key=key, reverse=True)
+
+
+class ToDict(CombineFn):
+    """(key, value) pairs as one dict (a later pair of a key replacing an earlier one)."""
+
+    def create_accumulator(self) -> dict:
+        return {}
+
+    def add_input(self, acc: dict, kv: Any) -> dict:
+        acc[kv[0]] = kv[1]
+        return acc
+
+    def merge_accumulators(self, accs: Iterable[dict]) -> dict:
+        out: dict = {}
+        for a in accs:
+            out.update(a)
+        return out
+
+
+class ToSet(CombineFn):
+    """The distinct values, as a set."""
+
+    def create_accumulator(self) -> set:
+        return set()
+
+    def add_input(self, acc: set, value: Any) -> set:
+        acc.add(value)
+        return acc
+
+    def merge_accumulators(self, accs: Iterable[set]) -> set:
+        out: set = set()
+        for a in accs:
+            out.update(a)
+        return out
 
 
 class CallableCombineFn(ToList):
@@ -258,3 +330,18 @@ def as_combine_fn(fn: Any) -> CombineFn:
     if callable(fn):
         return CallableCombineFn(fn)
     raise TypeError(f"expected a CombineFn or a function of an iterable, got {fn!r}")
+
+
+def combine_all(fn: CombineFn, values: Iterable[Any], *args: Any, **kwargs: Any) -> Any:
+    """`fn`'s output for all of `values` at once, every method given the extra arguments
+    (Beam's CombineFn methods take the combine's extra arguments and side inputs after their
+    own); a function of an iterable is called with them after the values."""
+    if isinstance(fn, CallableCombineFn):
+        return fn.fn(list(values), *args, **kwargs)
+    acc = fn.create_accumulator(*args, **kwargs)
+    for value in values:
+        acc = fn.add_input(acc, value, *args, **kwargs)
+    acc = fn.compact(acc, *args, **kwargs)
+    if fn.can_merge():
+        acc = fn.merge_accumulators([acc], *args, **kwargs)
+    return fn.extract_output(acc, *args, **kwargs)

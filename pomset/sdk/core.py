@@ -13,7 +13,7 @@ from ..windowing import (GLOBAL_WINDOW, NO_FIRING, BoundedWindow, GlobalWindows,
                          TimestampedValue, WindowedValue, WindowFn, AssignedWindows,
                          duration_micros)
 from ..triggers.strategy import WindowingStrategy
-from .combinefn import CombineFn, Count, as_combine_fn
+from .combinefn import CombineFn, Count, as_combine_fn, combine_all
 from .dofn import BatchTypes, DoFn, batch_types
 from .userstate import is_stateful_dofn, validate_stateful_dofn
 from ..windowing.beam_keywords import beam_keywords
@@ -517,7 +517,17 @@ class GroupByKey(Primitive):
 
 
 class CombinePerKey(GroupByKey):
-    """Per key and window, the values combined by a CombineFn (or a function of an iterable)."""
+    """Per key and window, the values combined by a CombineFn (or a function of an iterable).
+    Given extra arguments (`CombinePerKey(fn, *args, **kwargs)`, side-input views among
+    them), it is the composite that passes them to the CombineFn's methods
+    (sdk/combine_args.py)."""
+
+    def __new__(cls, fn: Any = None, *args: Any, label: Optional[str] = None,
+                **kwargs: Any) -> Any:
+        if args or kwargs:
+            from .combine_args import CombinePerKeyWithArgs
+            return CombinePerKeyWithArgs(fn, *args, label=label, **kwargs)
+        return super().__new__(cls)
 
     def __init__(self, fn: Any, label: Optional[str] = None) -> None:
         super().__init__(label)
@@ -525,6 +535,13 @@ class CombinePerKey(GroupByKey):
 
     def default_label(self) -> str:
         return f"CombinePerKey({self.combine_fn.default_label()})"
+
+    def with_hot_key_fanout(self, fanout: Union[int, Callable[[Any], int]]) -> PTransform:
+        """This combine done in two steps: each key's values first in `fanout` (or
+        `fanout(key)`) random parts, then the parts merged (for a key too hot for one
+        place)."""
+        from .fanout import HotKeyFanout
+        return HotKeyFanout(self.combine_fn, fanout)
 
 
 class CombineGlobally(PTransform):
@@ -536,11 +553,13 @@ class CombineGlobally(PTransform):
     `as_singleton_view()` gives the result as a side input (`AsSingleton`), which reads the
     combiner's empty result in a window without one (unless `without_defaults()`)."""
 
-    def __init__(self, fn: Any, label: Optional[str] = None) -> None:
+    def __init__(self, fn: Any, *args: Any, label: Optional[str] = None, **kwargs: Any) -> None:
         super().__init__(label)
         self.combine_fn = as_combine_fn(fn)
+        self.args, self.kwargs = args, kwargs
         self.has_defaults = True
         self.as_view = False
+        self.fanout: Union[int, Callable[[Any], int], None] = None
 
     def default_label(self) -> str:
         return f"CombineGlobally({self.combine_fn.default_label()})"
@@ -548,6 +567,13 @@ class CombineGlobally(PTransform):
     def without_defaults(self) -> "CombineGlobally":
         out = copy.copy(self)
         out.has_defaults = False
+        return out
+
+    def with_fanout(self, fanout: Union[int, Callable[[Any], int]]) -> "CombineGlobally":
+        """The same combine done in two steps: the values first in `fanout` random parts,
+        then the parts merged (`CombinePerKey.with_hot_key_fanout` of the one key)."""
+        out = copy.copy(self)
+        out.fanout = fanout
         return out
 
     def as_singleton_view(self) -> "CombineGlobally":
@@ -559,7 +585,10 @@ class CombineGlobally(PTransform):
     def expand(self, pcoll: PCollection) -> Any:
         keyed = pcoll | "KeyByNone" >> Map(_key_by_none)
         keyed.kind = KV
-        combined = keyed | CombinePerKey(self.combine_fn) | Values()
+        combine = CombinePerKey(self.combine_fn, *self.args, **self.kwargs)
+        if self.fanout is not None and not (self.args or self.kwargs):
+            combine = combine.with_hot_key_fanout(self.fanout)
+        combined = keyed | combine | Values()
         fn = self.combine_fn
         if self.as_view:
             if not self.has_defaults:
@@ -583,21 +612,29 @@ def _key_by_none(v: Any) -> Any:
 
 
 class CombineValues(PTransform):
-    """For (key, iterable) elements, (key, the iterable combined)."""
+    """For (key, iterable) elements, (key, the iterable combined); extra arguments (side-input
+    views among them) go to the CombineFn's methods."""
 
-    def __init__(self, fn: Any, label: Optional[str] = None) -> None:
+    def __init__(self, fn: Any, *args: Any, label: Optional[str] = None, **kwargs: Any) -> None:
         super().__init__(label)
         self.combine_fn = as_combine_fn(fn)
+        self.args, self.kwargs = args, kwargs
 
     def expand(self, pcoll: PCollection) -> PCollection:
         fn = self.combine_fn
+        if self.args or self.kwargs:
+            def combine(kv: Any, *args: Any, **kwargs: Any) -> Any:
+                return (kv[0], combine_all(fn, kv[1], *args, **kwargs))
+            out = pcoll | Map(combine, *self.args, **self.kwargs)
+            out.kind = KV
+            return out
 
-        def combine(kv: Any) -> Any:
+        def combine_plain(kv: Any) -> Any:
             acc = fn.create_accumulator()
             for v in kv[1]:
                 acc = fn.add_input(acc, v)
             return (kv[0], fn.extract_output(acc))
-        out = pcoll | Map(combine)
+        out = pcoll | Map(combine_plain)
         out.kind = KV
         return out
 

@@ -4,9 +4,10 @@
 themselves)."""
 from __future__ import annotations
 
+import copy
 from typing import Any, Callable, List, Optional, Tuple
 
-from ..windowing import Timestamp
+from ..windowing import MIN_TIMESTAMP, Timestamp
 from .combinefn import CombineFn
 from .core import CombineGlobally, CombinePerKey, Map
 from .dofn import DoFn
@@ -51,35 +52,37 @@ def _same(v: Any) -> Any:
     return v
 
 
-class _LatestFn(CombineFn):
-    """The value of the (value, timestamp) pair with the latest timestamp."""
+class LatestCombineFn(CombineFn):
+    """Beam's `LatestCombineFn`: of (value, timestamp) pairs, the value with the latest
+    timestamp (the later-added one on a tie); the accumulator is such a pair, starting at
+    (None, MIN_TIMESTAMP)."""
 
-    def create_accumulator(self) -> Optional[Tuple[Any, Any]]:
-        return None
+    def create_accumulator(self) -> Tuple[Any, Any]:
+        return (None, MIN_TIMESTAMP)
 
-    def add_input(self, acc: Optional[Tuple[Any, Any]], pair: Tuple[Any, Any]) -> Any:
-        return pair if acc is None or pair[1] >= acc[1] else acc
+    def add_input(self, acc: Tuple[Any, Any], pair: Tuple[Any, Any]) -> Tuple[Any, Any]:
+        return pair if pair[1] >= acc[1] else acc
 
-    def merge_accumulators(self, accs: Any) -> Any:
-        latest = None
+    def merge_accumulators(self, accs: Any) -> Tuple[Any, Any]:
+        latest = (None, MIN_TIMESTAMP)
         for acc in accs:
-            if acc is not None and (latest is None or acc[1] >= latest[1]):
+            if acc[1] >= latest[1]:
                 latest = acc
         return latest
 
-    def extract_output(self, acc: Any) -> Any:
-        return None if acc is None else acc[0]
+    def extract_output(self, acc: Tuple[Any, Any]) -> Any:
+        return acc[0]
 
 
 class _Stamped(DoFn):
     def process(self, element: Any, timestamp: Timestamp = DoFn.TimestampParam) -> List[Any]:
-        return [(element, timestamp.micros)]
+        return [(element, timestamp)]
 
 
 class _StampedValues(DoFn):
     def process(self, kv: Tuple[Any, Any], timestamp: Timestamp = DoFn.TimestampParam
                 ) -> List[Any]:
-        return [(kv[0], (kv[1], timestamp.micros))]
+        return [(kv[0], (kv[1], timestamp))]
 
 
 class Latest:
@@ -87,14 +90,26 @@ class Latest:
     `Latest.PerKey()` per key and window (Beam's `combiners.Latest`)."""
 
     class Globally(PTransform):
+        """The element with the latest event time, per window (None for an empty input in
+        the global window, unless `without_defaults()`)."""
+
+        has_defaults = True
+
+        def without_defaults(self) -> "Latest.Globally":
+            out = copy.copy(self)
+            out.has_defaults = False
+            return out
+
         def expand(self, pcoll: PCollection) -> PCollection:
             from .core import ParDo
-            return (pcoll | "Stamp" >> ParDo(_Stamped())
-                    | "Latest" >> CombineGlobally(_LatestFn()))
+            combine = CombineGlobally(LatestCombineFn())
+            if not self.has_defaults:
+                combine = combine.without_defaults()
+            return pcoll | "Stamp" >> ParDo(_Stamped()) | "Latest" >> combine
 
     class PerKey(PTransform):
         def expand(self, pcoll: PCollection) -> PCollection:
             from .core import ParDo
             stamped = pcoll | "Stamp" >> ParDo(_StampedValues())
             stamped.kind = KV
-            return stamped | "Latest" >> CombinePerKey(_LatestFn())
+            return stamped | "Latest" >> CombinePerKey(LatestCombineFn())
