@@ -8,11 +8,11 @@ from ..sdk.core import (CombineGlobally, CombinePerKey, CombineValues, Create, D
 from ..sdk.dofn import DoFn
 from ..sdk.ptransform import PTransform
 from ..sdk.shorthands import FlatMapTuple, MapTuple, Reshuffle, WithKeys
-from . import combiners, core, timeutil, trigger, userstate, window
+from . import combiners, core, timeutil, trigger, userstate, util, window
 
 __all__ = ["CombineFn", "CombineGlobally", "CombinePerKey", "CombineValues", "Create",
            "Distinct", "DoFn", "Filter", "FlatMap", "FlatMapTuple", "Flatten", "GroupByKey", "Keys", "KvSwap",
            "Map", "MapTuple", "PTransform", "ParDo", "Partition", "Reshuffle", "Values", "WindowInto",
-           "WithKeys", "WithTimestamps", "combiners", "core", "timeutil", "trigger", "userstate",
+           "WithKeys", "WithTimestamps", "combiners", "core", "timeutil", "trigger", "userstate", "util",
            "window"]
 __getattr__ = missing(__name__, "apache_beam.transforms")

@@ -1,0 +1,17 @@
+"""Beam's `apache_beam.transforms.util` (`beam.transforms.util`): utility transforms —
+batching, keys, regular expressions, strings, logging, reification, encrypted grouping."""
+from .._beam_names import missing
+from ..sdk.core import CoGroupByKey, Distinct, Keys, KvSwap, Values
+from ..sdk.log_elements import LogElements
+from ..sdk.regex import Regex
+from ..sdk.reify import Reify
+from ..sdk.secret import DecryptMessage, GroupByEncryptedKey, Secret
+from ..sdk.shorthands import Reshuffle, WithKeys
+from ..sdk.tostring import ToString
+
+#: Beam's private name for GroupByEncryptedKey's decrypting DoFn (its tests subclass it)
+_DecryptMessage = DecryptMessage
+
+__all__ = ["CoGroupByKey", "Distinct", "GroupByEncryptedKey", "Keys", "KvSwap", "LogElements",
+           "Regex", "Reify", "Reshuffle", "Secret", "ToString", "Values", "WithKeys"]
+__getattr__ = missing(__name__, "apache_beam.transforms.util")
