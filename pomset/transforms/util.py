@@ -1,6 +1,8 @@
 """Beam's `apache_beam.transforms.util` (`beam.transforms.util`): utility transforms —
 batching, keys, regular expressions, strings, logging, reification, encrypted grouping."""
 from .._beam_names import missing
+from ..sdk.batch_size import BatchSizeEstimator
+from ..sdk.batching import BatchElements, GroupIntoBatches
 from ..sdk.core import CoGroupByKey, Distinct, Keys, KvSwap, Values
 from ..sdk.log_elements import LogElements
 from ..sdk.regex import Regex
@@ -11,7 +13,10 @@ from ..sdk.tostring import ToString
 
 #: Beam's private name for GroupByEncryptedKey's decrypting DoFn (its tests subclass it)
 _DecryptMessage = DecryptMessage
+#: Beam's private name for BatchElements' size estimator (its tests drive it directly)
+_BatchSizeEstimator = BatchSizeEstimator
 
-__all__ = ["CoGroupByKey", "Distinct", "GroupByEncryptedKey", "Keys", "KvSwap", "LogElements",
+__all__ = ["BatchElements", "CoGroupByKey", "Distinct", "GroupByEncryptedKey", "GroupIntoBatches",
+           "Keys", "KvSwap", "LogElements",
            "Regex", "Reify", "Reshuffle", "Secret", "ToString", "Values", "WithKeys"]
 __getattr__ = missing(__name__, "apache_beam.transforms.util")

@@ -1,0 +1,199 @@
+"""Beam's `BatchElements` and `GroupIntoBatches`: elements gathered into lists.
+BatchElements batches within a bundle, sized by `BatchSizeEstimator` (or, given
+`max_batch_duration_secs`, across bundles through GroupIntoBatches). GroupIntoBatches
+batches each key's values with a stateful DoFn — a bag, a count, and timers — so a batch is
+output when it is full, when it has waited `max_buffering_duration_secs` of processing time,
+and when its window ends, in batch and streaming alike."""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+
+from ..windowing import GlobalWindow, GlobalWindows, TimestampedValue, WindowedValue
+from .batch_size import BatchSizeEstimator
+from .core import Map, ParDo
+from .dofn import DoFn
+from .ptransform import PTransform
+from .pvalue import PCollection
+from .userstate import (BagStateSpec, CombiningValueStateSpec, TimeDomain, TimerSpec,
+                        on_timer)
+
+
+def _one(_: Any) -> int:
+    return 1
+
+
+class _GlobalBatching(DoFn):
+    """Batches of a bundle's elements in the global window, each output at its end."""
+
+    def __init__(self, estimator: BatchSizeEstimator,
+                 element_size_fn: Callable[[Any], int]) -> None:
+        self.estimator = estimator
+        self.size_of = element_size_fn
+
+    def start_bundle(self) -> None:
+        self.batch: List[Any] = []
+        self.size = 0
+        self.target = self.estimator.next_batch_size()
+
+    def _flush(self) -> Any:
+        with self.estimator.record_time(self.size):
+            out = WindowedValue(self.batch, GlobalWindow().max_timestamp())
+        self.batch, self.size = [], 0
+        self.target = self.estimator.next_batch_size()
+        return out
+
+    def process(self, element: Any) -> Iterator[Any]:
+        size = self.size_of(element)
+        if self.batch and self.size + size > self.target:
+            yield self._flush()
+        self.batch.append(element)
+        self.size += size
+        if self.size >= self.target:
+            yield self._flush()
+
+    def finish_bundle(self) -> Iterator[Any]:
+        if self.batch:
+            yield self._flush()
+
+
+class _WindowAwareBatching(DoFn):
+    """Batches of a bundle's elements per window, each output at its window's end."""
+
+    MAX_LIVE_WINDOWS = 10
+
+    def __init__(self, estimator: BatchSizeEstimator,
+                 element_size_fn: Callable[[Any], int]) -> None:
+        self.estimator = estimator
+        self.size_of = element_size_fn
+
+    def start_bundle(self) -> None:
+        self.batches: Dict[Any, List[Any]] = {}
+        self.sizes: Dict[Any, int] = {}
+        self.target = self.estimator.next_batch_size()
+
+    def _flush(self, window: Any) -> Any:
+        batch, size = self.batches.pop(window), self.sizes.pop(window)
+        with self.estimator.record_time(size):
+            out = WindowedValue(batch, window.max_timestamp(), window)
+        self.target = self.estimator.next_batch_size()
+        return out
+
+    def process(self, element: Any, window: Any = DoFn.WindowParam) -> Iterator[Any]:
+        size = self.size_of(element)
+        if window in self.batches and self.sizes[window] + size > self.target:
+            yield self._flush(window)
+        self.batches.setdefault(window, []).append(element)
+        self.sizes[window] = self.sizes.get(window, 0) + size
+        if self.sizes[window] >= self.target:
+            yield self._flush(window)
+        elif len(self.batches) > self.MAX_LIVE_WINDOWS:
+            yield self._flush(max(self.sizes, key=self.sizes.__getitem__))
+
+    def finish_bundle(self) -> Iterator[Any]:
+        for window in list(self.batches):
+            yield self._flush(window)
+
+
+class BatchElements(PTransform):
+    """Beam's `BatchElements`: lists of consecutive elements (per window), between
+    `min_batch_size` and `max_batch_size` long (or heavy, by `element_size_fn`), sized to
+    take about `target_batch_duration_secs` to process downstream."""
+
+    def __init__(self, min_batch_size: int = 1, max_batch_size: int = 10000,
+                 target_batch_overhead: Optional[float] = .05,
+                 target_batch_duration_secs: Optional[float] = 10,
+                 target_batch_duration_secs_including_fixed_cost: Optional[float] = None,
+                 max_batch_duration_secs: Optional[float] = None, *, variance: float = .25,
+                 clock: Callable[[], float] = time.time, ignore_first_n_seen_per_batch_size:
+                 int = 0, record_metrics: bool = True,
+                 element_size_fn: Callable[[Any], int] = _one, label: Optional[str] = None
+                 ) -> None:
+        super().__init__(label)
+        self.estimator = BatchSizeEstimator(
+            min_batch_size, max_batch_size, target_batch_overhead, target_batch_duration_secs,
+            target_batch_duration_secs_including_fixed_cost, variance, clock,
+            ignore_first_n_seen_per_batch_size, record_metrics)
+        self.max_batch_duration_secs = max_batch_duration_secs
+        self.element_size_fn = element_size_fn
+
+    def expand(self, pcoll: PCollection) -> PCollection:
+        if self.max_batch_duration_secs is not None:
+            return (pcoll | "Key" >> Map(lambda v: (None, v))
+                    | "Batch" >> GroupIntoBatches(self.estimator.max_batch_size,
+                                                  self.max_batch_duration_secs)
+                    | "Unkey" >> Map(lambda kv: kv[1]))
+        in_global = isinstance(pcoll.windowing.window_fn, GlobalWindows)
+        fn = _GlobalBatching if in_global else _WindowAwareBatching
+        return pcoll | "ParDo" >> ParDo(fn(self.estimator, self.element_size_fn))
+
+
+class _GroupIntoBatchesFn(DoFn):
+    """Each key's values in a bag with their count; the batch is output (at the window's
+    end) when full, when the buffering timer fires, or when the window ends."""
+
+    BUFFER = BagStateSpec("values")
+    COUNT = CombiningValueStateSpec("count", combine_fn=sum)
+    WINDOW_END = TimerSpec("window_end", TimeDomain.WATERMARK)
+    BUFFERING = TimerSpec("buffering", TimeDomain.REAL_TIME)
+
+    def __init__(self, batch_size: int, max_buffering_duration_secs: Optional[float]) -> None:
+        self.batch_size = batch_size
+        self.max_buffering = max_buffering_duration_secs
+
+    def process(self, element: Tuple[Any, Any], window: Any = DoFn.WindowParam,
+                buffer: Any = DoFn.StateParam(BUFFER), count: Any = DoFn.StateParam(COUNT),
+                window_end: Any = DoFn.TimerParam(WINDOW_END),
+                buffering: Any = DoFn.TimerParam(BUFFERING)) -> Iterator[Any]:
+        key, value = element
+        if count.read() == 0:
+            window_end.set(window.max_timestamp())
+            if self.max_buffering:
+                buffering.set(time.time() + self.max_buffering)
+        buffer.add(value)
+        count.add(1)
+        if count.read() >= self.batch_size:
+            yield from self._flush(key, window, buffer, count, buffering)
+
+    def _flush(self, key: Any, window: Any, buffer: Any, count: Any,
+               buffering: Any) -> Iterator[Any]:
+        batch = list(buffer.read())
+        buffer.clear()
+        count.clear()
+        if self.max_buffering:
+            buffering.clear()
+        if batch:
+            yield TimestampedValue((key, batch), window.max_timestamp())
+
+    @on_timer(WINDOW_END)
+    def on_window_end(self, key: Any = DoFn.KeyParam, window: Any = DoFn.WindowParam,
+                      buffer: Any = DoFn.StateParam(BUFFER),
+                      count: Any = DoFn.StateParam(COUNT),
+                      buffering: Any = DoFn.TimerParam(BUFFERING)) -> Iterator[Any]:
+        yield from self._flush(key, window, buffer, count, buffering)
+
+    @on_timer(BUFFERING)
+    def on_buffering(self, key: Any = DoFn.KeyParam, window: Any = DoFn.WindowParam,
+                     buffer: Any = DoFn.StateParam(BUFFER),
+                     count: Any = DoFn.StateParam(COUNT),
+                     buffering: Any = DoFn.TimerParam(BUFFERING)) -> Iterator[Any]:
+        yield from self._flush(key, window, buffer, count, buffering)
+
+
+class GroupIntoBatches(PTransform):
+    """Beam's `GroupIntoBatches(batch_size, max_buffering_duration_secs=None)`: each key's
+    values as (key, [values]) batches of at most `batch_size`."""
+
+    def __init__(self, batch_size: int, max_buffering_duration_secs: Optional[float] = None,
+                 clock: Any = None, label: Optional[str] = None) -> None:
+        super().__init__(label)
+        if batch_size <= 0:
+            raise ValueError(f"batch_size must be a positive value, got {batch_size}")
+        if max_buffering_duration_secs is not None and max_buffering_duration_secs < 0:
+            raise ValueError("max_buffering_duration_secs must be a non negative value")
+        self.batch_size = batch_size
+        self.max_buffering_duration_secs = max_buffering_duration_secs
+
+    def expand(self, pcoll: PCollection) -> PCollection:
+        return pcoll | "ParDo" >> ParDo(_GroupIntoBatchesFn(
+            self.batch_size, self.max_buffering_duration_secs))
