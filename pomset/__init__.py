@@ -111,14 +111,15 @@ def __getattr__(name: str):
     return _missing_beam_name(name)
 
 # --- Beam's transforms.util names (pomset.transforms.util) ---
-from .sdk.batching import BatchElements, GroupIntoBatches  # noqa: E402
+from .sdk.batching import BatchElements, GroupIntoBatches, SortAndBatchElements  # noqa: E402
 from .sdk.log_elements import LogElements  # noqa: E402
 from .sdk.regex import Regex  # noqa: E402
 from .sdk.reify import Reify  # noqa: E402
 from .sdk.secret import GroupByEncryptedKey, Secret  # noqa: E402
 from .sdk.tostring import ToString  # noqa: E402
 
-__all__ += ["BatchElements", "GroupByEncryptedKey", "GroupIntoBatches", "LogElements", "Regex", "Reify", "Secret", "ToString"]
+__all__ += ["BatchElements", "GroupByEncryptedKey", "GroupIntoBatches", "LogElements", "Regex", "Reify", "Secret",
+            "SortAndBatchElements", "ToString"]
 
 # --- stateful DoFns: state cells and timers, per key and window (Beam's userstate) ---
 from .sdk.userstate import (BagStateSpec, CombiningValueStateSpec, OrderedListStateSpec,  # noqa: E402

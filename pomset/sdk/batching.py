@@ -197,3 +197,67 @@ class GroupIntoBatches(PTransform):
     def expand(self, pcoll: PCollection) -> PCollection:
         return pcoll | "ParDo" >> ParDo(_GroupIntoBatchesFn(
             self.batch_size, self.max_buffering_duration_secs))
+
+
+def _length_or_one(element: Any) -> int:
+    try:
+        return len(element)
+    except TypeError:
+        return 1
+
+
+class _SortAndBatch(DoFn):
+    """A bundle's elements per window, sorted by size and cut into batches of at most
+    `max_batch_size` elements and `max_batch_weight` total size, at the bundle's end."""
+
+    def __init__(self, max_batch_size: int, max_batch_weight: int,
+                 element_size_fn: Callable[[Any], int]) -> None:
+        self.max_batch_size, self.max_batch_weight = max_batch_size, max_batch_weight
+        self.size_of = element_size_fn
+
+    def start_bundle(self) -> None:
+        self.buffers: Dict[Any, List[Tuple[int, int, Any]]] = {}
+
+    def process(self, element: Any, window: Any = DoFn.WindowParam) -> None:
+        buffer = self.buffers.setdefault(window, [])
+        buffer.append((self.size_of(element), len(buffer), element))
+
+    def finish_bundle(self) -> Iterator[Any]:
+        for window, buffer in self.buffers.items():
+            batch: List[Any] = []
+            weight = 0
+            for size, _, element in sorted(buffer, key=lambda t: t[:2]):
+                if batch and (len(batch) >= self.max_batch_size
+                              or weight + size > self.max_batch_weight):
+                    yield WindowedValue(batch, window.max_timestamp(), window)
+                    batch, weight = [], 0
+                batch.append(element)
+                weight += size
+            if batch:
+                yield WindowedValue(batch, window.max_timestamp(), window)
+        self.buffers = {}
+
+
+class SortAndBatchElements(PTransform):
+    """Beam's `SortAndBatchElements`: a bundle's elements, per window, sorted by
+    `element_size_fn` (default: `len`, else 1) and batched by count and total size — so
+    each batch holds elements of similar size (less padding for models)."""
+
+    def __init__(self, min_batch_size: int = 1, max_batch_size: int = 10000,
+                 max_batch_weight: int = 10 ** 9,
+                 element_size_fn: Callable[[Any], int] = _length_or_one,
+                 label: Optional[str] = None) -> None:
+        super().__init__(label)
+        if min_batch_size < 1:
+            raise ValueError(f"min_batch_size must be >= 1, got {min_batch_size}")
+        if max_batch_size < min_batch_size:
+            raise ValueError(f"max_batch_size ({max_batch_size}) must be >= "
+                             f"min_batch_size ({min_batch_size})")
+        if max_batch_weight < 1:
+            raise ValueError(f"max_batch_weight must be >= 1, got {max_batch_weight}")
+        if not callable(element_size_fn):
+            raise TypeError(f"element_size_fn must be callable, got {element_size_fn!r}")
+        self.fn = _SortAndBatch(max_batch_size, max_batch_weight, element_size_fn)
+
+    def expand(self, pcoll: PCollection) -> PCollection:
+        return pcoll | "ParDo" >> ParDo(self.fn)

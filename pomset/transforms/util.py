@@ -2,7 +2,7 @@
 batching, keys, regular expressions, strings, logging, reification, encrypted grouping."""
 from .._beam_names import missing
 from ..sdk.batch_size import BatchSizeEstimator
-from ..sdk.batching import BatchElements, GroupIntoBatches
+from ..sdk.batching import BatchElements, GroupIntoBatches, SortAndBatchElements
 from ..sdk.core import CoGroupByKey, Distinct, Keys, KvSwap, Values
 from ..sdk.log_elements import LogElements
 from ..sdk.regex import Regex
@@ -18,5 +18,5 @@ _BatchSizeEstimator = BatchSizeEstimator
 
 __all__ = ["BatchElements", "CoGroupByKey", "Distinct", "GroupByEncryptedKey", "GroupIntoBatches",
            "Keys", "KvSwap", "LogElements",
-           "Regex", "Reify", "Reshuffle", "Secret", "ToString", "Values", "WithKeys"]
+           "Regex", "Reify", "Reshuffle", "Secret", "SortAndBatchElements", "ToString", "Values", "WithKeys"]
 __getattr__ = missing(__name__, "apache_beam.transforms.util")
