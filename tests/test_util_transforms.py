@@ -89,3 +89,13 @@ def test_a_beam_name_pomset_lacks_names_itself():
         beam.NoSuchTransform
     with pytest.raises(AttributeError, match="apache_beam.transforms.util.WaitOn"):
         util.WaitOn
+
+
+def test_group_into_batches_with_sharded_key_keeps_the_key_and_the_batch_size():
+    with TestPipeline() as p:
+        batches = (p | beam.Create([("a", i) for i in range(10)])
+                   | util.GroupIntoBatches.WithShardedKey(5)
+                   | beam.Map(lambda kv: (kv[0].key, len(kv[1]))))
+        assert_that(batches, lambda got: (all(k == "a" and 0 < n <= 5 for k, n in got)
+                                          and sum(n for _, n in got) == 10)
+                    or pytest.fail(f"batches {got}"))

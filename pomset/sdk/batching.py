@@ -7,6 +7,7 @@ and when its window ends, in batch and streaming alike."""
 from __future__ import annotations
 
 import time
+import uuid
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from ..windowing import GlobalWindow, GlobalWindows, TimestampedValue, WindowedValue
@@ -180,6 +181,52 @@ class _GroupIntoBatchesFn(DoFn):
         yield from self._flush(key, window, buffer, count, buffering)
 
 
+class ShardedKey:
+    """Beam's `ShardedKey`: a key with the shard (of the worker that saw it) it is spread
+    over, so one hot key's batches are built in parallel."""
+
+    __slots__ = ("key", "shard_id")
+
+    def __init__(self, key: Any, shard_id: bytes) -> None:
+        self.key, self.shard_id = key, shard_id
+
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is ShardedKey and self.key == other.key
+                and self.shard_id == other.shard_id)
+
+    def __hash__(self) -> int:
+        return hash((self.key, self.shard_id))
+
+    def __reduce__(self) -> Any:
+        return ShardedKey, (self.key, self.shard_id)
+
+    def __repr__(self) -> str:
+        return f"ShardedKey(key={self.key!r}, shard_id={self.shard_id!r})"
+
+
+class _ShardKeys(DoFn):
+    """(key, value) -> (ShardedKey(key, this DoFn copy's shard), value)."""
+
+    def setup(self) -> None:
+        self.shard_id = uuid.uuid4().bytes
+
+    def process(self, kv: Tuple[Any, Any]) -> Iterator[Any]:
+        yield ShardedKey(kv[0], self.shard_id), kv[1]
+
+
+class _GroupIntoBatchesWithShardedKey(PTransform):
+    """Beam's `GroupIntoBatches.WithShardedKey`: GroupIntoBatches over (ShardedKey, value),
+    each key spread over the shards of the workers that see it."""
+
+    def __init__(self, batch_size: int, max_buffering_duration_secs: Optional[float] = None,
+                 clock: Any = None, label: Optional[str] = None) -> None:
+        super().__init__(label)
+        self.batches = GroupIntoBatches(batch_size, max_buffering_duration_secs, clock)
+
+    def expand(self, pcoll: PCollection) -> PCollection:
+        return pcoll | "ShardKeys" >> ParDo(_ShardKeys()) | "Batch" >> self.batches
+
+
 class GroupIntoBatches(PTransform):
     """Beam's `GroupIntoBatches(batch_size, max_buffering_duration_secs=None)`: each key's
     values as (key, [values]) batches of at most `batch_size`."""
@@ -197,6 +244,12 @@ class GroupIntoBatches(PTransform):
     def expand(self, pcoll: PCollection) -> PCollection:
         return pcoll | "ParDo" >> ParDo(_GroupIntoBatchesFn(
             self.batch_size, self.max_buffering_duration_secs))
+
+    #: the batches of each key spread over shards (set below, as Beam nests it)
+    WithShardedKey: Any = None
+
+
+GroupIntoBatches.WithShardedKey = _GroupIntoBatchesWithShardedKey
 
 
 def _length_or_one(element: Any) -> int:

@@ -2,7 +2,8 @@
 batching, keys, regular expressions, strings, logging, reification, encrypted grouping."""
 from .._beam_names import missing
 from ..sdk.batch_size import BatchSizeEstimator
-from ..sdk.batching import BatchElements, GroupIntoBatches, SortAndBatchElements
+from ..sdk.batching import (BatchElements, GroupIntoBatches, ShardedKey,
+                            SortAndBatchElements)
 from ..sdk.core import CoGroupByKey, Distinct, Keys, KvSwap, Values
 from ..sdk.log_elements import LogElements
 from ..sdk.regex import Regex
@@ -18,5 +19,5 @@ _BatchSizeEstimator = BatchSizeEstimator
 
 __all__ = ["BatchElements", "CoGroupByKey", "Distinct", "GroupByEncryptedKey", "GroupIntoBatches",
            "Keys", "KvSwap", "LogElements",
-           "Regex", "Reify", "Reshuffle", "Secret", "SortAndBatchElements", "ToString", "Values", "WithKeys"]
+           "Regex", "Reify", "Reshuffle", "Secret", "ShardedKey", "SortAndBatchElements", "ToString", "Values", "WithKeys"]
 __getattr__ = missing(__name__, "apache_beam.transforms.util")
