@@ -99,3 +99,16 @@ def test_group_into_batches_with_sharded_key_keeps_the_key_and_the_batch_size():
         assert_that(batches, lambda got: (all(k == "a" and 0 < n <= 5 for k, n in got)
                                           and sum(n for _, n in got) == 10)
                     or pytest.fail(f"batches {got}"))
+
+
+def test_stateful_batch_elements_with_length_fn_never_mixes_length_buckets():
+    words = ["x" * n for n in (1, 2, 3, 20, 21, 22, 2, 23)]
+    with TestPipeline() as p:
+        batches = (p | beam.Create(words)
+                   | util.BatchElements(min_batch_size=2, max_batch_size=10,
+                                        max_batch_duration_secs=100, length_fn=len,
+                                        bucket_boundaries=[10])
+                   | beam.Map(lambda batch: sorted(len(w) for w in batch)))
+        assert_that(batches, lambda got: (all(max(b) < 10 or min(b) >= 10 for b in got)
+                                          and sum(len(b) for b in got) == len(words))
+                    or pytest.fail(f"batches {got}"))

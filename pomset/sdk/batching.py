@@ -6,6 +6,7 @@ output when it is full, when it has waited `max_buffering_duration_secs` of proc
 and when its window ends, in batch and streaming alike."""
 from __future__ import annotations
 
+import bisect
 import time
 import uuid
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
@@ -96,10 +97,50 @@ class _WindowAwareBatching(DoFn):
             yield self._flush(window)
 
 
+class WithLengthBucketKey(DoFn):
+    """Beam's `WithLengthBucketKey(length_fn, bucket_boundaries)`: each element keyed by
+    (this DoFn copy's id, its length's bucket), so stateful batching groups elements of
+    similar length (buckets: below the first boundary, between each two, above the last)."""
+
+    def __init__(self, length_fn: Callable[[Any], int], bucket_boundaries: List[int]) -> None:
+        self.length_fn = length_fn
+        self.bucket_boundaries = list(bucket_boundaries)
+
+    def setup(self) -> None:
+        self.key = uuid.uuid4().hex
+
+    def _get_bucket(self, length: int) -> int:
+        return bisect.bisect_right(self.bucket_boundaries, length)
+
+    def process(self, element: Any) -> Iterator[Any]:
+        yield (self.key, self._get_bucket(self.length_fn(element))), element
+
+
+#: the length buckets of BatchElements(length_fn=...) when none are given
+DEFAULT_BUCKET_BOUNDARIES = [16, 32, 64, 128, 256, 512]
+
+
+def _bucket_boundaries(length_fn: Optional[Callable[[Any], int]],
+                       boundaries: Optional[List[int]]) -> Optional[List[int]]:
+    if boundaries is None:
+        return list(DEFAULT_BUCKET_BOUNDARIES) if length_fn is not None else None
+    if length_fn is None:
+        raise ValueError("bucket_boundaries needs a length_fn to measure elements with")
+    if not boundaries:
+        raise ValueError("bucket_boundaries must not be empty")
+    if any(b <= 0 for b in boundaries):
+        raise ValueError(f"bucket_boundaries must be positive, got {boundaries}")
+    if any(a >= b for a, b in zip(boundaries, boundaries[1:])):
+        raise ValueError(f"bucket_boundaries must be sorted ascending, got {boundaries}")
+    return list(boundaries)
+
+
 class BatchElements(PTransform):
     """Beam's `BatchElements`: lists of consecutive elements (per window), between
     `min_batch_size` and `max_batch_size` long (or heavy, by `element_size_fn`), sized to
-    take about `target_batch_duration_secs` to process downstream."""
+    take about `target_batch_duration_secs` to process downstream. With
+    `max_batch_duration_secs` (stateful batching) and `length_fn`, elements are batched
+    with others of a similar length (by `bucket_boundaries`)."""
 
     def __init__(self, min_batch_size: int = 1, max_batch_size: int = 10000,
                  target_batch_overhead: Optional[float] = .05,
@@ -108,9 +149,13 @@ class BatchElements(PTransform):
                  max_batch_duration_secs: Optional[float] = None, *, variance: float = .25,
                  clock: Callable[[], float] = time.time, ignore_first_n_seen_per_batch_size:
                  int = 0, record_metrics: bool = True,
-                 element_size_fn: Callable[[Any], int] = _one, label: Optional[str] = None
+                 element_size_fn: Callable[[Any], int] = _one,
+                 length_fn: Optional[Callable[[Any], int]] = None,
+                 bucket_boundaries: Optional[List[int]] = None, label: Optional[str] = None
                  ) -> None:
         super().__init__(label)
+        self.length_fn = length_fn
+        self._bucket_boundaries = _bucket_boundaries(length_fn, bucket_boundaries)
         self.estimator = BatchSizeEstimator(
             min_batch_size, max_batch_size, target_batch_overhead, target_batch_duration_secs,
             target_batch_duration_secs_including_fixed_cost, variance, clock,
@@ -120,7 +165,9 @@ class BatchElements(PTransform):
 
     def expand(self, pcoll: PCollection) -> PCollection:
         if self.max_batch_duration_secs is not None:
-            return (pcoll | "Key" >> Map(lambda v: (None, v))
+            key = (Map(lambda v: (None, v)) if self.length_fn is None else
+                   ParDo(WithLengthBucketKey(self.length_fn, self._bucket_boundaries)))
+            return (pcoll | "Key" >> key
                     | "Batch" >> GroupIntoBatches(self.estimator.max_batch_size,
                                                   self.max_batch_duration_secs)
                     | "Unkey" >> Map(lambda kv: kv[1]))

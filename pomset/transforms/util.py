@@ -3,7 +3,7 @@ batching, keys, regular expressions, strings, logging, reification, encrypted gr
 from .._beam_names import missing
 from ..sdk.batch_size import BatchSizeEstimator
 from ..sdk.batching import (BatchElements, GroupIntoBatches, ShardedKey,
-                            SortAndBatchElements)
+                            SortAndBatchElements, WithLengthBucketKey)
 from ..sdk.core import CoGroupByKey, Distinct, Keys, KvSwap, Values
 from ..sdk.log_elements import LogElements
 from ..sdk.regex import Regex
@@ -19,5 +19,6 @@ _BatchSizeEstimator = BatchSizeEstimator
 
 __all__ = ["BatchElements", "CoGroupByKey", "Distinct", "GroupByEncryptedKey", "GroupIntoBatches",
            "Keys", "KvSwap", "LogElements",
-           "Regex", "Reify", "Reshuffle", "Secret", "ShardedKey", "SortAndBatchElements", "ToString", "Values", "WithKeys"]
+           "Regex", "Reify", "Reshuffle", "Secret", "ShardedKey", "SortAndBatchElements", "ToString", "Values", "WithKeys",
+           "WithLengthBucketKey"]
 __getattr__ = missing(__name__, "apache_beam.transforms.util")
