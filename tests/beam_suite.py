@@ -135,7 +135,6 @@ GAPS: Dict[str, Dict[str, str]] = {
     "transforms/util_test": {
         "BatchElementsTest.test_global_batching_dofn_single_vs_multiple_bundles": "NotImplemented",
         "BatchElementsTest.test_ignore_first_n_batch_size": "+  1024]",
-        "BatchElementsTest.test_stateful_buffering_timer_in_global_window_streaming": "pomset.sdk",
         "BatchElementsTest.test_stateful_grows_to_max_batch": "pomset.sdk.asserts.BeamAssertExcep",
         "CoGroupByKeyTest.test_co_group_by_key_on_dict": "TypeError: expected a PTransform, got <",
         "CoGroupByKeyTest.test_co_group_by_key_on_dict_with_tuple_keys": "TypeError: expected a P",
@@ -150,7 +149,6 @@ GAPS: Dict[str, Dict[str, str]] = {
         "GroupByEncryptedKeyTest.test_gbk_actually_does_encryption": "ModuleNotFoundError: No mod",
         "GroupByEncryptedKeyTest.test_gbk_with_gbek_option_fake_secret_manager_roundtrips":
             "skips itself: GCP dependencies are not installed",
-        "GroupIntoBatchesTest.test_buffering_timer_in_global_window_streaming": "pomset.sdk.asser",
         "GroupIntoBatchesTest.test_in_global_window_with_synthetic_source": "AttributeError: poms",
         "GroupIntoBatchesTest.test_output_typehints": "NotImplementedError: Beam's apache_beam.ty",
         "GroupIntoBatchesTest.test_runner_api": "NotImplementedError: Beam's apache_beam.portabil",

@@ -169,7 +169,8 @@ class BatchElements(PTransform):
                    ParDo(WithLengthBucketKey(self.length_fn, self._bucket_boundaries)))
             return (pcoll | "Key" >> key
                     | "Batch" >> GroupIntoBatches(self.estimator.max_batch_size,
-                                                  self.max_batch_duration_secs)
+                                                  self.max_batch_duration_secs,
+                                                  self.estimator.clock)
                     | "Unkey" >> Map(lambda kv: kv[1]))
         in_global = isinstance(pcoll.windowing.window_fn, GlobalWindows)
         fn = _GlobalBatching if in_global else _WindowAwareBatching
@@ -185,9 +186,11 @@ class _GroupIntoBatchesFn(DoFn):
     WINDOW_END = TimerSpec("window_end", TimeDomain.WATERMARK)
     BUFFERING = TimerSpec("buffering", TimeDomain.REAL_TIME)
 
-    def __init__(self, batch_size: int, max_buffering_duration_secs: Optional[float]) -> None:
+    def __init__(self, batch_size: int, max_buffering_duration_secs: Optional[float],
+                 clock: Callable[[], float]) -> None:
         self.batch_size = batch_size
         self.max_buffering = max_buffering_duration_secs
+        self.clock = clock
 
     def process(self, element: Tuple[Any, Any], window: Any = DoFn.WindowParam,
                 buffer: Any = DoFn.StateParam(BUFFER), count: Any = DoFn.StateParam(COUNT),
@@ -197,7 +200,7 @@ class _GroupIntoBatchesFn(DoFn):
         if count.read() == 0:
             window_end.set(window.max_timestamp())
             if self.max_buffering:
-                buffering.set(time.time() + self.max_buffering)
+                buffering.set(self.clock() + self.max_buffering)
         buffer.add(value)
         count.add(1)
         if count.read() >= self.batch_size:
@@ -275,8 +278,9 @@ class _GroupIntoBatchesWithShardedKey(PTransform):
 
 
 class GroupIntoBatches(PTransform):
-    """Beam's `GroupIntoBatches(batch_size, max_buffering_duration_secs=None)`: each key's
-    values as (key, [values]) batches of at most `batch_size`."""
+    """Beam's `GroupIntoBatches(batch_size, max_buffering_duration_secs=None, clock=None)`:
+    each key's values as (key, [values]) batches of at most `batch_size`; `clock` (default
+    `time.time`) is when a batch starts waiting."""
 
     def __init__(self, batch_size: int, max_buffering_duration_secs: Optional[float] = None,
                  clock: Any = None, label: Optional[str] = None) -> None:
@@ -287,10 +291,11 @@ class GroupIntoBatches(PTransform):
             raise ValueError("max_buffering_duration_secs must be a non negative value")
         self.batch_size = batch_size
         self.max_buffering_duration_secs = max_buffering_duration_secs
+        self.clock = clock or time.time
 
     def expand(self, pcoll: PCollection) -> PCollection:
         return pcoll | "ParDo" >> ParDo(_GroupIntoBatchesFn(
-            self.batch_size, self.max_buffering_duration_secs))
+            self.batch_size, self.max_buffering_duration_secs, self.clock))
 
     #: the batches of each key spread over shards (set below, as Beam nests it)
     WithShardedKey: Any = None
