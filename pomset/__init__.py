@@ -97,15 +97,29 @@ __all__ += ["Duration", "FlatMapTuple", "Latest", "MapTuple", "Metrics", "Metric
 
 #: Beam names pomset lacks, and what to know about each
 _MISSING = {
-    "Regex": "Beam's Regex transforms are not in pomset; use Map/FlatMap/Filter with re",
     "Sample": "Beam's Sample combiners are in pomset.combiners (combiners.Sample), as in Beam",
 }
+
+
+from ._beam_names import missing as _missing  # noqa: E402
+_missing_beam_name = _missing("pomset", "apache_beam")
 
 
 def __getattr__(name: str):
     if name in _MISSING:
         raise AttributeError(f"pomset has no {name!r}: {_MISSING[name]}")
-    raise AttributeError(f"module 'pomset' has no attribute {name!r}")
+    return _missing_beam_name(name)
+
+# --- Beam's transforms.util names (pomset.transforms.util) ---
+from .sdk.batching import BatchElements, GroupIntoBatches, SortAndBatchElements  # noqa: E402
+from .sdk.log_elements import LogElements  # noqa: E402
+from .sdk.regex import Regex  # noqa: E402
+from .sdk.reify import Reify  # noqa: E402
+from .sdk.secret import GroupByEncryptedKey, Secret  # noqa: E402
+from .sdk.tostring import ToString  # noqa: E402
+
+__all__ += ["BatchElements", "GroupByEncryptedKey", "GroupIntoBatches", "LogElements", "Regex", "Reify", "Secret",
+            "SortAndBatchElements", "ToString"]
 
 # --- stateful DoFns: state cells and timers, per key and window (Beam's userstate) ---
 from .sdk.userstate import (BagStateSpec, CombiningValueStateSpec, OrderedListStateSpec,  # noqa: E402

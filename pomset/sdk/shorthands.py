@@ -16,16 +16,18 @@ from .ptransform import PTransform
 from .pvalue import PCollection
 
 
-def WithKeys(key: Any) -> Map:
-    """(key, element) pairs: `key(element)` if `key` is callable, else `key` itself."""
-    out = Map(key_with(key), label="WithKeys")
+def WithKeys(key: Any, *args: Any, **kwargs: Any) -> Map:
+    """(key, element) pairs: `key(element, *args, **kwargs)` if `key` is callable (the extra
+    arguments may be side inputs), else `key` itself."""
+    out = Map(key_with(key), *args, label="WithKeys", **kwargs)
     out.output_kind = KV
     return out
 
 
-def key_with(key: Any) -> Callable[[Any], Tuple[Any, Any]]:
+def key_with(key: Any) -> Callable[..., Tuple[Any, Any]]:
+    """The function that pairs an element with its key, as WithKeys does."""
     if callable(key):
-        return lambda v: (key(v), v)
+        return lambda v, *args, **kwargs: (key(v, *args, **kwargs), v)
     return lambda v: (key, v)
 
 
@@ -40,11 +42,14 @@ def FlatMapTuple(fn: Callable[..., Any]) -> Any:
     return FlatMap(lambda t: fn(*t), label=f"FlatMapTuple({getattr(fn, '__name__', 'fn')})")
 
 
-def Reshuffle() -> Map:
-    """The elements unchanged. In Beam it redistributes them across workers and stops fusion;
+def Reshuffle(num_buckets: Optional[int] = None) -> Map:
+    """The elements unchanged (`num_buckets`, a positive int, is checked and not needed). In Beam it redistributes them across workers and stops fusion;
     pomset's runners decide placement themselves (bundles go to any worker, Spark shuffles
     where a grouping needs it), so there is nothing for it to do but keep Beam code
     running."""
+    if num_buckets is not None and (not isinstance(num_buckets, int) or num_buckets <= 0):
+        raise ValueError(f"If `num_buckets` is set, it has to be an integer greater than 0, "
+                         f"got {num_buckets}")
     return Map(_same, label="Reshuffle")
 
 
