@@ -622,19 +622,10 @@ class CombineValues(PTransform):
 
     def expand(self, pcoll: PCollection) -> PCollection:
         fn = self.combine_fn
-        if self.args or self.kwargs:
-            def combine(kv: Any, *args: Any, **kwargs: Any) -> Any:
-                return (kv[0], combine_all(fn, kv[1], *args, **kwargs))
-            out = pcoll | Map(combine, *self.args, **self.kwargs)
-            out.kind = KV
-            return out
 
-        def combine_plain(kv: Any) -> Any:
-            acc = fn.create_accumulator()
-            for v in kv[1]:
-                acc = fn.add_input(acc, v)
-            return (kv[0], fn.extract_output(acc))
-        out = pcoll | Map(combine_plain)
+        def combine(kv: Any, *args: Any, **kwargs: Any) -> Any:
+            return (kv[0], combine_all(fn, kv[1], *args, **kwargs))
+        out = pcoll | Map(combine, *self.args, **self.kwargs)
         out.kind = KV
         return out
 

@@ -3,7 +3,7 @@ expression (a pattern string or a compiled `re.Pattern`), each a Map or FlatMap.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator, List, Tuple, Union
+from typing import Any, Callable, Iterator, List, Tuple, Union
 
 from .core import FlatMap, Map
 
@@ -18,6 +18,20 @@ def _label(what: str, regex: Pattern) -> str:
     return f"Regex.{what}({_compiled(regex).pattern!r})"
 
 
+def _first_match(what: str, regex: Pattern, anywhere: bool,
+                 project: Callable[["re.Match[str]", int], Any]) -> FlatMap:
+    """Regex.`what`: for each element that `regex` matches from its start (or, `anywhere`,
+    that it matches somewhere), `project(match, number of groups)` of its first match."""
+    pattern = _compiled(regex)
+    first = pattern.search if anywhere else pattern.match
+
+    def each(element: str) -> Iterator[Any]:
+        m = first(element)
+        if m:
+            yield project(m, pattern.groups)
+    return FlatMap(each, label=_label(what, regex))
+
+
 class Regex:
     """Beam's `Regex`: each method returns the transform for one kind of match."""
 
@@ -27,47 +41,25 @@ class Regex:
     @staticmethod
     def matches(regex: Pattern, group: Union[int, str] = 0) -> FlatMap:
         """`group` of each element that matches `regex` from its start."""
-        pattern = _compiled(regex)
-
-        def match(element: str) -> Iterator[str]:
-            m = pattern.match(element)
-            if m:
-                yield m.group(group)
-        return FlatMap(match, label=_label("matches", regex))
+        return _first_match("matches", regex, False, lambda m, groups: m.group(group))
 
     @staticmethod
     def all_matches(regex: Pattern) -> FlatMap:
         """Every group (0 first) of each element that matches `regex` from its start."""
-        pattern = _compiled(regex)
-
-        def match(element: str) -> Iterator[List[str]]:
-            m = pattern.match(element)
-            if m:
-                yield [m.group(i) for i in range(pattern.groups + 1)]
-        return FlatMap(match, label=_label("all_matches", regex))
+        return _first_match("all_matches", regex, False,
+                            lambda m, groups: [m.group(i) for i in range(groups + 1)])
 
     @staticmethod
     def matches_kv(regex: Pattern, keyGroup: Union[int, str],
                    valueGroup: Union[int, str] = 0) -> FlatMap:
         """(keyGroup, valueGroup) of each element that matches `regex` from its start."""
-        pattern = _compiled(regex)
-
-        def match(element: str) -> Iterator[Tuple[str, str]]:
-            m = pattern.match(element)
-            if m:
-                yield m.group(keyGroup), m.group(valueGroup)
-        return FlatMap(match, label=_label("matches_kv", regex))
+        return _first_match("matches_kv", regex, False,
+                            lambda m, groups: (m.group(keyGroup), m.group(valueGroup)))
 
     @staticmethod
     def find(regex: Pattern, group: Union[int, str] = 0) -> FlatMap:
         """`group` of the first match of `regex` anywhere in each element."""
-        pattern = _compiled(regex)
-
-        def find(element: str) -> Iterator[str]:
-            m = pattern.search(element)
-            if m:
-                yield m.group(group)
-        return FlatMap(find, label=_label("find", regex))
+        return _first_match("find", regex, True, lambda m, groups: m.group(group))
 
     @staticmethod
     def find_all(regex: Pattern, group: Union[int, str] = 0,
