@@ -87,11 +87,6 @@ class Pipeline:
         finally:
             self._scope.pop()
 
-    @property
-    def applied_labels(self) -> set:
-        """Beam's name: the full label of every transform applied so far."""
-        return set(self._labels)
-
     def scope_label(self) -> str:
         """The label of the composite transform being expanded (for its messages)."""
         return "/".join(self._scope)

@@ -4,9 +4,10 @@ names to classes; another package adds a runner under the `pomset.runners` entry
 (`name = package.module:RunnerClass`), a class whose `run(pipeline)` returns the result."""
 from __future__ import annotations
 
+import functools
 import importlib
 from importlib.metadata import entry_points
-from typing import Any, Dict
+from typing import Any, Dict, Tuple
 
 from .errors import OptionsError
 
@@ -21,9 +22,15 @@ ALIASES: Dict[str, str] = {"DirectRunner": "local", "FnApiRunner": "local",
                            "SparkRunner": "spark"}
 
 
+@functools.lru_cache(maxsize=None)
+def _registered() -> Tuple[Tuple[str, str], ...]:
+    """The runners installed packages register, read once a process: reading every installed
+    package's metadata costs tens of milliseconds, and every pipeline's options ask."""
+    return tuple((ep.name, ep.value) for ep in entry_points(group=ENTRY_POINTS))
+
+
 def _targets() -> Dict[str, str]:
-    found = {ep.name: ep.value for ep in entry_points(group=ENTRY_POINTS)}
-    return {**found, **BUILT_IN}
+    return {**dict(_registered()), **BUILT_IN}
 
 
 def runner_names() -> list:
