@@ -8,7 +8,7 @@ import os
 import re
 import sys
 import warnings
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .errors import OptionsError, OptionsWarning
 from .runners import canonical_runner, runner_names
@@ -84,6 +84,8 @@ def _size(flag: str) -> Callable[[str], int]:
 #: the local runner's scheduling policies (pomset/runtime/ordered/schedule.py)
 SCHEDULES = ("ct", "lp", "qst", "et", "random")
 
+#: the parser of each options class and program name (PipelineOptions._parser)
+_PARSERS: Dict[Tuple[type, str], argparse.ArgumentParser] = {}
 #: Beam's --direct_running_mode, as --workers and --worker_mode
 _BEAM_RUNNING_MODES = {"in_memory": None, "multi_threading": "threads",
                        "multi_processing": "processes"}
@@ -187,10 +189,16 @@ class PipelineOptions:
             self._unknown.clear()
 
     def _parser(self) -> argparse.ArgumentParser:
-        """Every flag: pomset's, and each class's in the hierarchy from `add_arguments`."""
+        """Every flag: pomset's, and each class's in the hierarchy from `add_arguments`. Built
+        once for a class and program name where every `add_arguments` is a class or static
+        method (Beam's form): building it costs milliseconds, and each pipeline asks twice."""
         prog = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "pipeline"
+        key = (type(self), prog)
+        if key in _PARSERS:
+            return _PARSERS[key]
         parser = _Parser(prog=prog, add_help=False, allow_abbrev=False)
         self._add_core(parser)
+        per_class = True
         for cls in reversed(type(self).__mro__):
             # `_add_argparse_args` is Beam's name for it
             add = cls.__dict__.get("add_arguments", cls.__dict__.get("_add_argparse_args"))
@@ -198,6 +206,9 @@ class PipelineOptions:
                 add.__get__(self, cls)(parser)
             elif add is not None:
                 add(self, parser)
+                per_class = False
+        if per_class:
+            _PARSERS[key] = parser
         return parser
 
     def view_as(self, cls: type) -> "PipelineOptions":
