@@ -633,6 +633,10 @@ ON_SPARK: Dict[str, Set[str]] = {
         "WindowTest.test_window_assignment_through_multiple_gbk_idempotency",
     },
     "transforms/trigger_test": {"TriggerPipelineTest.test_never"},
+    "transforms/ptransform_test": {
+        "DeadLettersTest_0.test_error_messages", "DeadLettersTest_0.test_partial",
+        "DeadLettersTest_1.test_tuples",
+    },
     "transforms/userstate_test": {
         "StatefulDoFnOnDirectRunnerTest.test_stateful_set_state_portably",
         "StatefulDoFnOnDirectRunnerTest.test_dynamic_timer_clear_then_set_timer",

@@ -1,7 +1,8 @@
 """Beam's `with_exception_handling` on pomset: dead letters as Beam's (element, (type, repr,
 traceback)) pairs, which errors they catch, partial outputs, the failure callback, calls
 bounded in time (on a thread, in a subprocess), a subprocess surviving a crash, the failure
-threshold, an ErrorHandler, stateful DoFns, and resource hints recorded."""
+threshold, an ErrorHandler, stateful DoFns, and resource hints recorded (on Spark: Beam's
+DeadLettersTest, tests/beam_suite.py ON_SPARK)."""
 from __future__ import annotations
 
 import os
@@ -205,16 +206,3 @@ def test_resource_hints_are_recorded():
     with pytest.raises(ValueError, match="unknown resource hint 'nope'"):
         t.with_resource_hints(nope=1)
 
-
-def test_subprocess_on_spark(spark_session):
-    def crash_negative(x):   # defined here: Spark's workers do not import this module
-        if x < 0:
-            os._exit(3)
-        return x
-
-    p = new("spark")
-    good, bad = p | pm.Create([1, -2, 3]) | pm.Map(crash_negative).with_exception_handling(
-        use_subprocess=True)
-    assert_that(good, equal_to([1, 3]), label="CheckGood")
-    assert_that(bad | pm.Keys(), equal_to([-2]), label="CheckBad")
-    p.run()
