@@ -3,6 +3,7 @@ of WindowedValues. Every runner runs these the same way (the local runner in its
 Spark inside its Arrow tasks); runners add only where bundles come from and go to."""
 from __future__ import annotations
 
+import logging
 import traceback
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -14,8 +15,10 @@ from ..sdk.errors import UserCodeError
 from ..sdk.pvalue import SideInput
 from ..sdk.user_metrics import MetricsContainer, enter
 from .batches import BatchCaller, metadata, split
+from .isolation import isolate
 
 raw = WindowedValue.raw
+_LOG = logging.getLogger(__name__)
 # outputs that say more than a value (`DoFnRunner.emit`)
 _WRAPPED = (TaggedOutput, WindowedValue, TimestampedValue)
 Outputs = Dict[Optional[str], list]
@@ -72,6 +75,18 @@ class DoFnRunner:
         self.batch = (BatchCaller(transform.fn, transform.batch_types, input_schema,
                                   bool(transform.args or transform.kwargs))
                       if transform.batch_types is not None else None)
+        # with_exception_handling: which errors become dead letters, whether a failing
+        # element's outputs are withdrawn, and its calls bounded in time or in a subprocess
+        handling = transform.exception_handling if self.dead_tag is not None else None
+        self.catches = handling.exc_class if handling is not None else Exception
+        self.withdraws = self.dead_tag is not None and not (handling is not None
+                                                            and handling.partial)
+        self.on_failure = handling.on_failure_callback if handling is not None else None
+        if handling is not None and handling.isolates:
+            self.invoke, self.dofn = isolate(handling, self.invoke, self.dofn, label,
+                                             self.call in ("flat_map", "dofn"),
+                                             lambda: self.metrics)
+            self.direct = None
 
     def setup(self) -> None:
         if self.dofn is not None:
@@ -113,9 +128,9 @@ class DoFnRunner:
         per_window: Dict[Any, tuple] = {}   # side data cannot change within a bundle
         if self.dofn is not None:
             self.dofn.start_bundle()
-        dead_tag = self.dead_tag
+        dead_tag, withdraws, marks = self.dead_tag, self.withdraws, ()
         for wv in bundle:
-            if dead_tag is not None:   # a failing element's partial outputs are withdrawn
+            if withdraws:   # a failing element's partial outputs are withdrawn
                 marks = [(items, len(items)) for items in outs.values()]
             try:
                 if side_args is not None:
@@ -140,17 +155,29 @@ class DoFnRunner:
                         else:
                             main.append(raw(item, ts, window, pane, diff))
             except Exception as e:
-                if dead_tag is None:
+                if dead_tag is None or not isinstance(e, self.catches):
                     raise user_code_error(self.label, wv.value, e) from e
                 for items, n in marks:
                     del items[n:]
-                self.dead_count += 1
-                letter = DeadLetter(wv.value, self.label, f"{type(e).__name__}: {e}",
-                                    traceback.format_exc())
-                outs[dead_tag].append(raw(letter, wv.ts, wv.window, wv.pane, 1))
+                self.dead_letter(wv.value, wv, e, outs)
         if self.dofn is not None:
             self.finish_bundle_to(outs)
         return outs
+
+    def dead_letter(self, value: Any, wv: WindowedValue, exc: BaseException,
+                    outs: Outputs) -> None:
+        """`value` (of input `wv`) failed with `exc`: its dead letter added to `outs`, after
+        the on_failure_callback, whose own failure is logged, not raised (as Beam's)."""
+        self.dead_count += 1
+        if self.on_failure is not None:
+            try:
+                self.on_failure(exc, value)
+            except Exception as e:
+                _LOG.warning("%s: on_failure_callback failed with error: %s", self.label, e)
+        tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        letter = DeadLetter(value, self.label, f"{type(exc).__name__}: {exc}", tb, type(exc),
+                            repr(exc))
+        outs[self.dead_tag].append(raw(letter, wv.ts, wv.window, wv.pane, 1))
 
     def finish_bundle_to(self, outs: Outputs) -> None:
         """The DoFn's finish_bundle, its outputs added to `outs` (this runner's bundles and the
@@ -192,13 +219,10 @@ class DoFnRunner:
         try:
             values = self.batch(rows, args, kwargs)
         except Exception as e:
-            if self.dead_tag is None:
+            if self.dead_tag is None or not isinstance(e, self.catches):
                 raise _batch_error(self.label, rows, e) from e
-            self.dead_count += len(rows)
-            error, tb = f"{type(e).__name__}: {e}", traceback.format_exc()
-            outs[self.dead_tag].extend(
-                raw(DeadLetter(wv.value, self.label, error, tb), wv.ts, wv.window, wv.pane, 1)
-                for wv in rows)
+            for wv in rows:
+                self.dead_letter(wv.value, wv, e, outs)
             return
         main = outs[None]
         if len(values) == len(rows):

@@ -269,8 +269,16 @@ class StatefulDoFnHost:
         self.keyed.set(self.timers, key, tid, domain, at, output)
 
     def _call(self, fn: Callable[..., Any], args: tuple, kwargs: Dict[str, Any], what: Any,
-              wv: WindowedValue, outs: Dict[Optional[str], list]) -> None:
-        prev = enter(self.runner.metrics)
+              wv: WindowedValue, outs: Dict[Optional[str], list], element: bool = False
+              ) -> None:
+        """`fn(*args, **kwargs)`, its outputs emitted to `outs`; its failure fails the run,
+        or, for an `element` with a dead-letter output, goes there (its outputs withdrawn
+        unless `partial`; the state it wrote kept, as it was allowed to be)."""
+        runner = self.runner
+        prev = enter(runner.metrics)
+        dead = element and runner.dead_tag is not None
+        marks = [(items, len(items)) for items in outs.values()] if dead and runner.withdraws \
+            else ()
         try:
             r = fn(*args, **kwargs)
             if r is not None:
@@ -280,7 +288,11 @@ class StatefulDoFnHost:
                 for item in r:
                     self.runner.emit(item, wv, outs)
         except Exception as e:
-            raise user_code_error(self.label, what, e) from e
+            if not dead or not isinstance(e, runner.catches):
+                raise user_code_error(self.label, what, e) from e
+            for items, n in marks:
+                del items[n:]
+            runner.dead_letter(what, wv, e, outs)
         finally:
             enter(prev)
 
@@ -330,7 +342,7 @@ class StatefulDoFnHost:
             kwargs = self.process(kv[0], wv.window, wv.ts, wv.pane, "", wv.diff)
             if self.kwargs:
                 kwargs.update(self.kwargs)
-            self._call(process, (kv,) + tuple(self.args), kwargs, kv, wv, outs)
+            self._call(process, (kv,) + tuple(self.args), kwargs, kv, wv, outs, element=True)
             self._tidy(kv[0], wv.window)
 
     def _tidy(self, key: Any, window: Any) -> None:

@@ -167,6 +167,10 @@ class ParDo(Primitive):
     main_named = False
     #: whether a TaggedOutput may name a tag not declared (`with_outputs()`)
     allow_unknown_tags = False
+    #: how failures reach the dead-letter output (`with_exception_handling`), and whether a
+    #: stateful DoFn may have one (its state a failing element wrote is kept)
+    exception_handling: Any = None
+    unsafe_userstate = False
 
     def __init__(self, fn: Any, *args: Any, label: Optional[str] = None, **kwargs: Any) -> None:
         super().__init__(label)
@@ -213,7 +217,7 @@ class ParDo(Primitive):
         With no tags, any tag is allowed (Beam's `allow_unknown_tags`): the result gives an
         output for each tag asked of it, and what goes to a tag never asked for is dropped.
         The result unpacks as Beam's does: the main output first where `main` names it,
-        then the tags in order."""
+        then the tags in order (and the dead letters last, after `with_exception_handling`)."""
         out = copy.copy(self)
         out.tags = tuple(tags)
         out.main_tag = main or "main"
@@ -221,14 +225,49 @@ class ParDo(Primitive):
         out.allow_unknown_tags = not tags if allow_unknown_tags is None else allow_unknown_tags
         return out
 
-    def with_exception_handling(self, main_tag: str = "good", dead_letter_tag: str = "bad") -> "ParDo":
-        """Send elements whose processing raises to a dead-letter output (as `DeadLetter`s)
-        instead of failing the run; returns (good, bad) outputs."""
+    def with_exception_handling(self, main_tag: Optional[str] = None,
+                                dead_letter_tag: str = "bad", *,
+                                exc_class: Any = Exception, partial: bool = False,
+                                use_subprocess: bool = False, threshold: float = 1,
+                                threshold_windowing: Optional[WindowFn] = None,
+                                timeout: Optional[float] = None, error_handler: Any = None,
+                                on_failure_callback: Optional[Callable[[BaseException, Any], None]]
+                                = None,
+                                allow_unsafe_userstate_in_process: bool = False) -> PTransform:
+        """Send elements whose processing raises to a dead-letter output instead of failing
+        the run, as Beam's: `good, bad = pcoll | Map(f).with_exception_handling()`. The main
+        output is tagged `main_tag` ('good', or the main tag `with_outputs` named), the dead
+        letters `dead_letter_tag`; each is a `DeadLetter`, Beam's `(element, (exception type,
+        repr, traceback))`. Only errors of `exc_class` are caught; unless `partial`, what a
+        failing element output is withdrawn; `on_failure_callback(exception, element)` is
+        called for each failure; `timeout` bounds each call (a `TimeoutError` fails the
+        element); `use_subprocess` runs the DoFn in a subprocess, so a crash fails only the
+        element. More than `threshold` of a window's elements failing (per window of
+        `threshold_windowing`, the input's by default) fails the run. With an
+        `error_handler` (`transforms.error_handling.ErrorHandler`) the dead letters go to it,
+        and the result is the main output (the outputs, with side outputs). A stateful DoFn
+        needs `allow_unsafe_userstate_in_process=True`: the state a failing element wrote is
+        kept."""
+        from .exception_handling import ExceptionHandling, GuardedParDo
         out = copy.copy(self)
-        out.main_tag = main_tag
+        if main_tag is not None or not self.main_named:
+            out.main_tag = main_tag or "good"
         out.main_named = True
         out.dead_letter_tag = dead_letter_tag
+        if not self.tags:
+            out.allow_unknown_tags = True
+        out.exception_handling = ExceptionHandling(exc_class, partial, use_subprocess, timeout,
+                                                   on_failure_callback)
+        out.unsafe_userstate = allow_unsafe_userstate_in_process
+        if threshold < 1 or error_handler is not None:
+            return GuardedParDo(out, threshold, threshold_windowing, error_handler)
         return out
+
+    def with_error_handler(self, error_handler: Any, **exception_handling: Any) -> PTransform:
+        """Beam's alias of `with_exception_handling(error_handler=...)`; itself when None."""
+        if error_handler is None:
+            return self
+        return self.with_exception_handling(error_handler=error_handler, **exception_handling)
 
     def side_inputs(self) -> List[SideInput]:
         return [a for a in list(self.args) + list(self.kwargs.values()) if isinstance(a, SideInput)]
@@ -241,9 +280,12 @@ class ParDo(Primitive):
     def outputs(self, node: Any) -> Dict[Optional[str], PCollection]:
         main = node.inputs[0]
         kind = main.kind if self.call == "filter" else self.output_kind
-        outs = {None: main.derive(kind=kind, schema=self.output_schema(main))}
+        # a DoFn whose process may output without end for an element makes its output unbounded
+        bounded = main.bounded and not (self.call == "dofn" and getattr(
+            self.fn.process, "unbounded_per_element", False))
+        outs = {None: main.derive(kind=kind, schema=self.output_schema(main), bounded=bounded)}
         for tag in self.tags:
-            outs[tag] = main.derive(kind=UNKNOWN)
+            outs[tag] = main.derive(kind=UNKNOWN, bounded=bounded)
         if self.dead_letter_tag is not None:
             outs[self.dead_letter_tag] = main.derive(kind=NOT_KV)
         return outs
@@ -263,7 +305,8 @@ class ParDo(Primitive):
 
 
 def _validate_stateful(t: ParDo, node: Any, main: PCollection) -> None:
-    """A stateful DoFn needs keyed input, and has no dead letters or side inputs yet."""
+    """A stateful DoFn needs keyed input, has dead letters only where asked for knowing its
+    state is kept, runs in the worker (no timeout, no subprocess), and has no side inputs yet."""
     label = node.label
     if main.kind == NOT_KV:
         raise PipelineConstructionError(
@@ -271,10 +314,15 @@ def _validate_stateful(t: ParDo, node: Any, main: PCollection) -> None:
             f"pairs. {type(t.fn).__name__} keeps state or sets timers, which are per key, but "
             f"{main.label} holds elements that are not 2-tuples (map them to (key, value) "
             f"first, e.g. with pm.WithKeys)")
-    if t.dead_letter_tag is not None:
+    if t.dead_letter_tag is not None and not t.unsafe_userstate:
         raise PipelineConstructionError(
-            f"{label}: a stateful DoFn has no dead-letter output (with_exception_handling); "
-            f"catch the error in process and emit a TaggedOutput instead")
+            f"{label}: a stateful DoFn with a dead-letter output keeps the state a failing "
+            f"element wrote; say that this is meant with with_exception_handling("
+            f"allow_unsafe_userstate_in_process=True)")
+    if t.exception_handling is not None and t.exception_handling.isolates:
+        raise PipelineConstructionError(
+            f"{label}: a stateful DoFn runs where its state is, so it takes no timeout and no "
+            f"use_subprocess in with_exception_handling")
     if t.side_inputs():
         raise PipelineConstructionError(
             f"{label}: a stateful DoFn cannot read side inputs in pomset; keep what it needs "

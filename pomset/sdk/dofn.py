@@ -9,9 +9,10 @@ from __future__ import annotations
 import collections.abc
 import inspect
 import sys
+import types
 import typing
 from operator import attrgetter
-from typing import Any, Callable, Iterable, NamedTuple, Optional
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional
 
 from .userstate import StateParam, TimerParam
 
@@ -62,6 +63,16 @@ class DoFn:
     StateParam = StateParam
     TimerParam = TimerParam
 
+    @staticmethod
+    def unbounded_per_element() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Beam's decorator of a `process` that may output without end for one element (a
+        watch, a periodic impulse): its ParDo's output is unbounded, with what that asks of
+        groupings downstream (windows, or triggers that fire early)."""
+        def mark(process: Callable[..., Any]) -> Callable[..., Any]:
+            process.unbounded_per_element = True
+            return process
+        return mark
+
     def setup(self) -> None:
         pass
 
@@ -96,12 +107,41 @@ class TaggedOutput:
 
 
 class DeadLetter:
-    """What a transform with `.with_exception_handling()` emits for an element that failed."""
+    """What a transform with `.with_exception_handling()` emits for an element that failed:
+    the element, the transform's label, the error (`"ValueError: ..."`) and its traceback.
+    It is also Beam's dead letter, the pair `(element, (exception type, repr of the
+    exception, traceback lines))`: it unpacks, and indexes, as that pair (`bad | Keys()`,
+    `MapTuple(lambda element, exc_info: ...)`). A source's dead letter (a malformed record)
+    has no exception: its type is None and its repr the error. `DeadLetter[T]` is the type
+    hint of a dead-letter output whose elements were `T`s."""
 
-    __slots__ = ("element", "transform", "error", "traceback")
+    __slots__ = ("element", "transform", "error", "traceback", "exc_type", "exc_repr")
 
-    def __init__(self, element: Any, transform: str, error: str, traceback: str) -> None:
+    def __init__(self, element: Any, transform: str, error: str, traceback: str,
+                 exc_type: Optional[type] = None, exc_repr: Optional[str] = None) -> None:
         self.element, self.transform, self.error, self.traceback = element, transform, error, traceback
+        self.exc_type, self.exc_repr = exc_type, exc_repr
+
+    def __class_getitem__(cls, element_type: Any) -> Any:
+        return types.GenericAlias(cls, element_type)
+
+    @property
+    def exc_info(self) -> tuple:
+        """Beam's error triple: (exception type, repr of the exception, traceback lines)."""
+        return (self.exc_type, self.error if self.exc_repr is None else self.exc_repr,
+                self.traceback.splitlines(keepends=True))
+
+    def _pair(self) -> tuple:
+        return (self.element, self.exc_info)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._pair())
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._pair()[index]
+
+    def __len__(self) -> int:
+        return 2
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, DeadLetter) and (self.element, self.transform, self.error) == (

@@ -378,6 +378,10 @@ class PipelineOptions:
                             help="Beam's flag, accepted so Beam code runs; pomset needs none: "
                                  "its Spark runner ships the pipeline's functions and the "
                                  "main module's own modules itself (--spark_ship)")
+        parser.add_argument("--update_compatibility_version", default=None, metavar="VERSION",
+                            help="Beam's flag, accepted so Beam code runs; pomset needs none: "
+                                 "it has no earlier pipeline encodings to stay compatible with "
+                                 "when a streaming job is updated")
         parser.add_argument("--allow_unsafe_triggers", action="store_true",
                             help="Beam's flag, accepted so Beam code runs; pomset needs none: "
                                  "it takes every trigger, emits what a trigger left pending "

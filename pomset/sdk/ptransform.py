@@ -51,6 +51,18 @@ class PTransform:
         setattr(self, HINTS_ATTR, self.type_hints.with_output_types(hint))
         return self
 
+    def with_resource_hints(self, **hints: Any) -> "PTransform":
+        """Beam's resource hints (`min_ram='4GB'`, `accelerator=...`, a registered
+        `ResourceHint`'s name), added to those set before; recorded, for pomset's runners
+        place no work by resources (`sdk/resource_hints.py`). Returns self, as Beam's does."""
+        from .resource_hints import parse_resource_hints
+        self._resource_hints = {**self.get_resource_hints(), **parse_resource_hints(hints)}
+        return self
+
+    def get_resource_hints(self) -> Dict[str, bytes]:
+        """The resource hints set on this transform, {urn: value as bytes}."""
+        return dict(getattr(self, "_resource_hints", {}))
+
     def __ror__(self, left: Any) -> Any:
         from .pipeline import Pipeline, pipeline_of
         from .pvalue import PBegin, PCollection, PValue

@@ -123,6 +123,12 @@ class DoOutputsTuple:
             return list(self._outputs)
         return ([None] if self._main_first else []) + list(self._tags)
 
+    def without(self, tag: str) -> "DoOutputsTuple":
+        """These outputs but the one tagged `tag` (the dead letters an ErrorHandler took)."""
+        tags = None if self._tags is None else tuple(t for t in self._tags if t != tag)
+        return DoOutputsTuple(self._main_tag, {t: p for t, p in self._outputs.items() if t != tag},
+                              self._main_first, tags, self._allow_unknown)
+
     def __iter__(self) -> Iterator[PCollection]:
         return iter([self[tag] for tag in self._order()])
 

@@ -5,10 +5,11 @@ from ..sdk.combinefn import CombineFn
 from ..sdk.core import (CombineGlobally, CombinePerKey, CombineValues, Create, Filter, FlatMap,
                         Flatten, GroupByKey, Impulse, Map, ParDo, Partition, PartitionFn,
                         WindowInto)
-from ..sdk.dofn import DoFn
+from ..sdk.dofn import DeadLetter, DoFn
 from ..sdk.shorthands import FlatMapTuple, MapTuple
 
-__all__ = ["CombineFn", "CombineGlobally", "CombinePerKey", "CombineValues", "Create", "DoFn",
+__all__ = ["CombineFn", "CombineGlobally", "CombinePerKey", "CombineValues", "Create",
+           "DeadLetter", "DoFn",
            "Filter", "FlatMap", "FlatMapTuple", "Flatten", "GroupByKey", "Impulse", "Map",
            "MapTuple", "ParDo", "Partition", "PartitionFn", "WindowInto"]
 __getattr__ = missing(__name__, "apache_beam.transforms.core")
