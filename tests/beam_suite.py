@@ -663,6 +663,13 @@ GAPS: Dict[str, Dict[str, str]] = {
 
 #: tests also run on Spark batch (those whose pipeline takes the test pipeline's options)
 ON_SPARK: Dict[str, Set[str]] = {
+    "transforms/util_test": {
+        "CoGroupByKeyTest.test_co_group_by_key_on_tuple",
+        "CoGroupByKeyTest.test_co_group_by_key_on_list",
+        "CoGroupByKeyTest.test_co_group_by_key_on_iterable",
+        "CoGroupByKeyTest.test_co_group_by_key_on_dict",
+        "CoGroupByKeyTest.test_co_group_by_key_on_dict_with_tuple_keys",
+    },
     "transforms/window_test": {
         "WindowTest.test_sliding_windows",
         "WindowTest.test_sliding_windows_period_longer_than_size", "WindowTest.test_sessions",
