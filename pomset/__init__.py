@@ -117,9 +117,10 @@ from .sdk.regex import Regex  # noqa: E402
 from .sdk.reify import Reify  # noqa: E402
 from .sdk.secret import GroupByEncryptedKey, Secret  # noqa: E402
 from .sdk.tostring import ToString  # noqa: E402
+from .sdk.wait_on import WaitOn  # noqa: E402
 
 __all__ += ["BatchElements", "GroupByEncryptedKey", "GroupIntoBatches", "LogElements", "Regex", "Reify", "Secret",
-            "SortAndBatchElements", "ToString"]
+            "SortAndBatchElements", "ToString", "WaitOn"]
 
 # --- stateful DoFns: state cells and timers, per key and window (Beam's userstate) ---
 from .sdk.userstate import (BagStateSpec, CombiningValueStateSpec, OrderedListStateSpec,  # noqa: E402

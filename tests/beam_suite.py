@@ -25,6 +25,7 @@ DESELECTED: Dict[str, Dict[str, str]] = {
         "CombineTest.test_combine_sample_display_data": "DisplayData of the transform",
     },
     "transforms/util_test": {
+        "GroupIntoBatchesTest.test_runner_api": "runner API protos (to/from_runner_api)",
     },
     "transforms/ptransform_test": {
         "PTransformTestDisplayData.test_filter_anonymous_function": "DisplayData (Beam internal)",
@@ -116,6 +117,11 @@ DESELECTED: Dict[str, Dict[str, str]] = {
     },
     "testing/test_stream_test": {
         "TestStreamTest.test_roundtrip_proto": "runner API protos (to/from_runner_api)",
+        "TestStreamTest.test_roundtrip_proto_multi": "runner API protos (to/from_runner_api)",
+        "ReverseTestStreamTest.test_basic_execution_in_records_format":
+            "runner API protos (beam_interactive_api_pb2 TestStreamFileRecord)",
+        "TestStreamTest.test_instance_check_windowed_value_holder":
+            "runner API: common_urns.coders.ROW (a WindowedValueHolder as a Beam Row)",
         "TestStreamTest.test_basic_execution_with_service":
             "runners.direct's TestStreamServiceController and event protos",
     },
@@ -231,6 +237,11 @@ DIFFERENCES: Dict[str, Dict[str, str]] = {
             MIN_WINDOW,
     },
     "testing/test_stream_test": {
+        "TestStreamTest.test_multiple_outputs_with_watermark_advancement": (
+            f"FixedWindows(15), AfterWatermark(early=AfterCount(1)), discarding. {PER_ELEMENT}: "
+            "Beam's early pane holds a, b, c (one bundle), pomset's three panes one each; "
+            "both then the empty ON_TIME pane (tests/test_test_stream_outputs.py::"
+            "test_early_panes_of_tagged_outputs_on_pomset)"),
     },
     "pvalue_test": {
         "RowTest.test_row_comparison_respects_element_order":
@@ -254,23 +265,10 @@ GAPS: Dict[str, Dict[str, str]] = {
             "AssertionError: ToList's order after the fanout's parts merge is not the input's",
         "LatestCombineFnTest.test_with_input_types_decorator_violation":
             "TypeError: assertRaises() arg 1 must be an exception type (no TypeCheckError)",
-        "TimestampCombinerTest.test_combiner_earliest": "NotImplementedError: Beam's apache_beam.",
-        "TimestampCombinerTest.test_combiner_latest": "NotImplementedError: Beam's apache_beam.te",
-        "CombineGloballyTest.test_combine_globally_for_unbounded_source_with_default":
-            "NotImplementedError: Beam's apache_beam.transforms.periodicsequence.Pe",
-        "CombineGloballyTest.test_combine_globally_for_unbounded_source_without_defaults":
-            "NotImplementedError: Beam's apache_beam.transforms.periodicsequence.Pe",
     },
     "transforms/util_test": {
-        "BatchElementsTest.test_global_batching_dofn_single_vs_multiple_bundles": "NotImplemented",
         "BatchElementsTest.test_ignore_first_n_batch_size": "+  1024]",
         "BatchElementsTest.test_stateful_grows_to_max_batch": "pomset.sdk.asserts.BeamAssertExcep",
-        "CoGroupByKeyTest.test_co_group_by_key_on_dict": "TypeError: expected a PTransform, got <",
-        "CoGroupByKeyTest.test_co_group_by_key_on_dict_with_tuple_keys": "TypeError: expected a P",
-        "CoGroupByKeyTest.test_co_group_by_key_on_empty": "TypeError: PTransform.__init__() got a",
-        "CoGroupByKeyTest.test_co_group_by_key_on_iterable": "TypeError: a transform must be appl",
-        "CoGroupByKeyTest.test_co_group_by_key_on_list": "TypeError: expected a PTransform, got <",
-        "CoGroupByKeyTest.test_co_group_by_key_on_tuple": "TypeError: expected a PTransform, got ",
         "GroupByEncryptedKeyTest.test_gbek_gcp_secret_manager_roundtrips": "skips itself: GCP dep",
         "GroupByEncryptedKeyTest.test_gbek_gcp_secret_manager_throws": "skips itself: GCP depende",
         "GroupByEncryptedKeyTest.test_gbk_actually_does_encryption": "ModuleNotFoundError: No mod",
@@ -278,14 +276,11 @@ GAPS: Dict[str, Dict[str, str]] = {
             "skips itself: GCP dependencies are not installed",
         "GroupIntoBatchesTest.test_in_global_window_with_synthetic_source": "AttributeError: poms",
         "GroupIntoBatchesTest.test_output_typehints": "NotImplementedError: Beam's apache_beam.ty",
-        "GroupIntoBatchesTest.test_runner_api": "NotImplementedError: Beam's apache_beam.portabil",
         "IdentityWindowTest.test_no_window_context_fails": "AssertionError: '.*window.*None.*add_",
         "IdentityWindowTest.test_window_preserved": "NotImplementedError: Beam's apache_beam.test",
         "LogElementsTest.test_setting_level_uses_appropriate_log_channel": "AttributeError: 'LogE",
         "LogElementsTest.test_stdout_logs": "AttributeError: 'LogElementsTest' object has no attr",
         "LogElementsTest.test_stdout_logs_without_rfc3339": "AttributeError: 'LogElementsTest' ob",
-        "ReifyTest.test_window": "AttributeError: type object 'GlobalWindows' has no attribute 'w",
-        "ReifyTest.test_window_in_value": "AttributeError: type object 'GlobalWindows' has no att",
         "ReshuffleTest.test_reshuffle_custom_window_preserves_metadata_0": "ModuleNotFoundError: ",
         "ReshuffleTest.test_reshuffle_custom_window_preserves_metadata_1": "ModuleNotFoundError: ",
         "ReshuffleTest.test_reshuffle_default_window_preserves_metadata_0": "ModuleNotFoundError:",
@@ -294,18 +289,7 @@ GAPS: Dict[str, Dict[str, str]] = {
         "ReshuffleTest.test_reshuffle_unpicklable_in_non_global_window": "AttributeError: pomset.",
         "ReshuffleTest.test_reshuffle_window_fn_preserved": "NotImplementedError: Beam's apache_b",
         "ReshuffleTest.test_reshuffle_windows_unchanged": "NotImplementedError: Beam's apache_bea",
-        "SortAndBatchElementsDoFnDirectTest.test_default_element_size_fallback_warns_once":
-            "NotImplementedError: Beam's apache_beam.transforms.util._SortAndBatchElementsDoFn: p",
-        "SortAndBatchElementsDoFnDirectTest.test_default_element_size_len": "NotImplementedError:",
-        "SortAndBatchElementsDoFnDirectTest.test_global_dofn_empty_bundle": "NotImplementedError:",
-        "SortAndBatchElementsDoFnDirectTest.test_global_dofn_sort_and_batch": "NotImplementedErro",
-        "SortAndBatchElementsDoFnDirectTest.test_global_dofn_weight_splitting": "NotImplementedEr",
-        "SortAndBatchElementsDoFnDirectTest.test_windowed_dofn_flush_and_finish": "NotImplemented",
-        "SortAndBatchElementsDoFnDirectTest.test_windowed_dofn_flush_empty_window": "NotImplement",
-        "SortAndBatchElementsDoFnDirectTest.test_windowed_dofn_overflow_flush": "NotImplementedEr",
-        "SortAndBatchElementsDoFnDirectTest.test_windowed_dofn_weight_splitting": "NotImplemented",
         "TeeTest.test_tee": "AttributeError: pomset has no 'Tee': pomset does not support Beam's ",
-        "WaitOnTest.test_find": "AttributeError: pomset.transforms.util has no 'WaitOn': pomset d",
     },
     "transforms/ptransform_test": {
         "PTransformTest.test_flatten_input_type_must_be_iterable_of_pcolls":
@@ -549,8 +533,6 @@ GAPS: Dict[str, Dict[str, str]] = {
     "transforms/sideinputs_test": {
         "SideInputsTest.test_default_window_mapping_fn_source_window":
             "AttributeError: pomset.window has no 'NonMergingWindowFn': pomset does not support B",
-        "SideInputsTest.test_multi_triggered_gbk_side_input":
-            "TypeError: TestStream.advance_watermark_to() got an unexpected keyword argument 'tag",
         "SideInputsTest.test_side_input_with_sdf": "NotImplementedError: Beam's apache_beam.testi",
     },
     "transforms/create_test": {
@@ -564,35 +546,53 @@ GAPS: Dict[str, Dict[str, str]] = {
             "NotImplementedError: Beam's apache_beam.coders.coders: pomset has no equivalent",
     },
     "transforms/deduplicate_test": {
-        "DeduplicateTest.test_deduplication_in_different_windows": "NotImplementedError: Beam's a",
         "DeduplicateTest.test_deduplication_with_event_time": "skips itself: TestStream not yet s",
         "DeduplicateTest.test_deduplication_with_processing_time": "skips itself: TestStream not ",
     },
     "transforms/userstate_test": {
     },
     "transforms/combinefn_lifecycle_test": {
-        "<load>": "NotImplementedError: Beam's apache_beam.runners.direct.direct_runner: p",
+        "CombineFnLifecycleTest.test_combine":
+            "TypeError: TupleCombineFn.create_accumulator() takes 1 posi",
+        "CombineFnLifecycleTest.test_combining_value_state":
+            "AssertionError: setup should have been called",
+        "CombineFnLifecycleTest.test_non_liftable_combine":
+            "TypeError: TupleCombineFn.create_accumulator() t",
+        "LocalCombineFnLifecycleTest_0_dill.test_combine": "skips itself: dill is not installed",
+        "LocalCombineFnLifecycleTest_0_dill.test_combine_deepcopy_fails":
+            "skips itself: dill is not installed",
+        "LocalCombineFnLifecycleTest_0_dill.test_combining_value_state":
+            "skips itself: dill is not installed",
+        "LocalCombineFnLifecycleTest_0_dill.test_non_liftable_combine":
+            "skips itself: dill is not installed",
+        "LocalCombineFnLifecycleTest_1_cloudpickle.test_combine":
+            "TypeError: TupleCombineFn.create_accumulator() takes 1 posi",
+        "LocalCombineFnLifecycleTest_1_cloudpickle.test_combine_deepcopy_fails":
+            "AssertionError: setup should have been called",
+        "LocalCombineFnLifecycleTest_1_cloudpickle.test_combining_value_state":
+            "AssertionError: setup should have been called",
+        "LocalCombineFnLifecycleTest_1_cloudpickle.test_non_liftable_combine":
+            "TypeError: TupleCombineFn.create_accumulator() takes 1 posi",
+        "LocalCombineFnLifecycleTest_2_dill.test_combine": "skips itself: dill is not installed",
+        "LocalCombineFnLifecycleTest_2_dill.test_combine_deepcopy_fails":
+            "skips itself: dill is not installed",
+        "LocalCombineFnLifecycleTest_2_dill.test_combining_value_state":
+            "skips itself: dill is not installed",
+        "LocalCombineFnLifecycleTest_2_dill.test_non_liftable_combine":
+            "skips itself: dill is not installed",
+        "LocalCombineFnLifecycleTest_3_cloudpickle.test_combine":
+            "TypeError: TupleCombineFn.create_accumulator() takes 1 posi",
+        "LocalCombineFnLifecycleTest_3_cloudpickle.test_combine_deepcopy_fails":
+            "AssertionError: setup should have been called",
+        "LocalCombineFnLifecycleTest_3_cloudpickle.test_combining_value_state":
+            "AssertionError: setup should have been called",
+        "LocalCombineFnLifecycleTest_3_cloudpickle.test_non_liftable_combine":
+            "TypeError: TupleCombineFn.create_accumulator() takes 1 posi",
     },
     "testing/util_test": {
     },
     "testing/test_stream_test": {
-        "TestStreamTest.test_basic_execution_sideinputs":
-            "TypeError: TestStream.advance_watermark_to() got an unexpected keyword argument 'tag",
-        "TestStreamTest.test_basic_execution_sideinputs_fixed_windows":
-            "TypeError: TestStream.advance_watermark_to() got an unexpected keyword argument 'tag",
-        "TestStreamTest.test_basic_test_stream": "ValueError: a WindowedValue is in one window, g",
-        "TestStreamTest.test_instance_check_windowed_value_holder":
-            "NotImplementedError: Beam's apache_beam.testing.test_stream.WindowedValueHolder: pom",
-        "TestStreamTest.test_multiple_outputs": "TypeError: TestStream.advance_watermark_to() got",
-        "TestStreamTest.test_multiple_outputs_with_watermark_advancement":
-            "TypeError: TestStream.advance_watermark_to() got an unexpected keyword argument 'tag",
-        "TestStreamTest.test_roundtrip_proto_multi": "TypeError: TestStream.advance_watermark_to(",
-        "TestStreamTest.test_test_stream_errors": "ValueError: TestStream watermark must not go b",
-        "TestStreamTest.test_windowed_values_interpreted_correctly":
-            "NotImplementedError: Beam's apache_beam.testing.test_stream.WindowedValueHolder: pom",
         "ReverseTestStreamTest.test_basic_execution": "NotImplementedError: Beam's apache_beam.te",
-        "ReverseTestStreamTest.test_basic_execution_in_records_format":
-            "NotImplementedError: Beam's apache_beam.testing.test_stream.OutputFormat: pomset has",
         "ReverseTestStreamTest.test_windowing": "NotImplementedError: Beam's apache_beam.testing.",
     },
     "pvalue_test": {
@@ -624,6 +624,13 @@ GAPS: Dict[str, Dict[str, str]] = {
 
 #: tests also run on Spark batch (those whose pipeline takes the test pipeline's options)
 ON_SPARK: Dict[str, Set[str]] = {
+    "transforms/util_test": {
+        "CoGroupByKeyTest.test_co_group_by_key_on_tuple",
+        "CoGroupByKeyTest.test_co_group_by_key_on_list",
+        "CoGroupByKeyTest.test_co_group_by_key_on_iterable",
+        "CoGroupByKeyTest.test_co_group_by_key_on_dict",
+        "CoGroupByKeyTest.test_co_group_by_key_on_dict_with_tuple_keys",
+    },
     "transforms/window_test": {
         "WindowTest.test_sliding_windows",
         "WindowTest.test_sliding_windows_period_longer_than_size", "WindowTest.test_sessions",

@@ -7,7 +7,7 @@ import pytest
 
 import pomset as beam
 from pomset.testing.test_pipeline import TestPipeline
-from pomset.testing.util import assert_that, equal_to
+from pomset.testing.util import SortLists, assert_that, equal_to
 from pomset.transforms import util, window
 
 
@@ -87,8 +87,8 @@ def test_group_by_encrypted_key_groups_as_group_by_key_does():
 def test_a_beam_name_pomset_lacks_names_itself():
     with pytest.raises(AttributeError, match="apache_beam.NoSuchTransform"):
         beam.NoSuchTransform
-    with pytest.raises(AttributeError, match="apache_beam.transforms.util.WaitOn"):
-        util.WaitOn
+    with pytest.raises(AttributeError, match="apache_beam.transforms.util.ReshufflePerKey"):
+        util.ReshufflePerKey
 
 
 def test_group_into_batches_with_sharded_key_keeps_the_key_and_the_batch_size():
@@ -112,3 +112,45 @@ def test_stateful_batch_elements_with_length_fn_never_mixes_length_buckets():
         assert_that(batches, lambda got: (all(max(b) < 10 or min(b) >= 10 for b in got)
                                           and sum(len(b) for b in got) == len(words))
                     or pytest.fail(f"batches {got}"))
+
+
+def test_co_group_by_key_joins_an_iterator_of_pcollections_and_none():
+    with TestPipeline() as p:
+        a = p | "A" >> beam.Create([("k", 1), ("j", 2)])
+        b = p | "B" >> beam.Create([("k", 3)])
+        joined = iter([a, b]) | beam.CoGroupByKey() | SortLists
+        assert_that(joined, equal_to([("k", ([1], [3])), ("j", ([2], []))]))
+        assert_that([] | "None" >> beam.CoGroupByKey(pipeline=p), equal_to([]), label="none")
+    with pytest.raises(ValueError, match="pipeline"):
+        () | beam.CoGroupByKey()
+
+
+def test_sort_lists_sorts_the_lists_inside_elements():
+    with TestPipeline() as p:
+        out = p | beam.Create([("k", {"x": [3, 1], "y": ([2, 0],)})]) | SortLists
+        assert_that(out, equal_to([("k", {"x": [1, 3], "y": ([0, 2],)})]))
+
+
+def test_sort_and_batch_uses_the_windowed_dofn_outside_the_global_window():
+    with TestPipeline() as p:
+        batches = (p | beam.Create(["ccc", "a", "bb", "dddd"])
+                   | beam.Map(lambda s: window.TimestampedValue(s, len(s)))
+                   | beam.WindowInto(window.FixedWindows(3))
+                   | util.SortAndBatchElements(max_batch_size=10, max_batch_weight=100))
+        assert_that(batches, equal_to([["a", "bb"], ["ccc", "dddd"]]))
+    dofn = util._WindowAwareSortAndBatchElementsDoFn(1, 10, 3)
+    dofn.start_bundle()
+    w = window.IntervalWindow(0, 1)
+    dofn._buffers[w].extend(["bb", "a", "cc"])
+    assert [wv.value for wv in dofn._flush_window(w)] == [["a", "bb"], ["cc"]]
+
+
+def test_wait_on_passes_its_input_once_the_others_are_complete():
+    seen = []
+    with TestPipeline(options=beam.PipelineOptions(["--quiet", "--workers=1"])) as p:
+        start = p | beam.Create([1, 2])
+        first = start | "First" >> beam.Map(lambda x: seen.append(("first", x)) or x)
+        then = (start | util.WaitOn(first)
+                | "Then" >> beam.Map(lambda x: seen.append(("then", x)) or x))
+        assert_that(then, equal_to([1, 2]))
+    assert [what for what, _ in seen] == ["first", "first", "then", "then"]

@@ -13,14 +13,22 @@ from ..windowing import GLOBAL_WINDOW, MAX_MICROS, MIN_MICROS, NO_FIRING, Window
 Step = Tuple[List[WindowedValue], int, int]
 
 
+def _windowed(item: tuple) -> WindowedValue:
+    """An element of a step, (value, µs) in the global window or (value, µs, window, pane)."""
+    if len(item) == 2:
+        return WindowedValue.raw(item[0], item[1], GLOBAL_WINDOW, NO_FIRING, 1)
+    value, ts, window, pane = item
+    return WindowedValue.raw(value, ts, window, pane, 1)
+
+
 def stream_steps(stream: Any) -> List[Step]:
-    """The steps of TestStream `stream`: elements in the global window, the watermark (never
-    going back) and the processing clock after each."""
+    """The steps of TestStream `stream`: its elements (in the global window unless given
+    theirs), the watermark (never going back) and the processing clock after each."""
     wm, pt, steps = MIN_MICROS, 0, []
     for kind, arg in stream.steps:
         elements: List[WindowedValue] = []
         if kind == ELEMENTS:
-            elements = [WindowedValue.raw(v, ts, GLOBAL_WINDOW, NO_FIRING, 1) for v, ts in arg]
+            elements = [_windowed(item) for item in arg]
         elif kind == WATERMARK:
             wm = max(wm, arg)
         elif kind == PROCESSING_TIME:

@@ -202,11 +202,14 @@ def _panes(panes: List[Tuple[Any, PaneTiming, int]]) -> str:
 
 
 def assert_that(pcoll: Any, matcher: Callable[[List[Any]], Any],
-                label: Optional[str] = None, reify_windows: bool = False) -> None:
+                label: Optional[str] = None, reify_windows: bool = False,
+                use_global_window: bool = True) -> None:
     """Check `pcoll`'s contents with `matcher` when its pipeline has run: a `Matcher`
     (`equal_to`, `is_empty`, `nets_to`, `panes_equal`...) or any callable taking the list of
     values (with `reify_windows`, the elements themselves: `.value`, `.window`, `.pane`,
-    `.diff`). Its failure fails `Pipeline.run` with a BeamAssertException naming `label`."""
+    `.diff`). Its failure fails `Pipeline.run` with a BeamAssertException naming `label`.
+    `use_global_window` is Beam's, accepted either way: the matcher gets every window's
+    elements at once, and a per-window one (`equal_to_per_window`) reads their windows."""
     if not callable(matcher):
         raise TypeError(f"assert_that takes a matcher (equal_to(...), is_empty(), ...) or a "
                         f"callable, got {matcher!r}")

@@ -7,9 +7,11 @@ and when its window ends, in batch and streaming alike."""
 from __future__ import annotations
 
 import bisect
+import collections
+import logging
 import time
 import uuid
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, DefaultDict, Dict, Iterator, List, Optional, Tuple
 
 from ..windowing import GlobalWindow, GlobalWindows, TimestampedValue, WindowedValue
 from .batch_size import BatchSizeEstimator
@@ -20,12 +22,15 @@ from .pvalue import PCollection
 from .userstate import (BagStateSpec, CombiningValueStateSpec, TimeDomain, TimerSpec,
                         on_timer)
 
+#: where the batching transforms warn (the module Beam users import them from)
+_LOG = logging.getLogger("pomset.transforms.util")
+
 
 def _one(_: Any) -> int:
     return 1
 
 
-class _GlobalBatching(DoFn):
+class GlobalWindowsBatchingDoFn(DoFn):
     """Batches of a bundle's elements in the global window, each output at its end."""
 
     def __init__(self, estimator: BatchSizeEstimator,
@@ -59,7 +64,7 @@ class _GlobalBatching(DoFn):
             yield self._flush()
 
 
-class _WindowAwareBatching(DoFn):
+class WindowAwareBatchingDoFn(DoFn):
     """Batches of a bundle's elements per window, each output at its window's end."""
 
     MAX_LIVE_WINDOWS = 10
@@ -173,7 +178,7 @@ class BatchElements(PTransform):
                                                   self.estimator.clock)
                     | "Unkey" >> Map(lambda kv: kv[1]))
         in_global = isinstance(pcoll.windowing.window_fn, GlobalWindows)
-        fn = _GlobalBatching if in_global else _WindowAwareBatching
+        fn = GlobalWindowsBatchingDoFn if in_global else WindowAwareBatchingDoFn
         return pcoll | "ParDo" >> ParDo(fn(self.estimator, self.element_size_fn))
 
 
@@ -304,44 +309,84 @@ class GroupIntoBatches(PTransform):
 GroupIntoBatches.WithShardedKey = _GroupIntoBatchesWithShardedKey
 
 
-def _length_or_one(element: Any) -> int:
-    try:
-        return len(element)
-    except TypeError:
-        return 1
+class SortAndBatchElementsDoFn(DoFn):
+    """Beam's SortAndBatchElements DoFn in the global window: a bundle's elements, sorted
+    by size at the bundle's end and cut into batches of at most `max_batch_size` elements
+    and `max_batch_weight` total size."""
 
-
-class _SortAndBatch(DoFn):
-    """A bundle's elements per window, sorted by size and cut into batches of at most
-    `max_batch_size` elements and `max_batch_weight` total size, at the bundle's end."""
-
-    def __init__(self, max_batch_size: int, max_batch_weight: int,
-                 element_size_fn: Callable[[Any], int]) -> None:
+    def __init__(self, min_batch_size: int, max_batch_size: int, max_batch_weight: int,
+                 element_size_fn: Optional[Callable[[Any], int]] = None) -> None:
+        self.min_batch_size = min_batch_size
         self.max_batch_size, self.max_batch_weight = max_batch_size, max_batch_weight
-        self.size_of = element_size_fn
+        self._size_fn = element_size_fn
+        self._has_warned_type_error = False
+
+    def _element_size_fn(self, element: Any) -> int:
+        """The element's size: by `element_size_fn`, else `len(element)`, else 1 (saying
+        so once)."""
+        if self._size_fn is not None:
+            return self._size_fn(element)
+        try:
+            return len(element)
+        except TypeError:
+            if not self._has_warned_type_error:
+                self._has_warned_type_error = True
+                _LOG.warning("SortAndBatchElements: an element of type %s does not support "
+                             "len(); its size is taken as 1 (give element_size_fn)",
+                             type(element).__name__)
+            return 1
+
+    def _batches(self, elements: List[Any], window: Any) -> Iterator[WindowedValue]:
+        """`elements` sorted by size (stably), in batches, each at the end of `window`."""
+        sized = sorted(((self._element_size_fn(e), i, e) for i, e in enumerate(elements)),
+                       key=lambda t: t[:2])
+        batch: List[Any] = []
+        weight = 0
+        for size, _, element in sized:
+            if batch and (len(batch) >= self.max_batch_size
+                          or weight + size > self.max_batch_weight):
+                yield WindowedValue(batch, window.max_timestamp(), window)
+                batch, weight = [], 0
+            batch.append(element)
+            weight += size
+        if batch:
+            yield WindowedValue(batch, window.max_timestamp(), window)
 
     def start_bundle(self) -> None:
-        self.buffers: Dict[Any, List[Tuple[int, int, Any]]] = {}
+        self._buffer: List[Any] = []
 
-    def process(self, element: Any, window: Any = DoFn.WindowParam) -> None:
-        buffer = self.buffers.setdefault(window, [])
-        buffer.append((self.size_of(element), len(buffer), element))
+    def process(self, element: Any) -> None:
+        self._buffer.append(element)
 
-    def finish_bundle(self) -> Iterator[Any]:
-        for window, buffer in self.buffers.items():
-            batch: List[Any] = []
-            weight = 0
-            for size, _, element in sorted(buffer, key=lambda t: t[:2]):
-                if batch and (len(batch) >= self.max_batch_size
-                              or weight + size > self.max_batch_weight):
-                    yield WindowedValue(batch, window.max_timestamp(), window)
-                    batch, weight = [], 0
-                batch.append(element)
-                weight += size
-            if batch:
-                yield WindowedValue(batch, window.max_timestamp(), window)
-        self.buffers = {}
+    def finish_bundle(self) -> Iterator[WindowedValue]:
+        buffer, self._buffer = self._buffer, []
+        return self._batches(buffer, GlobalWindow())
 
+
+class WindowAwareSortAndBatchElementsDoFn(SortAndBatchElementsDoFn):
+    """The same per window: a bundle's elements of each window, batched at the bundle's end
+    or, once more than `_MAX_LIVE_WINDOWS` windows are buffered, the fullest window's
+    early."""
+
+    _MAX_LIVE_WINDOWS = 10
+
+    def start_bundle(self) -> None:
+        self._buffers: DefaultDict[Any, List[Any]] = collections.defaultdict(list)
+
+    def _flush_window(self, window: Any) -> Iterator[WindowedValue]:
+        """The batches of `window`'s buffered elements (none if it has none)."""
+        return self._batches(self._buffers.pop(window, []), window)
+
+    def process(self, element: Any,  # type: ignore[override]
+                window: Any = DoFn.WindowParam) -> Iterator[WindowedValue]:
+        self._buffers[window].append(element)
+        if len(self._buffers) > self._MAX_LIVE_WINDOWS:
+            fullest = max(self._buffers, key=lambda w: len(self._buffers[w]))
+            yield from self._flush_window(fullest)
+
+    def finish_bundle(self) -> Iterator[WindowedValue]:
+        for window in list(self._buffers):
+            yield from self._flush_window(window)
 
 class SortAndBatchElements(PTransform):
     """Beam's `SortAndBatchElements`: a bundle's elements, per window, sorted by
@@ -350,7 +395,7 @@ class SortAndBatchElements(PTransform):
 
     def __init__(self, min_batch_size: int = 1, max_batch_size: int = 10000,
                  max_batch_weight: int = 10 ** 9,
-                 element_size_fn: Callable[[Any], int] = _length_or_one,
+                 element_size_fn: Optional[Callable[[Any], int]] = None,
                  label: Optional[str] = None) -> None:
         super().__init__(label)
         if min_batch_size < 1:
@@ -360,9 +405,11 @@ class SortAndBatchElements(PTransform):
                              f"min_batch_size ({min_batch_size})")
         if max_batch_weight < 1:
             raise ValueError(f"max_batch_weight must be >= 1, got {max_batch_weight}")
-        if not callable(element_size_fn):
+        if element_size_fn is not None and not callable(element_size_fn):
             raise TypeError(f"element_size_fn must be callable, got {element_size_fn!r}")
-        self.fn = _SortAndBatch(max_batch_size, max_batch_weight, element_size_fn)
+        self.args = (min_batch_size, max_batch_size, max_batch_weight, element_size_fn)
 
     def expand(self, pcoll: PCollection) -> PCollection:
-        return pcoll | "ParDo" >> ParDo(self.fn)
+        in_global = isinstance(pcoll.windowing.window_fn, GlobalWindows)
+        fn = SortAndBatchElementsDoFn if in_global else WindowAwareSortAndBatchElementsDoFn
+        return pcoll | "ParDo" >> ParDo(fn(*self.args))

@@ -3,6 +3,7 @@ grouping and combining, and the composites built from them."""
 from __future__ import annotations
 
 import copy
+import logging
 import numbers
 import datetime as _dt
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Union
@@ -642,6 +643,12 @@ class CombineGlobally(PTransform):
             if not self.has_defaults:
                 return AsSingleton(combined)
             return AsSingleton(combined, default=fn.extract_output(fn.create_accumulator()))
+        if (self.has_defaults and not pcoll.bounded
+                and isinstance(pcoll.windowing.window_fn, GlobalWindows)):
+            logging.getLogger(__name__).error(
+                "%s: a default value of CombineGlobally over unbounded collections in the "
+                "global window is ill-defined (the window never ends for it to be output): "
+                "none is output; use without_defaults()", pcoll.pipeline.scope_label())
         if not (self.has_defaults and pcoll.bounded and pcoll.windowing.is_default):
             return combined
         end_of_global = Timestamp.from_micros(GLOBAL_WINDOW.max_ts)
@@ -710,10 +717,27 @@ def _common_schema(pcolls: List[PCollection]) -> Any:
 
 
 class CoGroupByKey(PTransform):
-    """Joins keyed PCollections: a dict {tag: pcoll} gives (key, {tag: [values]}), a tuple or
-    list gives (key, ([values], [values], ...))."""
+    """Joins keyed PCollections: a dict {tag: pcoll} gives (key, {tag: [values]}), a tuple,
+    list or other iterable gives (key, ([values], [values], ...)). As Beam's, it may join
+    none, given the `pipeline` whose empty PCollection that gives."""
+
+    def __init__(self, label: Optional[str] = None, *, pipeline: Any = None) -> None:
+        super().__init__(label)
+        self.pipeline = pipeline
+
+    def __ror__(self, left: Any) -> Any:
+        if not isinstance(left, dict) and not hasattr(left, "pipeline"):
+            left = tuple(left)   # an iterator of PCollections is read once, here
+        if len(left) == 0:
+            if self.pipeline is None:
+                raise ValueError("CoGroupByKey of no PCollections needs its pipeline: "
+                                 "CoGroupByKey(pipeline=p)")
+            return self.pipeline.apply(self, left)
+        return super().__ror__(left)
 
     def expand(self, inputs: Any) -> PCollection:
+        if len(inputs) == 0:
+            return self.pipeline | "Empty" >> Create([])
         named = isinstance(inputs, dict)
         items = list(inputs.items()) if named else list(enumerate(inputs))
         tags = [t for t, _ in items]

@@ -387,6 +387,10 @@ class PipelineOptions:
                                  "it takes every trigger, emits what a trigger left pending "
                                  "when the window closes, and counts (and warns of) the "
                                  "elements that arrive after a trigger has finished")
+        parser.add_argument("--pickle_library", default="default",
+                            choices=("default", "pickle", "dill", "cloudpickle"),
+                            help="Beam's flag, accepted so Beam code runs; pomset pickles "
+                                 "what a run ships its own way, whichever is named")
         parser.add_argument("--memory_limit", type=_size("--memory_limit"), default=None,
                             metavar="SIZE",
                             help="local runner: the memory a bounded grouping's state may "

@@ -62,6 +62,15 @@ class Pipeline:
         #: `assert_that`s to check once the pipeline has run: (pcoll, matcher, name, elements)
         self.checks: List[Tuple[Any, Any, str, bool]] = []
 
+    @property
+    def _options(self) -> PipelineOptions:
+        """Beam's attribute for the pipeline's options (`get_pipeline_options()`)."""
+        return self.options
+
+    def get_pipeline_options(self) -> PipelineOptions:
+        """The pipeline's options (Beam's name)."""
+        return self.options
+
     # --- construction -----------------------------------------------------------------------
     def apply(self, transform: Any, pvalue: Any = None, label: Optional[str] = None) -> Any:
         if pvalue is None:

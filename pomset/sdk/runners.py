@@ -38,8 +38,11 @@ def runner_names() -> list:
     return list(_targets())
 
 
-def canonical_runner(name: str) -> str:
-    """The runner a name or Beam's alias for it (`DirectRunner`, `SparkRunner`) means."""
+def canonical_runner(name: Any) -> str:
+    """The runner a name or Beam's alias for it (`DirectRunner`, `SparkRunner`) means; a
+    runner object (Beam code passes `DirectRunner()`) names its kind by `runner_name`."""
+    if not isinstance(name, str):
+        name = getattr(name, "runner_name", None) or type(name).__name__
     return ALIASES.get(name, name)
 
 
@@ -51,3 +54,18 @@ def get_runner(name: str) -> Any:
                            f"{', '.join(runner_names())}")
     module, _, attr = target.partition(":")
     return getattr(importlib.import_module(module), attr)()
+
+
+class BeamRunnerAlias:
+    """A Beam runner class Beam code constructs (`DirectRunner()`, `FnApiRunner()`), standing
+    for the pomset runner `runner_name`: a pipeline given one runs there."""
+
+    runner_name = "local"
+
+    def run(self, pipeline: Any) -> Any:
+        """Run `pipeline` on the pomset runner this one stands for."""
+        return get_runner(self.runner_name).run(pipeline)
+
+    def run_pipeline(self, pipeline: Any, options: Any = None) -> Any:
+        """Beam's name for `run`."""
+        return self.run(pipeline)

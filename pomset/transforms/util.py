@@ -2,8 +2,10 @@
 batching, keys, regular expressions, strings, logging, reification, encrypted grouping."""
 from .._beam_names import missing
 from ..sdk.batch_size import BatchSizeEstimator
-from ..sdk.batching import (BatchElements, GroupIntoBatches, ShardedKey,
-                            SortAndBatchElements, WithLengthBucketKey)
+from ..sdk.batching import (BatchElements, GlobalWindowsBatchingDoFn, GroupIntoBatches,
+                            ShardedKey, SortAndBatchElements, SortAndBatchElementsDoFn,
+                            WindowAwareBatchingDoFn, WindowAwareSortAndBatchElementsDoFn,
+                            WithLengthBucketKey)
 from ..sdk.core import CoGroupByKey, Distinct, Keys, KvSwap, Values
 from ..sdk.log_elements import LogElements
 from ..sdk.regex import Regex
@@ -11,14 +13,22 @@ from ..sdk.reify import Reify
 from ..sdk.secret import DecryptMessage, GroupByEncryptedKey, Secret
 from ..sdk.shorthands import Reshuffle, WithKeys
 from ..sdk.tostring import ToString
+from ..sdk.wait_on import WaitOn
 
-#: Beam's private name for GroupByEncryptedKey's decrypting DoFn (its tests subclass it)
+# Beam's private names for the pieces its tests drive directly
+#: GroupByEncryptedKey's decrypting DoFn (its tests subclass it)
 _DecryptMessage = DecryptMessage
-#: Beam's private name for BatchElements' size estimator (its tests drive it directly)
+#: BatchElements' size estimator
 _BatchSizeEstimator = BatchSizeEstimator
+#: BatchElements' DoFns, in the global window and in others
+_GlobalWindowsBatchingDoFn = GlobalWindowsBatchingDoFn
+_WindowAwareBatchingDoFn = WindowAwareBatchingDoFn
+#: SortAndBatchElements' DoFns, in the global window and in others
+_SortAndBatchElementsDoFn = SortAndBatchElementsDoFn
+_WindowAwareSortAndBatchElementsDoFn = WindowAwareSortAndBatchElementsDoFn
 
-__all__ = ["BatchElements", "CoGroupByKey", "Distinct", "GroupByEncryptedKey", "GroupIntoBatches",
-           "Keys", "KvSwap", "LogElements",
-           "Regex", "Reify", "Reshuffle", "Secret", "ShardedKey", "SortAndBatchElements", "ToString", "Values", "WithKeys",
-           "WithLengthBucketKey"]
+__all__ = ["BatchElements", "CoGroupByKey", "Distinct", "GroupByEncryptedKey",
+           "GroupIntoBatches", "Keys", "KvSwap", "LogElements", "Regex", "Reify", "Reshuffle",
+           "Secret", "ShardedKey", "SortAndBatchElements", "ToString", "Values", "WaitOn",
+           "WithKeys", "WithLengthBucketKey"]
 __getattr__ = missing(__name__, "apache_beam.transforms.util")

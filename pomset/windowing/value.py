@@ -12,7 +12,8 @@ class WindowedValue:
     """One element in one window; `diff` is +1 for a datum, -1 for a retraction. A DoFn that
     returns or yields one sets its output's time and window. `window` may be given as Beam
     gives its `windows`, a list, when it holds one window (one WindowedValue per window
-    stands for Beam's in several)."""
+    stands for Beam's in several), or none: a value in no window (its `window` None), which
+    only carries a value and a time (as Beam's TestStream reads one)."""
 
     __slots__ = ("value", "ts", "window", "pane", "diff")
 
@@ -20,10 +21,10 @@ class WindowedValue:
                  window: Union[BoundedWindow, Sequence[BoundedWindow]] = GLOBAL_WINDOW,
                  pane: PaneInfo = NO_FIRING, diff: int = 1) -> None:
         if isinstance(window, (list, tuple)):
-            if len(window) != 1:
+            if len(window) > 1:
                 raise ValueError(f"a WindowedValue is in one window, got {len(window)} "
                                  f"({window!r}): make one WindowedValue per window")
-            window = window[0]
+            window = window[0] if window else None
         self.value = value
         self.ts = to_micros(timestamp)
         self.window = window

@@ -11,7 +11,9 @@ from operator import attrgetter
 from typing import Any, Iterable, List, Sequence, Tuple
 
 from .beam_keywords import beam_keywords
-from .time import MICROS_PER_SECOND, Timestamp, duration_micros, to_micros
+from .pane import NO_FIRING, PaneInfo
+from .time import MICROS_PER_SECOND, MIN_TIMESTAMP, Timestamp, duration_micros, to_micros
+from .value import WindowedValue
 from .windows import GLOBAL_WINDOW, BoundedWindow, IntervalWindow
 
 MergeResult = List[Tuple[List[BoundedWindow], BoundedWindow]]
@@ -78,6 +80,18 @@ class GlobalWindows(WindowFn):
     """Every element in the single global window (the default)."""
 
     _ONE = [GLOBAL_WINDOW]
+
+    @classmethod
+    def windowed_value(cls, value: Any, timestamp: Any = MIN_TIMESTAMP,
+                       pane_info: PaneInfo = NO_FIRING) -> WindowedValue:
+        """Beam's: a WindowedValue of `value` in the global window at `timestamp` (the start
+        of time unless given)."""
+        return WindowedValue(value, timestamp, GLOBAL_WINDOW, pane_info)
+
+    @classmethod
+    def windowed_value_at_end_of_window(cls, value: Any) -> WindowedValue:
+        """Beam's: a WindowedValue of `value` in the global window, at its end."""
+        return cls.windowed_value(value, GLOBAL_WINDOW.max_timestamp())
 
     def assign_micros(self, ts: int, value: Any) -> List[BoundedWindow]:
         return self._ONE
