@@ -1,11 +1,11 @@
 """Hot-key fanout (Beam's `CombinePerKey.with_hot_key_fanout`, `CombineGlobally.with_fanout`):
-a key's values are first combined in `fanout` parts, each under the key and a random shard,
+a key's values are first combined in `fanout` parts, each under the key and a shard dealt in turn,
 and the parts' accumulators then merged per key, so no one place folds all of a hot key.
 Built of two CombinePerKeys, it runs wherever they do. Under merging windows (sessions) the
 parts would merge their windows apart, so there the combine is done in one step."""
 from __future__ import annotations
 
-import random
+import itertools
 from typing import Any, Callable, Iterable, Union
 
 from ..triggers import AccumulationMode
@@ -64,7 +64,8 @@ class _MergeFn(CombineFn):
 
 class HotKeyFanout(PTransform):
     """Per key and window, the values combined by `combine_fn` in two steps: in
-    `fanout(key)` (or `fanout`) random parts, then the parts merged."""
+    `fanout(key)` (or `fanout`) parts, dealt round-robin (so a run's parts are the same
+    from run to run, where Beam's are random), then the parts merged."""
 
     def __init__(self, combine_fn: CombineFn, fanout: Fanout) -> None:
         super().__init__()
@@ -81,9 +82,11 @@ class HotKeyFanout(PTransform):
         mode = strategy.accumulation_mode
         fanout = self.fanout
 
+        turns = itertools.count()
+
         def shard(kv: Any) -> Any:
             parts = fanout(kv[0])
-            return ((kv[0], random.randrange(parts) if parts > 1 else 0), kv[1])
+            return ((kv[0], next(turns) % parts if parts > 1 else 0), kv[1])
         sharded = pcoll | "AddShard" >> Map(shard)
         sharded.kind = KV
         if mode is AccumulationMode.ACCUMULATING:
