@@ -3,12 +3,12 @@ code imports them from (`from apache_beam.transforms.core import DoFn`)."""
 from .._beam_names import missing
 from ..sdk.combinefn import CombineFn
 from ..sdk.core import (CombineGlobally, CombinePerKey, CombineValues, Create, Filter, FlatMap,
-                        Flatten, GroupByKey, Impulse, Map, ParDo, Partition, PartitionFn,
-                        WindowInto)
+                        Flatten, FlattenWith, GroupByKey, Impulse, Map, ParDo, Partition,
+                        PartitionFn, Tee, WindowInto)
 from ..sdk.dofn import DoFn
 from ..sdk.shorthands import FlatMapTuple, MapTuple
 
 __all__ = ["CombineFn", "CombineGlobally", "CombinePerKey", "CombineValues", "Create", "DoFn",
-           "Filter", "FlatMap", "FlatMapTuple", "Flatten", "GroupByKey", "Impulse", "Map",
-           "MapTuple", "ParDo", "Partition", "PartitionFn", "WindowInto"]
+           "Filter", "FlatMap", "FlatMapTuple", "Flatten", "FlattenWith", "GroupByKey", "Impulse",
+           "Map", "MapTuple", "ParDo", "Partition", "PartitionFn", "Tee", "WindowInto"]
 __getattr__ = missing(__name__, "apache_beam.transforms.core")
