@@ -152,3 +152,8 @@ from .sdk.approximate_quantiles import ApproximateQuantiles  # noqa: E402
 from .sdk.approximate_unique import ApproximateUnique  # noqa: E402
 
 __all__ += ["ApproximateQuantiles", "ApproximateUnique"]
+
+# --- Beam's transforms of several inputs and outputs: FlattenWith, Tee ---
+from .sdk.core import FlattenWith, Tee  # noqa: E402
+
+__all__ += ["FlattenWith", "Tee"]

@@ -38,7 +38,7 @@ def test_summary_on_a_terminal(monkeypatch):
     _batch(pm.PipelineOptions([]))
     text = term.getvalue()
     assert "pomset run finished in" in text
-    assert "CombinePerKey(Sum)" in text and "received=5000" in text and "emitted=50" in text
+    assert "CombinePerKey(sum)" in text and "received=5000" in text and "emitted=50" in text
     assert "late: 0, dropped: 0, dead_lettered: 0" in text
 
 

@@ -254,11 +254,12 @@ class TestDoFn:
         with pytest.raises(AttributeError):
             outs.missing
 
-    def test_par_do_needs_a_dofn(self):
+    def test_par_do_needs_a_dofn_or_a_function(self):
         with pytest.raises(TypeError):
-            pm.ParDo(lambda x: x)
+            pm.ParDo(42)
         with pytest.raises(TypeError):
             pm.Map(42)
+        assert pm.ParDo(lambda x: [x]).call == "flat_map"   # Beam's: a function is a FlatMap
 
 
 # --- side inputs ------------------------------------------------------------------------------------

@@ -34,6 +34,35 @@ def user_code_error(label: str, element: Any, exc: BaseException,
                          f"{type(exc).__name__}: {exc}\n\nOriginal traceback:\n{tb}")
 
 
+def start_bundle(dofn: Any, label: str) -> None:
+    """The DoFn's start_bundle, which must return nothing (its outputs would be lost: a
+    bundle's are process's and finish_bundle's), as Beam's."""
+    if dofn.start_bundle() is not None:
+        raise RuntimeError(f"{label}: {type(dofn).__name__}.start_bundle must not return a "
+                           f"value (it may not output; finish_bundle may)")
+
+
+def returned_error(label: str, returned: Any) -> TypeError:
+    """The error for a FlatMap or DoFn whose return is not an iterable of outputs: a str,
+    bytes or dict (whose items Beam would take for outputs), or something not iterable."""
+    kind = type(returned).__name__
+    if isinstance(returned, (str, bytes, dict)):
+        return TypeError(f"{label} must return an iterable of outputs, got a {kind} (wrap a "
+                         f"single output in a list): Returning a {kind} from a ParDo or "
+                         f"FlatMap is discouraged.")
+    return TypeError(f"{label}: FlatMap and ParDo must return an iterable. {kind} was "
+                     f"returned instead (wrap a single output in a list)")
+
+
+def raised_here(e: BaseException, code: Any) -> bool:
+    """Whether `e` was raised in a frame running `code` itself (not in a function it
+    called)."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code is code
+
+
 # how many of a failing batch's elements its error shows
 _SHOWN = 5
 
@@ -127,7 +156,7 @@ class DoFnRunner:
         args, kwargs = self.t.args, self.t.kwargs
         per_window: Dict[Any, tuple] = {}   # side data cannot change within a bundle
         if self.dofn is not None:
-            self.dofn.start_bundle()
+            start_bundle(self.dofn, self.label)
         dead_tag, withdraws, marks = self.dead_tag, self.withdraws, ()
         for wv in bundle:
             if withdraws:   # a failing element's partial outputs are withdrawn
@@ -146,8 +175,7 @@ class DoFnRunner:
                         main.append(wv)
                 elif r is not None:
                     if isinstance(r, (str, bytes, dict)):
-                        raise TypeError(f"{self.label} must return an iterable of outputs, got a "
-                                        f"{type(r).__name__} (wrap a single output in a list)")
+                        raise returned_error(self.label, r)
                     ts, window, pane, diff = wv.ts, wv.window, wv.pane, wv.diff
                     for item in r:   # `emit`, a plain value's case inlined
                         if type(item) in _WRAPPED:
@@ -155,6 +183,9 @@ class DoFnRunner:
                         else:
                             main.append(raw(item, ts, window, pane, diff))
             except Exception as e:
+                if (call not in ("map", "filter") and isinstance(e, TypeError)
+                        and raised_here(e, DoFnRunner._process.__code__)):
+                    e = returned_error(self.label, r)   # what it returned is not iterable
                 if dead_tag is None or not isinstance(e, self.catches):
                     raise user_code_error(self.label, wv.value, e) from e
                 for items, n in marks:
@@ -195,7 +226,7 @@ class DoFnRunner:
         inputs are read and into homogeneous batches when process_batch reads the timestamp,
         window or pane."""
         outs: Outputs = {tag: [] for tag in self.tags}
-        self.dofn.start_bundle()
+        start_bundle(self.dofn, self.label)
         if self.batch.homogeneous:
             batches = split(bundle, metadata)
         elif side_args is not None:

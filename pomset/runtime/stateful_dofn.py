@@ -37,7 +37,8 @@ from ..sdk.userstate import (BagStateSpec, CombiningValueStateSpec, OrderedListS
 from ..triggers.definitions import EVENT_TIME, PROCESSING_TIME
 from ..windowing import (MAX_MICROS, MIN_MICROS, NO_FIRING, GlobalWindow, Timestamp,
                          WindowedValue, to_micros)
-from .elementwise import DoFnRunner, user_code_error
+from .elementwise import (DoFnRunner, raised_here, returned_error, start_bundle,
+                          user_code_error)
 from .timers import InMemoryStore, KeyedStore, KeyedTimers, SlotStore, TimerService
 from .watermarks import output_watermark
 
@@ -279,15 +280,18 @@ class StatefulDoFnHost:
         dead = element and runner.dead_tag is not None
         marks = [(items, len(items)) for items in outs.values()] if dead and runner.withdraws \
             else ()
+        r = None
         try:
             r = fn(*args, **kwargs)
             if r is not None:
                 if isinstance(r, (str, bytes, dict)):
-                    raise TypeError(f"{self.label} must return an iterable of outputs, got a "
-                                    f"{type(r).__name__} (wrap a single output in a list)")
+                    raise returned_error(self.label, r)
                 for item in r:
                     self.runner.emit(item, wv, outs)
         except Exception as e:
+            if (r is not None and isinstance(e, TypeError)
+                    and raised_here(e, StatefulDoFnHost._call.__code__)):
+                e = returned_error(self.label, r)   # what it returned is not iterable
             if not dead or not isinstance(e, runner.catches):
                 raise user_code_error(self.label, what, e) from e
             for items, n in marks:
@@ -300,7 +304,7 @@ class StatefulDoFnHost:
     def _start_bundle(self) -> None:
         prev = enter(self.runner.metrics)
         try:
-            self.dofn.start_bundle()
+            start_bundle(self.dofn, self.label)
         except Exception as e:
             raise user_code_error(self.label, "<start_bundle>", e) from e
         finally:

@@ -8,7 +8,7 @@ import numbers
 import datetime as _dt
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Union
 
-from ..triggers import AccumulationMode, Trigger
+from ..triggers import AccumulationMode, DefaultTrigger, Trigger
 from ..triggers.reducers import BufferReducer, CombineReducer
 from ..windowing import (GLOBAL_WINDOW, NO_FIRING, BoundedWindow, GlobalWindows, MIN_MICROS, Timestamp, TimestampCombiner,
                          TimestampedValue, WindowedValue, WindowFn, AssignedWindows,
@@ -21,10 +21,12 @@ from ..windowing.beam_keywords import beam_keywords
 from .errors import PipelineConstructionError
 from .event_time import event_time_micros, time_unit
 from .kinds import KV, NOT_KV, UNKNOWN, element_kind, kind_of_return, kind_of_values
-from .ptransform import Primitive, PTransform
+from .ptransform import Primitive, PTransform, label_from_callable
 from . import plan_kinds
 from .pvalue import AsList, AsSingleton, DoOutputsTuple, PCollection, SideInput
 from .schema import Row, SchemaLike, as_schema, conform, infer_schema
+from .type_hints import TypeCheckError
+from .unsafe_triggers import check_safe
 
 
 def default_strategy() -> WindowingStrategy:
@@ -175,8 +177,13 @@ class ParDo(Primitive):
 
     def __init__(self, fn: Any, *args: Any, label: Optional[str] = None, **kwargs: Any) -> None:
         super().__init__(label)
+        if isinstance(fn, type) and issubclass(fn, DoFn):
+            raise ValueError(f"ParDo takes a DoFn instance, got the class {fn.__name__}: "
+                             f"construct it, ParDo({fn.__name__}())")
         if self.call == "dofn" and not isinstance(fn, DoFn):
-            raise TypeError(f"ParDo takes a DoFn instance, got {fn!r} (use Map/FlatMap for functions)")
+            if not callable(fn):
+                raise TypeError(f"ParDo takes a DoFn instance or a function, got {fn!r}")
+            self.call = "flat_map"   # as Beam's: a function's outputs are what it returns
         if self.call != "dofn" and not callable(fn):
             raise TypeError(f"{type(self).__name__} takes a callable, got {fn!r}")
         self.fn = fn
@@ -209,8 +216,7 @@ class ParDo(Primitive):
     def default_label(self) -> str:
         if self.call == "dofn":
             return f"ParDo({self.fn.default_label()})"
-        name = getattr(self.fn, "__name__", type(self.fn).__name__)
-        return f"{type(self).__name__}({name})"
+        return f"{type(self).__name__}({label_from_callable(self.fn)})"
 
     def with_outputs(self, *tags: str, main: Optional[str] = None,
                      allow_unknown_tags: Optional[bool] = None) -> "ParDo":
@@ -498,6 +504,11 @@ def _check_mergeable(strategy: WindowingStrategy, label: str, combine_fn: Option
 
 # --- grouping -----------------------------------------------------------------------------------
 
+class KeyValueInputError(PipelineConstructionError, TypeCheckError):
+    """A grouping applied to elements that are not (key, value) pairs: a construction error,
+    and the type-hint violation Beam reports it as."""
+
+
 class GroupByKey(Primitive):
     """GroupByKeyAndWindow: per key and window, the values as panes the trigger says when to emit."""
 
@@ -531,18 +542,25 @@ class GroupByKey(Primitive):
         main = _single_input(node, type(self).__name__)
         label = node.label
         if main.kind == NOT_KV:
-            raise PipelineConstructionError(
-                f"{label}: {type(self).__name__} needs (key, value) pairs, but {main.label} holds "
-                f"elements that are not 2-tuples (map them to (key, value) first)")
+            raise KeyValueInputError(
+                f"Input type hint violation at {label}: expected Tuple[TypeVariable[K], "
+                f"TypeVariable[V]]: {type(self).__name__} needs (key, value) pairs, but "
+                f"{main.label} holds elements that are not 2-tuples (map them to (key, value) "
+                f"first)")
         strategy = main.windowing
         if (not main.bounded and isinstance(strategy.window_fn, GlobalWindows)
                 and not strategy.trigger.fires_before_end_of_window()):
+            trigger = ("a default trigger" if isinstance(strategy.trigger, DefaultTrigger)
+                       else f"the trigger {strategy.trigger!r}, which fires only at its end")
             raise PipelineConstructionError(
-                f"{label}: {type(self).__name__} of unbounded {main.label} in the global window with "
-                f"trigger {strategy.trigger!r} would never emit: window it into finite windows "
-                f"(e.g. pm.FixedWindows(60)) or use a trigger that fires before the end of the "
-                f"window (e.g. pm.Repeatedly(pm.AfterCount(100)))")
+                f"{label}: {type(self).__name__} cannot be applied to an unbounded PCollection "
+                f"with global windowing and {trigger} ({main.label}): it would never emit. "
+                f"Window it into finite windows (e.g. pm.FixedWindows(60)) or use a trigger "
+                f"that fires before the end of the window (e.g. "
+                f"pm.Repeatedly(pm.AfterCount(100)))")
         _check_mergeable(strategy, label, self.combine_fn)
+        if main.pipeline is not None and main.pipeline.options.allow_unsafe_triggers is False:
+            check_safe(strategy, label)   # Beam's check, asked for
         if self.combine_fn is not None and not self.combine_fn.can_retract():
             if strategy.accumulation_mode is AccumulationMode.RETRACTING:
                 raise PipelineConstructionError(
@@ -581,9 +599,10 @@ class CombinePerKey(GroupByKey):
     def __init__(self, fn: Any, label: Optional[str] = None) -> None:
         super().__init__(label)
         self.combine_fn = as_combine_fn(fn)
+        self.fn_label = label_from_callable(fn)
 
     def default_label(self) -> str:
-        return f"CombinePerKey({self.combine_fn.default_label()})"
+        return f"CombinePerKey({self.fn_label})"
 
     def with_hot_key_fanout(self, fanout: Union[int, Callable[[Any], int]]) -> PTransform:
         """This combine done in two steps: each key's values first in `fanout` (or
@@ -605,13 +624,14 @@ class CombineGlobally(PTransform):
     def __init__(self, fn: Any, *args: Any, label: Optional[str] = None, **kwargs: Any) -> None:
         super().__init__(label)
         self.combine_fn = as_combine_fn(fn)
+        self.fn_label = label_from_callable(fn)
         self.args, self.kwargs = args, kwargs
         self.has_defaults = True
         self.as_view = False
         self.fanout: Union[int, Callable[[Any], int], None] = None
 
     def default_label(self) -> str:
-        return f"CombineGlobally({self.combine_fn.default_label()})"
+        return f"CombineGlobally({self.fn_label})"
 
     def without_defaults(self) -> "CombineGlobally":
         out = copy.copy(self)
@@ -686,10 +706,28 @@ class CombineValues(PTransform):
 
 
 class Flatten(Primitive):
-    """The union of several PCollections with the same windowing."""
+    """The union of several PCollections with the same windowing: `(pc1, pc2) | Flatten()`,
+    any iterable of them (or, applied eagerly, of lists of values). Of none, the empty
+    PCollection of `pipeline`, which must then be given, as in Beam."""
 
     def plan_kind(self) -> Optional[str]:
         return plan_kinds.FLATTEN
+
+    def __init__(self, label: Optional[str] = None, pipeline: Any = None) -> None:
+        super().__init__(label)
+        self.pipeline = pipeline
+
+    def _extract_input_pvalues(self, pvalueish: Any) -> Any:
+        """Each item of the iterable input is an input (a PCollection, or values)."""
+        try:
+            parts = tuple(pvalueish)
+        except TypeError:
+            raise ValueError(f"Input to Flatten must be an iterable. Got a value of type "
+                             f"{type(pvalueish).__name__} instead.") from None
+        if not parts and self.pipeline is not None:   # nothing: an empty Create to flatten
+            label = self.label or self.default_label()
+            parts = (self.pipeline | f"{label}(nothing)" >> Create([]),)
+        return parts, list(parts)
 
     def validate(self, node: Any) -> None:
         if not node.inputs:
@@ -717,27 +755,22 @@ def _common_schema(pcolls: List[PCollection]) -> Any:
 
 
 class CoGroupByKey(PTransform):
-    """Joins keyed PCollections: a dict {tag: pcoll} gives (key, {tag: [values]}), a tuple,
-    list or other iterable gives (key, ([values], [values], ...)). As Beam's, it may join
-    none, given the `pipeline` whose empty PCollection that gives."""
+    """Joins keyed PCollections: a dict {tag: pcoll} gives (key, {tag: [values]}), a tuple or
+    list gives (key, ([values], [values], ...)). Of none, the empty PCollection of
+    `pipeline`, which must then be given, as in Beam."""
 
     def __init__(self, label: Optional[str] = None, *, pipeline: Any = None) -> None:
         super().__init__(label)
         self.pipeline = pipeline
 
-    def __ror__(self, left: Any) -> Any:
-        if not isinstance(left, dict) and not hasattr(left, "pipeline"):
-            left = tuple(left)   # an iterator of PCollections is read once, here
-        if len(left) == 0:
-            if self.pipeline is None:
-                raise ValueError("CoGroupByKey of no PCollections needs its pipeline: "
-                                 "CoGroupByKey(pipeline=p)")
-            return self.pipeline.apply(self, left)
-        return super().__ror__(left)
+    def _extract_input_pvalues(self, pvalueish: Any) -> Any:
+        """The inputs are a dict's values, or the items of any other iterable."""
+        if isinstance(pvalueish, dict):
+            return pvalueish, list(pvalueish.values())
+        parts = tuple(pvalueish)
+        return parts, list(parts)
 
     def expand(self, inputs: Any) -> PCollection:
-        if len(inputs) == 0:
-            return self.pipeline | "Empty" >> Create([])
         named = isinstance(inputs, dict)
         items = list(inputs.items()) if named else list(enumerate(inputs))
         tags = [t for t, _ in items]
@@ -746,7 +779,7 @@ class CoGroupByKey(PTransform):
             out = pc | f"Tag[{tag}]" >> Map(_tagger(tag))
             out.kind = KV
             tagged.append(out)
-        grouped = tagged | Flatten() | GroupByKey()
+        grouped = tuple(tagged) | Flatten(pipeline=self.pipeline) | GroupByKey()
 
         def regroup(kv: Any) -> Any:
             buckets: Dict[Any, list] = {t: [] for t in tags}
@@ -816,11 +849,49 @@ class Partition(PTransform):
         return result
 
 
-class Impulse(PTransform):
+class Impulse(Create):
     """Beam's root transform: one element, the empty bytes `b""`, in the global window."""
 
-    def expand(self, pbegin: Any) -> PCollection:
-        return pbegin | "Impulse" >> Create([b""])
+    def __init__(self, label: Optional[str] = None) -> None:
+        super().__init__([b""], label)
+
+
+class FlattenWith(PTransform):
+    """Beam's `pcoll | FlattenWith(*others)`: the input flattened with `others`, each a
+    PCollection or a root transform (a source, applied to the input's pipeline)."""
+
+    def __init__(self, *others: Any) -> None:
+        super().__init__()
+        self.others = others
+
+    def expand(self, pcoll: PCollection) -> PCollection:
+        inputs = [pcoll]
+        for i, other in enumerate(self.others):
+            if isinstance(other, PTransform):
+                other = pcoll.pipeline | f"Input{i}" >> other
+            if not isinstance(other, PCollection):
+                raise TypeError(f"FlattenWith takes PCollections and root transforms, got "
+                                f"{other!r}")
+            inputs.append(other)
+        return tuple(inputs) | Flatten()
+
+
+class Tee(PTransform):
+    """Beam's `pcoll | Tee(*consumers)`: each consumer (a transform, or a function of the
+    PCollection) applied to the input, what it gives discarded; gives the input, so a chain
+    can go on from it."""
+
+    def __init__(self, *consumers: Union[PTransform, Callable[[PCollection], Any]]) -> None:
+        super().__init__()
+        self.consumers = consumers
+
+    def expand(self, pcoll: PCollection) -> PCollection:
+        for consumer in self.consumers:
+            if isinstance(consumer, PTransform):
+                pcoll | consumer
+            else:
+                consumer(pcoll)
+        return pcoll
 
 
 class CountPerElement(PTransform):

@@ -36,7 +36,9 @@ class DoFn:
     teardown. `process(self, element, ...)` returns or yields outputs: plain values (keeping
     the input's timestamp, window, pane and diff), `TimestampedValue`s, or `TaggedOutput`s.
     It may ask for `timestamp=DoFn.TimestampParam`, `window=DoFn.WindowParam`,
-    `pane=DoFn.PaneInfoParam`, `diff=DoFn.DiffParam` (-1 for a retraction), and receives
+    `pane=DoFn.PaneInfoParam`, `diff=DoFn.DiffParam` (-1 for a retraction), the element as a
+    WindowedValue (`DoFn.WindowedValueParam`), a (key, value) element's key
+    (`DoFn.KeyParam`), and receives
     side inputs as the extra arguments of `ParDo`. A stateful DoFn also asks for its key,
     state cells and timers (`sdk/userstate.py`).
 
@@ -59,6 +61,8 @@ class DoFn:
     # a stateful DoFn's (see `sdk/userstate.py`): its key, state cells, timers, and in a timer
     # callback the dynamic timer's tag
     KeyParam = _Param("KeyParam")
+    # the element as a WindowedValue (its value, timestamp, windows, pane)
+    WindowedValueParam = _Param("WindowedValueParam")
     DynamicTimerTagParam = _Param("DynamicTimerTagParam")
     StateParam = StateParam
     TimerParam = TimerParam
@@ -160,6 +164,8 @@ _TIME_PARAMS = {
     id(DoFn.PaneInfoParam): attrgetter("pane"),
     id(DoFn.DiffParam): attrgetter("diff"),
     id(DoFn.ElementParam): attrgetter("value"),
+    id(DoFn.WindowedValueParam): lambda wv: wv,
+    id(DoFn.KeyParam): lambda wv: wv.value[0],   # of a (key, value) element
 }
 
 

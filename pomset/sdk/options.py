@@ -382,15 +382,25 @@ class PipelineOptions:
                             help="Beam's flag, accepted so Beam code runs; pomset needs none: "
                                  "it has no earlier pipeline encodings to stay compatible with "
                                  "when a streaming job is updated")
-        parser.add_argument("--allow_unsafe_triggers", action="store_true",
-                            help="Beam's flag, accepted so Beam code runs; pomset needs none: "
-                                 "it takes every trigger, emits what a trigger left pending "
-                                 "when the window closes, and counts (and warns of) the "
-                                 "elements that arrive after a trigger has finished")
         parser.add_argument("--pickle_library", default="default",
                             choices=("default", "pickle", "dill", "cloudpickle"),
                             help="Beam's flag, accepted so Beam code runs; pomset pickles "
                                  "what a run ships its own way, whichever is named")
+        parser.add_argument("--auto_unique_labels", action="store_true",
+                            help="Beam's: a label used twice gets a random suffix "
+                                 "(Map(f)_1a2b3c) instead of pomset's numbered one (Map(f)_2)")
+        parser.add_argument("--no_wait_until_finish", action="store_true",
+                            help="Beam's: a pipeline's `with` block ends once its run has "
+                                 "started, not finished; `pipeline.result.wait_until_finish()` "
+                                 "waits for it")
+        parser.add_argument("--allow_unsafe_triggers", action="store_true", default=None,
+                            help="Beam's flag, accepted so Beam code runs; pomset needs none: "
+                                 "it takes every trigger, emits what a trigger left pending "
+                                 "when the window closes, and counts (and warns of) the "
+                                 "elements that arrive after a trigger has finished. Set to "
+                                 "False (options.view_as(TypeOptions).allow_unsafe_triggers = "
+                                 "False), a grouping refuses a trigger that may finish, as "
+                                 "Beam's does by default")
         parser.add_argument("--memory_limit", type=_size("--memory_limit"), default=None,
                             metavar="SIZE",
                             help="local runner: the memory a bounded grouping's state may "

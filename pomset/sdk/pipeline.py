@@ -1,12 +1,15 @@
 """Pipeline: builds the graph of primitive transforms and hands it to a runner."""
 from __future__ import annotations
 
+import logging
+import uuid
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .asserts import run_checks
 from .errors import PipelineConstructionError
 from .options import PipelineOptions
-from .ptransform import Primitive, PTransform
+from .overrides import AppliedPTransform, output_pairs
+from .ptransform import Primitive, PTransform, input_parts
 from .pvalue import PBegin, PCollection
 from .runners import get_runner
 from .late_data import warn_dropped
@@ -29,6 +32,10 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<Node {self.label}: {type(self.transform).__name__}>"
+
+    def __str__(self) -> str:
+        """As Beam's AppliedPTransform prints: the full label and the transform's class."""
+        return f"AppliedPTransform({self.label}, {type(self.transform).__name__})"
 
 
 def pipeline_of(pvalue: Any) -> "Pipeline":
@@ -55,9 +62,12 @@ class Pipeline:
             options.set_runner(runner)
         self.options = options
         self.nodes: List[Node] = []
+        #: every application of a transform so far, composites and primitives, in order
+        self.applied: List[AppliedPTransform] = []
         self._labels: set = set()
         self._scope: List[str] = []
         self._result: Any = None
+        self._running: Optional[RunningPipeline] = None
         self.controls = Controls()
         #: `assert_that`s to check once the pipeline has run: (pcoll, matcher, name, elements)
         self.checks: List[Tuple[Any, Any, str, bool]] = []
@@ -78,7 +88,11 @@ class Pipeline:
         if not isinstance(transform, PTransform):
             raise TypeError(f"expected a PTransform, got {transform!r}")
         name = label or transform.label or transform.default_label()
-        full = self._unique("/".join(self._scope + [name]))
+        full = self._unique("/".join(self._scope + [name]), transform)
+        applied = AppliedPTransform(full, transform, tuple(
+            p for p in input_parts(pvalue) if isinstance(p, PCollection)), list(self._scope))
+        self.applied.append(applied)   # before what it applies in turn: outermost first
+        start = len(self.nodes)
         if isinstance(transform, Primitive):
             inputs = _as_inputs(pvalue)
             node = Node(full, transform, inputs)
@@ -89,12 +103,82 @@ class Pipeline:
             for pc in node.reads():
                 pc.consumers.append(node)
             self.nodes.append(node)
-            return transform.result(node)
-        self._scope.append(full.rsplit("/", 1)[-1])
+            result = transform.result(node)
+        else:
+            self._scope.append(full.rsplit("/", 1)[-1])
+            try:
+                result = transform.expand(pvalue)
+            finally:
+                self._scope.pop()
+        applied.result, applied.nodes = result, self.nodes[start:]
+        return result
+
+    def visit(self, visitor: Any) -> None:
+        """Beam's: show `visitor` (a `PipelineVisitor`) every application, outermost first,
+        and the PCollections each primitive gives."""
+        inside: Dict[str, List[AppliedPTransform]] = {}
+        for applied in self.applied:
+            inside.setdefault("/".join(applied.scope), []).append(applied)
+
+        def walk(scope: str) -> None:
+            for applied in inside.get(scope, []):
+                if isinstance(applied.transform, Primitive):
+                    visitor.visit_transform(applied)
+                    for pcoll in applied.outputs.values():
+                        visitor.visit_value(pcoll, applied)
+                elif applied.full_label != scope:   # not a template's step, at its label
+                    visitor.enter_composite_transform(applied)
+                    walk(applied.full_label)
+                    visitor.leave_composite_transform(applied)
+        walk("")
+
+    def replace_all(self, overrides: Sequence[Any]) -> None:
+        """Beam's: each application an override matches (`PTransformOverride`), composite
+        or primitive, replaced by the transform it gives, under the same label, reading the
+        inputs it gives and read by what read the replaced one's outputs."""
+        for override in overrides:
+            for applied in list(self.applied):
+                if any(a is applied for a in self.applied) and override.matches(applied):
+                    self._replace(applied, override)
+
+    def _replace(self, applied: AppliedPTransform, override: Any) -> None:
+        transform = override.get_replacement_transform_for_applied_ptransform(applied)
+        inputs = tuple(override.get_replacement_inputs(applied))
+        pvalue = PBegin(self) if not inputs else inputs[0] if len(inputs) == 1 else inputs
+        old = {id(n) for n in applied.nodes}
+        position = next((i for i, n in enumerate(self.nodes) if id(n) in old), len(self.nodes))
+        self.nodes = [n for n in self.nodes if id(n) not in old]
+        for node in applied.nodes:
+            for pc in node.reads():
+                pc.consumers[:] = [c for c in pc.consumers if c is not node]
+        prefix = applied.full_label
+        inside = (lambda label: label == prefix or label.startswith(prefix + "/"))
+        self._labels = {label for label in self._labels if not inside(label)}
+        self.applied = [a for a in self.applied if not inside(a.full_label)]
+        before, scope = len(self.nodes), self._scope
+        self._scope = list(applied.scope)
         try:
-            return transform.expand(pvalue)
+            out = self.apply(transform, pvalue, prefix.rsplit("/", 1)[-1])
         finally:
-            self._scope.pop()
+            self._scope = scope
+        added = self.nodes[before:]   # in the replaced one's place: inputs stay before it
+        del self.nodes[before:]
+        self.nodes[position:position] = added
+        self._rewire(output_pairs(applied.result, out))
+
+    def _rewire(self, pairs: List[Tuple[PCollection, PCollection]]) -> None:
+        """What read each old PCollection reads its new one instead: steps (as main or side
+        input) and assertions."""
+        new = {id(old): pc for old, pc in pairs}
+        for old, pc in pairs:
+            pc.consumers.extend(c for c in old.consumers if c not in pc.consumers)
+            pc.kept = pc.kept or old.kept
+            old.consumers.clear()
+        for node in self.nodes:
+            node.inputs = [new.get(id(pc), pc) for pc in node.inputs]
+            for side in node.side_inputs:
+                side.pcoll = new.get(id(side.pcoll), side.pcoll)
+        self.checks = [(new.get(id(c[0]), c[0]),) + tuple(c[1:]) for c in self.checks]
 
     def scope_label(self) -> str:
         """The label of the composite transform being expanded (for its messages)."""
@@ -125,13 +209,24 @@ class Pipeline:
         included (Beam's name)."""
         return set(self._labels)
 
-    def _unique(self, label: str) -> str:
+    def _unique(self, label: str, transform: Any = None) -> str:
+        """`label`, or where it is taken, `label_2`, `label_3`... (with
+        `--auto_unique_labels`, Beam's random suffix instead)."""
         out, n = label, 1
         while out in self._labels:
             n += 1
-            out = f"{label}_{n}"
+            if transform is not None and self.options.auto_unique_labels:
+                scope = label.rpartition("/")[0]
+                out = f"{scope}/{self._generate_unique_label(transform)}".lstrip("/")
+            else:
+                out = f"{label}_{n}"
         self._labels.add(out)
         return out
+
+    def _generate_unique_label(self, transform: Any) -> str:
+        """Beam's `--auto_unique_labels` label: the transform's, with six random hex digits."""
+        name = transform.label or transform.default_label()
+        return f"{name}_{uuid.uuid4().hex[:6]}"
 
     # --- running ----------------------------------------------------------------------------
     def recorded(self) -> List[PCollection]:
@@ -161,7 +256,7 @@ class Pipeline:
 
     def __getstate__(self) -> Dict[str, Any]:
         # a run's workers get the graph; the assertions are checked where it was built
-        return {**self.__dict__, "checks": []}
+        return {**self.__dict__, "checks": [], "applied": [], "_running": None}
 
     def start(self) -> RunningPipeline:
         """Run the pipeline on a background thread; the handle waits for the result and
@@ -170,13 +265,21 @@ class Pipeline:
 
     @property
     def result(self) -> Any:
-        return self._result
+        """The run's result; while a run started by a `with` block with
+        `--no_wait_until_finish` goes on, its handle (`wait_until_finish()`)."""
+        return self._result if self._result is not None else self._running
 
     def __enter__(self) -> "Pipeline":
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        if exc_type is None:
+        if exc_type is not None:
+            return
+        if self.options.no_wait_until_finish:
+            self._running = self.start()
+            logging.info('Job execution continues without waiting for completion. Use '
+                         '"wait_until_finish" in PipelineResult to block until finished.')
+        else:
             self.run()
 
 

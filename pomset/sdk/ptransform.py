@@ -4,7 +4,7 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from .type_hints import HINTS_ATTR, IOTypeHints, declared_hints
 
@@ -14,13 +14,50 @@ class PTransform:
     apply with `pcoll | t`, `pcoll.apply(t)`, or label it with `"Name" >> t`. A subclass
     need not call `super().__init__()`: the label then defaults to `default_label()`."""
 
-    label: Optional[str] = None
-
     #: its label, where given; a class default, for a subclass that never calls __init__
     label: Optional[str] = None
+    #: the pipeline it applies to when its input holds no PCollection (Beam's attribute:
+    #: `() | Flatten(pipeline=p)`)
+    pipeline: Any = None
+    #: where it was labelled with `"Name" >> t`, the transform it is a labelled copy of
+    labeled_from: Optional["PTransform"] = None
 
     def __init__(self, label: Optional[str] = None) -> None:
         self.label = label
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # a labelled copy's annotations are its original's too (Beam's `"Name" >> t` wraps t)
+        if name == "annotations" and self.labeled_from is not None:
+            setattr(self.labeled_from, name, value)
+        object.__setattr__(self, name, value)
+
+    def annotations(self) -> Dict[str, Any]:
+        """Beam's annotations of the transform (a user may assign a function giving more):
+        pomset records none of its own."""
+        return {}
+
+    def __str__(self) -> str:
+        return f"<{self._str_internal()}>"
+
+    def __repr__(self) -> str:
+        return f"<{self._str_internal()} at {hex(id(self))}>"
+
+    def _str_internal(self) -> str:
+        """Beam's description: the class, the label, and the inputs and side inputs where
+        set on the transform."""
+        text = f"{type(self).__name__}(PTransform) label=[{self.label or self.default_label()}]"
+        inputs = vars(self).get("inputs")
+        side_inputs = self.side_inputs
+        side_inputs = side_inputs() if callable(side_inputs) else side_inputs
+        if inputs:
+            text += f" inputs={inputs}"
+        if side_inputs:
+            text += f" side_inputs={side_inputs}"
+        return text
+
+    def side_inputs(self) -> Any:
+        """The side inputs it reads (a primitive's views; none for a composite)."""
+        return []
 
     def default_label(self) -> str:
         return type(self).__name__
@@ -63,25 +100,97 @@ class PTransform:
         """The resource hints set on this transform, {urn: value as bytes}."""
         return dict(getattr(self, "_resource_hints", {}))
 
+    def _extract_input_pvalues(self, pvalueish: Any) -> Tuple[Any, List[Any]]:
+        """Beam's hook: the input as the transform takes it, and its parts, each a PValue or
+        plain values (which a pipeline gets with a Create). By default the parts are what the
+        tuples and dicts (and lists of PCollections) in the input hold; a list of anything
+        else is one part, its values."""
+        return pvalueish, list(input_parts(pvalueish))
+
+    def input_pvalues(self, pvalueish: Any) -> Tuple[Any, List[Any]]:
+        """The input as the transform takes it, and its parts: what the transform's
+        `_extract_input_pvalues` (Beam's name, which a subclass may override) says."""
+        return self._extract_input_pvalues(pvalueish)
+
     def __ror__(self, left: Any) -> Any:
-        from .pipeline import Pipeline, pipeline_of
-        from .pvalue import PBegin, PCollection, PValue
+        from .pipeline import Pipeline
+        from .pvalue import PBegin, PValue
         if isinstance(left, Pipeline):
             return left.apply(self, PBegin(left))
-        if isinstance(left, (PValue, dict)):
-            return pipeline_of(left).apply(self, left)
-        items = left if isinstance(left, (list, tuple)) else list(left)
-        if items and all(isinstance(p, PCollection) for p in items):
-            return pipeline_of(items).apply(self, items)
-        from .eager import apply_eagerly   # plain values: Beam's eager application
-        return apply_eagerly(self, items)
+        if isinstance(left, PValue):
+            return left.pipeline.apply(self, left)
+        from .eager import apply_to_pvalueish   # tuples, dicts, plain values (eager)
+        return apply_to_pvalueish(self, left)
+
+    def __or__(self, right: Any) -> Any:
+        """`t1 | t2`: the transform that applies t1, then t2 to its output (Beam's)."""
+        if not isinstance(right, PTransform):
+            return NotImplemented
+        return ChainedPTransform(self, right)
 
     def __rrshift__(self, label: str) -> "PTransform":
         if not isinstance(label, str):
             return NotImplemented
         labeled = copy.copy(self)
         labeled.label = label
+        labeled.labeled_from = self
         return labeled
+
+
+def label_from_callable(fn: Any) -> str:
+    """The name a transform of `fn` is labelled with (Beam's `label_from_callable`): its
+    `default_label()` where it has one (a DoFn, a CombineFn), else its `__name__` (`sum`,
+    `<lambda>`: without its file and line, so a step's label, a checkpoint's key, does not
+    change when the code above it moves), else its class's name."""
+    if isinstance(fn, type):   # a class (a CombineFn's): its name
+        return fn.__name__
+    if hasattr(fn, "default_label"):
+        return fn.default_label()
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+def input_parts(pvalueish: Any) -> Iterator[Any]:
+    """The parts of a transform's input (`PTransform._extract_input_pvalues`): its PValues,
+    and the plain values in it, found through tuples (named ones too), dicts and lists of
+    PValues; anything else, a list of values among them, is one part."""
+    from .pvalue import DoOutputsTuple, PValue
+    if isinstance(pvalueish, dict):
+        pvalueish = tuple(pvalueish.values())
+    if isinstance(pvalueish, DoOutputsTuple):
+        pvalueish = tuple(pvalueish)
+    if isinstance(pvalueish, list) and pvalueish and all(
+            isinstance(p, PValue) for p in pvalueish):
+        pvalueish = tuple(pvalueish)
+    if isinstance(pvalueish, tuple):
+        for part in pvalueish:
+            yield from input_parts(part)
+    else:
+        yield pvalueish
+
+
+class ChainedPTransform(PTransform):
+    """Transforms applied one after another (`t1 | t2 | t3`), as one composite labelled
+    with theirs joined by `|`."""
+
+    def __init__(self, *parts: PTransform) -> None:
+        super().__init__()
+        self.parts: Tuple[PTransform, ...] = ()
+        for part in parts:   # a chain in a chain, unlabelled, is its parts
+            nested = type(part) is ChainedPTransform and not part.label
+            self.parts += part.parts if nested else (part,)
+
+    def default_label(self) -> str:
+        return "|".join(p.label or p.default_label() for p in self.parts)
+
+    def __or__(self, right: Any) -> Any:
+        if not isinstance(right, PTransform):
+            return NotImplemented
+        return ChainedPTransform(self, right)
+
+    def expand(self, pvalue: Any) -> Any:
+        for part in self.parts:
+            pvalue = pvalue | part
+        return pvalue
 
 
 class Primitive(PTransform):
@@ -99,9 +208,6 @@ class Primitive(PTransform):
 
     def result(self, node: Any) -> Any:
         return node.outputs[None]
-
-    def side_inputs(self) -> List[Any]:
-        return []
 
     def plan_kind(self) -> Optional[str]:
         """The execution-plan node this primitive lowers to (`sdk.plan_kinds`); None for one

@@ -118,6 +118,10 @@ class DoOutputsTuple:
         except KeyError as e:
             raise AttributeError(str(e)) from None
 
+    def tagged(self) -> Dict[Optional[str], PCollection]:
+        """Its outputs so far, by tag (None: the main output)."""
+        return dict(self._outputs)
+
     def _order(self) -> list:
         if self._tags is None:
             return list(self._outputs)
@@ -147,6 +151,11 @@ class SideInput:
         if not isinstance(pcoll, PCollection):
             raise TypeError(f"{type(self).__name__} takes a PCollection, got {pcoll!r}")
         self.pcoll = pcoll
+
+    @property
+    def pvalue(self) -> PCollection:
+        """Beam's name for the PCollection it views."""
+        return self.pcoll
 
     def view(self, values: list) -> Any:
         raise NotImplementedError

@@ -5,6 +5,7 @@ themselves)."""
 from __future__ import annotations
 
 import copy
+import inspect
 from typing import Any, Callable, List, Optional, Tuple
 
 from ..windowing import MIN_TIMESTAMP, Timestamp
@@ -12,7 +13,7 @@ from .combinefn import CombineFn
 from .core import CombineGlobally, CombinePerKey, Map
 from .dofn import DoFn
 from .kinds import KV
-from .ptransform import PTransform
+from .ptransform import PTransform, label_from_callable
 from .pvalue import PCollection
 
 
@@ -31,15 +32,47 @@ def key_with(key: Any) -> Callable[..., Tuple[Any, Any]]:
     return lambda v: (key, v)
 
 
-def MapTuple(fn: Callable[..., Any]) -> Map:
-    """Beam's `MapTuple`: `fn(*element)` for each tuple element."""
-    return Map(lambda t: fn(*t), label=f"MapTuple({getattr(fn, '__name__', 'fn')})")
+def MapTuple(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Map:
+    """Beam's `MapTuple`: `fn(*element, ...)` for each tuple element; the extra arguments
+    (side-input views among them) go to `fn`'s parameters with defaults after the element's,
+    which may also ask for `DoFn.TimestampParam` and the like."""
+    return Map(unpacking(fn), *args, label=f"MapTuple({label_from_callable(fn)})", **kwargs)
 
 
-def FlatMapTuple(fn: Callable[..., Any]) -> Any:
-    """Beam's `FlatMapTuple`: the items of `fn(*element)` for each tuple element."""
+def FlatMapTuple(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Beam's `FlatMapTuple`: the items of `fn(*element, ...)` for each tuple element, with
+    extra arguments as `MapTuple`'s."""
     from .core import FlatMap
-    return FlatMap(lambda t: fn(*t), label=f"FlatMapTuple({getattr(fn, '__name__', 'fn')})")
+    return FlatMap(unpacking(fn), *args, label=f"FlatMapTuple({label_from_callable(fn)})",
+                   **kwargs)
+
+
+def unpacking(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` called with a tuple element's items: `f(element, *args, **kwargs)` is
+    `fn(*element, ...)`, the positional extra arguments given to `fn`'s parameters with
+    defaults that are not context parameters (`DoFn.*Param`), in order, as Beam's MapTuple
+    binds them. Its signature shows `fn`'s context parameters, so the runner fills them."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):   # a builtin without a signature: the element's items
+        return lambda element, *args, **kwargs: fn(*element, *args, **kwargs)
+    defaulted = [p for p in params if p.default is not p.empty
+                 and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    context = [p for p in defaulted if isinstance(p.default, type(DoFn.TimestampParam))]
+    free = [p.name for p in defaulted if p not in context]
+
+    def call(element: Any, *args: Any, **kwargs: Any) -> Any:
+        if args and len(args) <= len(free):
+            names = [n for n in free if n not in kwargs]
+            kwargs.update(zip(names, args))
+            args = ()
+        return fn(*element, *args, **kwargs)
+    call.__signature__ = inspect.Signature(   # type: ignore[attr-defined]
+        [inspect.Parameter("element", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+         inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL)]
+        + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in context]
+        + [inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)])
+    return call
 
 
 def Reshuffle(num_buckets: Optional[int] = None) -> Map:

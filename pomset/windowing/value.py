@@ -1,7 +1,7 @@
 """Elements: `WindowedValue` (value, timestamp, window, pane, diff) and `TimestampedValue`."""
 from __future__ import annotations
 
-from typing import Any, Sequence, Tuple, Union
+from typing import Any, List, Sequence, Union
 
 from .pane import NO_FIRING, PaneInfo
 from .time import Timestamp, TimeLike, timestamp_at, to_micros
@@ -46,9 +46,10 @@ class WindowedValue:
         return timestamp_at(self.ts)
 
     @property
-    def windows(self) -> Tuple[BoundedWindow]:
-        """Beam's name: the windows the value is in (here, its one window)."""
-        return (self.window,)
+    def windows(self) -> List[BoundedWindow]:
+        """Beam's name: the windows the value is in (here, its one window), a list as Beam's
+        DoFn.WindowedValueParam gives them."""
+        return [self.window]
 
     def with_value(self, value: Any) -> "WindowedValue":
         return WindowedValue.raw(value, self.ts, self.window, self.pane, self.diff)
