@@ -151,3 +151,9 @@ from .sdk.approximate_quantiles import ApproximateQuantiles  # noqa: E402
 from .sdk.approximate_unique import ApproximateUnique  # noqa: E402
 
 __all__ += ["ApproximateQuantiles", "ApproximateUnique"]
+
+# --- Beam's trigger and WindowFn protocols: may_lose_data's reasons, continuations ---
+from .triggers import AfterSynchronizedProcessingTime, DataLossReason  # noqa: E402
+from .windowing import NonMergingWindowFn  # noqa: E402
+
+__all__ += ["AfterSynchronizedProcessingTime", "DataLossReason", "NonMergingWindowFn"]

@@ -5,12 +5,13 @@ themselves)."""
 from __future__ import annotations
 
 import copy
+import inspect
 from typing import Any, Callable, List, Optional, Tuple
 
 from ..windowing import MIN_TIMESTAMP, Timestamp
 from .combinefn import CombineFn
 from .core import CombineGlobally, CombinePerKey, Map
-from .dofn import DoFn
+from .dofn import DoFn, context_params
 from .kinds import KV
 from .ptransform import PTransform
 from .pvalue import PCollection
@@ -33,13 +34,31 @@ def key_with(key: Any) -> Callable[..., Tuple[Any, Any]]:
 
 def MapTuple(fn: Callable[..., Any]) -> Map:
     """Beam's `MapTuple`: `fn(*element)` for each tuple element."""
-    return Map(lambda t: fn(*t), label=f"MapTuple({getattr(fn, '__name__', 'fn')})")
+    return Map(spread(fn), label=f"MapTuple({getattr(fn, '__name__', 'fn')})")
 
 
 def FlatMapTuple(fn: Callable[..., Any]) -> Any:
     """Beam's `FlatMapTuple`: the items of `fn(*element)` for each tuple element."""
     from .core import FlatMap
-    return FlatMap(lambda t: fn(*t), label=f"FlatMapTuple({getattr(fn, '__name__', 'fn')})")
+    return FlatMap(spread(fn), label=f"FlatMapTuple({getattr(fn, '__name__', 'fn')})")
+
+
+def spread(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn(*element)` as a function of the element, which asks for the DoFn parameters `fn`
+    asks for (`window=DoFn.WindowParam`, ...) and passes them on: what MapTuple and
+    FlatMapTuple call."""
+    context = list(context_params(fn))
+    if not context:
+        return lambda t: fn(*t)
+
+    def call(element: Any, **params: Any) -> Any:
+        return fn(*element, **params)
+    declared = inspect.signature(fn).parameters
+    call.__signature__ = inspect.Signature(   # type: ignore[attr-defined]
+        [inspect.Parameter("element", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
+                             default=declared[name].default) for name in context])
+    return call
 
 
 def Reshuffle(num_buckets: Optional[int] = None) -> Map:
