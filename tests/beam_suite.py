@@ -173,6 +173,13 @@ DESELECTED: Dict[str, Dict[str, str]] = {
 MIN_WINDOW = ("the test computes the FixedWindows(20) window of MIN_TIMESTAMP from Beam's "
               "constant (-2**63 µs); pomset's is -2**62 µs, so its window differs "
               "(tests/test_testing_matchers.py::test_equal_to_per_window_on_pomset)")
+#: what blocks trigger_test's transcript tests: they chain transforms before applying them
+CHAINED = ("TypeError: `t1 | t2` (a PTransform applied to a PTransform, Beam's chaining) is "
+           "not supported; with it the transcript passes")
+#: BatchTranscriptTest skips itself for these transcripts, on any runner
+BATCH_LATE = "skips itself: 'Batch mode never has late data.'"
+BATCH_DISCARDING = "skips itself: 'Batch mode only makes sense for accumulating.'"
+BATCH_TRANSFORMED = "skips itself: 'Non-fnapi timestamp combiner: OUTPUT_AT_EARLIEST_TRANSFORMED'"
 #: why pomset's trigger answers differ from Beam Python's (it follows Beam Java)
 PER_ELEMENT = ("pomset asks a trigger whether to fire after each element, so a window's panes "
                "are the same however the input is bundled, on every runner; Beam Python's "
@@ -201,6 +208,12 @@ DIFFERENCES: Dict[str, Dict[str, str]] = {
             "a FlatMap fn returning a str is an error, not its characters (test_pipeline_surface.",
     },
     "transforms/window_test": {
+        "WindowTest.test_custom_windows": (
+            "TestCustomWindows assigns time t >= 5 to [5, t), which does not hold t; pomset "
+            "rejects a window that does not hold its element's time, at construction (the "
+            "watermark could pass it before its elements) "
+            "(tests/test_windowfn_protocol.py::test_a_window_that_does_not_hold_its_elements_"
+            "time_is_an_error)"),
     },
     "transforms/trigger_test": {
         "TriggerPipelineTest.test_after_count": (
@@ -356,151 +369,65 @@ GAPS: Dict[str, Dict[str, str]] = {
         "CreateInferOutputSchemaTest.test_single_type_for_field": "AttributeError: 'Create' objec",
     },
     "transforms/window_test": {
-        "WindowTest.test_custom_windows": "NotImplementedError: Beam's apache_beam.transforms.win",
-        "WindowTest.test_fixed_windows": "AttributeError: 'FixedWindows' object has no attribute ",
-        "WindowTest.test_sessions_merging": "AttributeError: 'Sessions' object has no attribute '",
-        "WindowTest.test_sliding_windows_assignment": "AttributeError: 'SlidingWindows' object ha",
-        "WindowTest.test_sliding_windows_assignment_fraction":
-            "AttributeError: 'SlidingWindows' object has no attribute 'assign'",
-        "WindowTest.test_sliding_windows_assignment_fraction_large_offset":
-            "AttributeError: 'SlidingWindows' object has no attribute 'assign'",
     },
     "transforms/trigger_test": {
-        "MayLoseDataTest.test_afer_all_all_may_finish": "NotImplementedError: Beam's apache_beam.",
-        "MayLoseDataTest.test_after_all_some_may_finish":
-            "NotImplementedError: Beam's apache_beam.transforms.trigger.DataLossReason: pomset ha",
-        "MayLoseDataTest.test_after_any_all_safe": "NotImplementedError: Beam's apache_beam.trans",
-        "MayLoseDataTest.test_after_any_one_may_finish":
-            "NotImplementedError: Beam's apache_beam.transforms.trigger.DataLossReason: pomset ha",
-        "MayLoseDataTest.test_after_count": "NotImplementedError: Beam's apache_beam.transforms.t",
-        "MayLoseDataTest.test_after_each_all_may_finish":
-            "NotImplementedError: Beam's apache_beam.transforms.trigger.DataLossReason: pomset ha",
-        "MayLoseDataTest.test_after_each_at_least_one_safe":
-            "NotImplementedError: Beam's apache_beam.transforms.trigger.DataLossReason: pomset ha",
-        "MayLoseDataTest.test_after_processing": "NotImplementedError: Beam's apache_beam.transfo",
-        "MayLoseDataTest.test_after_watermark_allowed_lateness_safe_late":
-            "NotImplementedError: Beam's apache_beam.transforms.trigger.DataLossReason: pomset ha",
-        "MayLoseDataTest.test_after_watermark_no_allowed_lateness":
-            "NotImplementedError: Beam's apache_beam.transforms.trigger.DataLossReason: pomset ha",
-        "MayLoseDataTest.test_after_watermark_no_allowed_lateness_safe_late":
-            "NotImplementedError: Beam's apache_beam.transforms.trigger.DataLossReason: pomset ha",
-        "MayLoseDataTest.test_after_watermark_no_late_trigger":
-            "NotImplementedError: Beam's apache_beam.transforms.trigger.DataLossReason: pomset ha",
-        "MayLoseDataTest.test_always": "NotImplementedError: Beam's apache_beam.transforms.trigge",
-        "MayLoseDataTest.test_default_trigger": "NotImplementedError: Beam's apache_beam.transfor",
-        "MayLoseDataTest.test_never": "NotImplementedError: Beam's apache_beam.transforms.trigger",
-        "MayLoseDataTest.test_repeatedly_safe_underlying":
-            "NotImplementedError: Beam's apache_beam.transforms.trigger.DataLossReason: pomset ha",
-        "MayLoseDataTest.test_repeatedly_unsafe_underlying":
-            "NotImplementedError: Beam's apache_beam.transforms.trigger.DataLossReason: pomset ha",
-        "ContinuationTriggerTest.test_after_all": "AttributeError: 'AfterAll' object has no attri",
-        "ContinuationTriggerTest.test_after_any": "AttributeError: 'AfterAny' object has no attri",
-        "ContinuationTriggerTest.test_after_count": "AttributeError: 'AfterCount' object has no a",
-        "ContinuationTriggerTest.test_after_each": "AttributeError: 'AfterEach' object has no att",
-        "ContinuationTriggerTest.test_after_processing_time":
-            "AttributeError: 'AfterProcessingTime' object has no attribute 'get_continuation_trig",
-        "ContinuationTriggerTest.test_after_watermark": "AttributeError: 'AfterWatermark' object ",
-        "ContinuationTriggerTest.test_always": "AttributeError: 'Always' object has no attribute ",
-        "ContinuationTriggerTest.test_default": "AttributeError: 'DefaultTrigger' object has no a",
-        "ContinuationTriggerTest.test_never": "AttributeError: 'Never' object has no attribute 'g",
-        "ContinuationTriggerTest.test_repeatedly": "AttributeError: 'Repeatedly' object has no at",
-        "TestStreamTranscriptTest.test_bad_expected_values":
-            "AssertionError: 'Unmatched output' does not match ''TestPipeline' object has no attr",
-        "TestStreamTranscriptTest.test_bad_expected_window":
-            "AssertionError: 'Unmatched output' does not match ''TestPipeline' object has no attr",
-        "TestStreamTranscriptTest.test_bad_output": "AssertionError: 'Unmatched output' does not ",
-        "TestStreamTranscriptTest.test_discarding_early_fixed":
-            "AttributeError: 'TestPipeline' object has no attribute 'runner'",
-        "TestStreamTranscriptTest.test_early_late_sessions":
-            "AttributeError: 'TestPipeline' object has no attribute 'runner'",
-        "TestStreamTranscriptTest.test_fixed_default": "AttributeError: 'TestPipeline' object has",
-        "TestStreamTranscriptTest.test_fixed_default_late_data":
-            "AttributeError: 'TestPipeline' object has no attribute 'runner'",
-        "TestStreamTranscriptTest.test_fixed_drop_late_data_after_allowed_lateness":
-            "AttributeError: 'TestPipeline' object has no attribute 'runner'",
-        "TestStreamTranscriptTest.test_garbage_collection":
-            "AttributeError: 'TestPipeline' object has no attribute 'runner'",
-        "TestStreamTranscriptTest.test_known_late_data_no_watermark_hold_possible":
-            "AttributeError: 'TestPipeline' object has no attribute 'runner'",
-        "TestStreamTranscriptTest.test_known_late_data_watermark":
-            "AttributeError: 'TestPipeline' object has no attribute 'runner'",
-        "TestStreamTranscriptTest.test_missing_output": "AssertionError: 'Unexpected output' does",
-        "TestStreamTranscriptTest.test_missing_output_at_end":
-            "AssertionError: 'Unexpected output' does not match ''TestPipeline' object has no att",
-        "TestStreamTranscriptTest.test_timestamp_combiner_custom_timestamping_earliest":
-            "AttributeError: 'TestPipeline' object has no attribute 'runner'",
-        "TestStreamTranscriptTest.test_timestamp_combiner_custom_timestamping_earliest_1":
-            "AttributeError: OUTPUT_AT_EARLIEST_TRANSFORMED",
-        "TestStreamTranscriptTest.test_timestamp_combiner_custom_timestamping_eow":
-            "AttributeError: 'TestPipeline' object has no attribute 'runner'",
-        "TestStreamTranscriptTest.test_timestamp_combiner_earliest":
-            "AttributeError: 'TestPipeline' object has no attribute 'runner'",
-        "TestStreamTranscriptTest.test_timestamp_combiner_latest":
-            "AttributeError: 'TestPipeline' object has no attribute 'runner'",
-        "WeakTestStreamTranscriptTest.test_bad_expected_values":
-            "AssertionError: 'Unmatched output' does not match ''TestPipeline' object has no attr",
-        "WeakTestStreamTranscriptTest.test_bad_expected_window":
-            "AssertionError: 'Unmatched output' does not match ''TestPipeline' object has no attr",
-        "WeakTestStreamTranscriptTest.test_bad_output": "AssertionError: 'Unmatched output' does ",
-        "WeakTestStreamTranscriptTest.test_discarding_early_fixed":
-            "AttributeError: 'TestPipeline' object has no attribute 'runner'",
-        "WeakTestStreamTranscriptTest.test_early_late_sessions":
-            "AttributeError: 'TestPipeline' object has no attribute 'runner'",
-        "WeakTestStreamTranscriptTest.test_fixed_default":
-            "AttributeError: 'TestPipeline' object has no attribute 'runner'",
-        "WeakTestStreamTranscriptTest.test_fixed_default_late_data":
-            "AttributeError: 'TestPipeline' object has no attribute 'runner'",
-        "WeakTestStreamTranscriptTest.test_fixed_drop_late_data_after_allowed_lateness":
-            "AttributeError: 'TestPipeline' object has no attribute 'runner'",
-        "WeakTestStreamTranscriptTest.test_garbage_collection":
-            "AttributeError: 'TestPipeline' object has no attribute 'runner'",
-        "WeakTestStreamTranscriptTest.test_known_late_data_no_watermark_hold_possible":
-            "AttributeError: 'TestPipeline' object has no attribute 'runner'",
-        "WeakTestStreamTranscriptTest.test_known_late_data_watermark":
-            "AttributeError: 'TestPipeline' object has no attribute 'runner'",
-        "WeakTestStreamTranscriptTest.test_missing_output":
-            "AssertionError: 'Unexpected output' does not match ''TestPipeline' object has no att",
-        "WeakTestStreamTranscriptTest.test_missing_output_at_end":
-            "AssertionError: 'Unexpected output' does not match ''TestPipeline' object has no att",
+        "TestStreamTranscriptTest.test_bad_expected_values": CHAINED,
+        "TestStreamTranscriptTest.test_bad_expected_window": CHAINED,
+        "TestStreamTranscriptTest.test_bad_output": CHAINED,
+        "TestStreamTranscriptTest.test_discarding_early_fixed": CHAINED,
+        "TestStreamTranscriptTest.test_early_late_sessions": CHAINED,
+        "TestStreamTranscriptTest.test_fixed_default": CHAINED,
+        "TestStreamTranscriptTest.test_fixed_default_late_data": CHAINED,
+        "TestStreamTranscriptTest.test_fixed_drop_late_data_after_allowed_lateness": CHAINED,
+        "TestStreamTranscriptTest.test_garbage_collection": CHAINED,
+        "TestStreamTranscriptTest.test_known_late_data_no_watermark_hold_possible": CHAINED,
+        "TestStreamTranscriptTest.test_known_late_data_watermark": CHAINED,
+        "TestStreamTranscriptTest.test_missing_output": CHAINED,
+        "TestStreamTranscriptTest.test_missing_output_at_end": CHAINED,
+        "TestStreamTranscriptTest.test_timestamp_combiner_custom_timestamping_earliest": CHAINED,
+        "TestStreamTranscriptTest.test_timestamp_combiner_custom_timestamping_earliest_1": CHAINED,
+        "TestStreamTranscriptTest.test_timestamp_combiner_custom_timestamping_eow": CHAINED,
+        "TestStreamTranscriptTest.test_timestamp_combiner_earliest": CHAINED,
+        "TestStreamTranscriptTest.test_timestamp_combiner_latest": CHAINED,
+        "WeakTestStreamTranscriptTest.test_bad_expected_values": CHAINED,
+        "WeakTestStreamTranscriptTest.test_bad_expected_window": CHAINED,
+        "WeakTestStreamTranscriptTest.test_bad_output": CHAINED,
+        "WeakTestStreamTranscriptTest.test_discarding_early_fixed": CHAINED,
+        "WeakTestStreamTranscriptTest.test_early_late_sessions": CHAINED,
+        "WeakTestStreamTranscriptTest.test_fixed_default": CHAINED,
+        "WeakTestStreamTranscriptTest.test_fixed_default_late_data": CHAINED,
+        "WeakTestStreamTranscriptTest.test_fixed_drop_late_data_after_allowed_lateness": CHAINED,
+        "WeakTestStreamTranscriptTest.test_garbage_collection": CHAINED,
+        "WeakTestStreamTranscriptTest.test_known_late_data_no_watermark_hold_possible": CHAINED,
+        "WeakTestStreamTranscriptTest.test_known_late_data_watermark": CHAINED,
+        "WeakTestStreamTranscriptTest.test_missing_output": CHAINED,
+        "WeakTestStreamTranscriptTest.test_missing_output_at_end": CHAINED,
         "WeakTestStreamTranscriptTest.test_timestamp_combiner_custom_timestamping_earliest":
-            "AttributeError: 'TestPipeline' object has no attribute 'runner'",
+            CHAINED,
         "WeakTestStreamTranscriptTest.test_timestamp_combiner_custom_timestamping_earliest_1":
-            "AttributeError: OUTPUT_AT_EARLIEST_TRANSFORMED",
-        "WeakTestStreamTranscriptTest.test_timestamp_combiner_custom_timestamping_eow":
-            "AttributeError: 'TestPipeline' object has no attribute 'runner'",
-        "WeakTestStreamTranscriptTest.test_timestamp_combiner_earliest":
-            "AttributeError: 'TestPipeline' object has no attribute 'runner'",
-        "WeakTestStreamTranscriptTest.test_timestamp_combiner_latest":
-            "AttributeError: 'TestPipeline' object has no attribute 'runner'",
-        "BatchTranscriptTest.test_bad_expected_values": "AssertionError: 'Unmatched output' does ",
-        "BatchTranscriptTest.test_bad_expected_window": "AssertionError: 'Unmatched output' does ",
-        "BatchTranscriptTest.test_bad_output": "AssertionError: 'Unmatched output' does not match",
-        "BatchTranscriptTest.test_discarding_early_fixed":
-            "AttributeError: OUTPUT_AT_EARLIEST_TRANSFORMED",
-        "BatchTranscriptTest.test_early_late_sessions": "AttributeError: OUTPUT_AT_EARLIEST_TRANS",
-        "BatchTranscriptTest.test_fixed_default": "AttributeError: OUTPUT_AT_EARLIEST_TRANSFORMED",
-        "BatchTranscriptTest.test_fixed_default_late_data":
-            "AttributeError: OUTPUT_AT_EARLIEST_TRANSFORMED",
-        "BatchTranscriptTest.test_fixed_drop_late_data_after_allowed_lateness":
-            "AttributeError: OUTPUT_AT_EARLIEST_TRANSFORMED",
-        "BatchTranscriptTest.test_garbage_collection": "AttributeError: OUTPUT_AT_EARLIEST_TRANSF",
-        "BatchTranscriptTest.test_known_late_data_no_watermark_hold_possible":
-            "AttributeError: OUTPUT_AT_EARLIEST_TRANSFORMED",
-        "BatchTranscriptTest.test_known_late_data_watermark":
-            "AttributeError: OUTPUT_AT_EARLIEST_TRANSFORMED",
-        "BatchTranscriptTest.test_missing_output": "AssertionError: 'Unexpected output' does not ",
-        "BatchTranscriptTest.test_missing_output_at_end":
-            "AssertionError: 'Unexpected output' does not match 'OUTPUT_AT_EARLIEST_TRANSFORMED'",
-        "BatchTranscriptTest.test_timestamp_combiner_custom_timestamping_earliest":
-            "AttributeError: OUTPUT_AT_EARLIEST_TRANSFORMED",
+            CHAINED,
+        "WeakTestStreamTranscriptTest.test_timestamp_combiner_custom_timestamping_eow": CHAINED,
+        "WeakTestStreamTranscriptTest.test_timestamp_combiner_earliest": CHAINED,
+        "WeakTestStreamTranscriptTest.test_timestamp_combiner_latest": CHAINED,
+        "BatchTranscriptTest.test_bad_expected_values": CHAINED,
+        "BatchTranscriptTest.test_bad_expected_window": CHAINED,
+        "BatchTranscriptTest.test_bad_output": CHAINED,
+        "BatchTranscriptTest.test_discarding_early_fixed": BATCH_DISCARDING,
+        "BatchTranscriptTest.test_early_late_sessions": BATCH_LATE,
+        "BatchTranscriptTest.test_fixed_default": CHAINED,
+        "BatchTranscriptTest.test_fixed_default_late_data": BATCH_LATE,
+        "BatchTranscriptTest.test_fixed_drop_late_data_after_allowed_lateness": BATCH_LATE,
+        "BatchTranscriptTest.test_garbage_collection": BATCH_DISCARDING,
+        "BatchTranscriptTest.test_known_late_data_no_watermark_hold_possible": BATCH_LATE,
+        "BatchTranscriptTest.test_known_late_data_watermark": BATCH_LATE,
+        "BatchTranscriptTest.test_missing_output": CHAINED,
+        "BatchTranscriptTest.test_missing_output_at_end": CHAINED,
+        "BatchTranscriptTest.test_timestamp_combiner_custom_timestamping_earliest": CHAINED,
         "BatchTranscriptTest.test_timestamp_combiner_custom_timestamping_earliest_1":
-            "AttributeError: OUTPUT_AT_EARLIEST_TRANSFORMED",
-        "BatchTranscriptTest.test_timestamp_combiner_custom_timestamping_eow":
-            "AttributeError: OUTPUT_AT_EARLIEST_TRANSFORMED",
-        "BatchTranscriptTest.test_timestamp_combiner_earliest":
-            "AttributeError: OUTPUT_AT_EARLIEST_TRANSFORMED",
-        "BatchTranscriptTest.test_timestamp_combiner_latest":
-            "AttributeError: OUTPUT_AT_EARLIEST_TRANSFORMED",
+            BATCH_TRANSFORMED,
+        "BatchTranscriptTest.test_timestamp_combiner_custom_timestamping_eow": CHAINED,
+        "BatchTranscriptTest.test_timestamp_combiner_earliest": CHAINED,
+        "BatchTranscriptTest.test_timestamp_combiner_latest": CHAINED,
     },
     "transforms/sideinputs_test": {
         "SideInputsTest.test_default_window_mapping_fn_source_window":

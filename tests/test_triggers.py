@@ -264,7 +264,9 @@ class TestTimestampCombiners:
             got[combiner] = float(panes[0].timestamp)
         assert got == {pm.TimestampCombiner.OUTPUT_AT_EARLIEST: 1.0,
                        pm.TimestampCombiner.OUTPUT_AT_LATEST: 12.0,
-                       pm.TimestampCombiner.OUTPUT_AT_EOW: 21.999999}
+                       pm.TimestampCombiner.OUTPUT_AT_EOW: 21.999999,
+                       # Sessions moves no element's time: the earliest
+                       pm.TimestampCombiner.OUTPUT_AT_EARLIEST_TRANSFORMED: 1.0}
 
     def test_earliest_holds_the_downstream_watermark(self):
         # With OUTPUT_AT_EARLIEST the pane is output at 3, so a downstream fixed window [0, 5)

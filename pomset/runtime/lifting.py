@@ -21,11 +21,13 @@ def liftable(fn: Any, strategy: Any, may_retract: bool, late_tag: Any) -> bool:
     """Whether a grouping's elements may be folded before its shuffle, as far as its combine
     and windows go: a combine that merges accumulators, over non-merging windows, with no late
     output (late elements go there as they came), and on input with retractions only if the
-    combine's retraction inverts any addition (`INVERTIBLE`). Its trigger must not tell the
-    partials from the elements they fold either, which the runner's plan decides (a partial
-    counts as one element)."""
+    combine's retraction inverts any addition (`INVERTIBLE`); not when the timestamp combiner
+    moves each element's time in its window (OUTPUT_AT_EARLIEST_TRANSFORMED), which the
+    grouping's kernel does. Its trigger must not tell the partials from the elements they
+    fold either, which the runner's plan decides (a partial counts as one element)."""
     return (fn is not None and fn.can_merge() and not strategy.window_fn.is_merging()
-            and late_tag is None and (not may_retract or type(fn) in INVERTIBLE))
+            and late_tag is None and (not may_retract or type(fn) in INVERTIBLE)
+            and strategy.timestamp_combiner.transform(strategy.window_fn) is None)
 
 
 def liftable_in_streams(fn: Any, strategy: Any, may_retract: bool, late_tag: Any) -> bool:

@@ -473,6 +473,13 @@ class WindowInto(Primitive):
         if timestamp_combiner is not None:
             self.changes["timestamp_combiner"] = timestamp_combiner
 
+    @property
+    def windowing(self) -> WindowingStrategy:
+        """What it sets over the defaults (a PCollection's own windowing keeps what it leaves
+        unset): the strategy Beam's `WindowInto(...).windowing` gives, as triggers'
+        `may_lose_data` takes it."""
+        return default_strategy().with_(**self.changes)
+
     def default_label(self) -> str:
         return f"WindowInto({self.window_fn!r})" if self.window_fn is not None else "Configure"
 

@@ -10,6 +10,7 @@ from typing import Any, List, Optional, Sequence
 
 from ..sdk.options import PipelineOptions
 from ..sdk.pipeline import Pipeline
+from ..sdk.runners import get_runner
 
 __test__ = False   # not a test class for pytest to collect
 
@@ -39,6 +40,19 @@ class TestPipeline(Pipeline):
         if options is None:
             options = PipelineOptions(["--quiet", *self.options_list])
         super().__init__(runner=runner, options=options)
+
+    @property
+    def runner(self) -> Any:
+        """Beam's `TestPipeline.runner`: a runner of the kind the options name (a
+        `LocalRunner`, a `SparkRunner`: its class says which), the one that runs the
+        pipeline."""
+        return get_runner(self.options.runner)
+
+    @property
+    def _options(self) -> PipelineOptions:
+        """Beam's attribute for the pipeline's options, which Beam's tests set flags through
+        before the pipeline runs (`p._options.view_as(StandardOptions).streaming = True`)."""
+        return self.options
 
     def _test_pipeline_options(self) -> List[str]:
         """The flags in `--test-pipeline-options`, split as a shell would; an integration test

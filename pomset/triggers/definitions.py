@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any, List, Optional, Sequence
 
 from ..windowing.time import Timestamp, TimeLike, duration_micros, to_micros
+from .data_loss import DataLossReason, loss_if, may_finish
 
 EVENT_TIME = "event"
 PROCESSING_TIME = "processing"
@@ -114,6 +115,17 @@ class Trigger:
     def continuation(self) -> "Trigger":
         """The trigger a downstream grouping uses: it fires when this one's output arrives."""
         return self
+
+    def get_continuation_trigger(self) -> "Trigger":
+        """Beam's name for `continuation()`."""
+        return self.continuation()
+
+    def may_lose_data(self, windowing: Any) -> DataLossReason:
+        """Whether, as the trigger of `windowing` (a WindowingStrategy, as
+        `WindowInto(...).windowing` gives), it may finish before its window expires, so that
+        the window's later elements are dropped (Beam's `may_lose_data`). A trigger that does
+        not say is taken to be safe, as Beam takes it."""
+        return DataLossReason.NO_POTENTIAL_LOSS
 
     def folds_on_time_elements(self) -> bool:
         """Whether, as a window's trigger, it lets the kernel take a bundle's elements that
@@ -282,6 +294,15 @@ class AfterWatermark(Trigger):
         return AfterWatermark(self.early.continuation() if self.early else None,
                               self.late.continuation() if self.late else None)
 
+    def may_lose_data(self, windowing: Any) -> DataLossReason:
+        """Without allowed lateness nothing comes after the on-time pane; with it, the late
+        trigger decides, and without one the on-time pane finishes the window."""
+        if windowing.allowed_lateness_us == 0:
+            return DataLossReason.NO_POTENTIAL_LOSS
+        if self.late is None:
+            return DataLossReason.MAY_FINISH
+        return self.late.may_lose_data(windowing)
+
     # state: None = reset and unarmed, WM_ARMED before the watermark, WM_FIRED after the
     # on-time pane
     def slot_on_element(self, k, w, i, value, ts) -> None:
@@ -379,7 +400,10 @@ class AfterProcessingTime(_Leaf):
         self.offset_us = duration_micros(offset)
 
     def continuation(self) -> Trigger:
-        return AfterProcessingTime(0)
+        return AfterSynchronizedProcessingTime()
+
+    def may_lose_data(self, windowing: Any) -> DataLossReason:
+        return DataLossReason.MAY_FINISH
 
     def _waits(self) -> bool:
         return self.delay_us > 0   # else it fires on the first element's arrival
@@ -415,6 +439,21 @@ class AfterProcessingTime(_Leaf):
         return f"AfterProcessingTime({self.delay_us / 1e6:g})"
 
 
+class AfterSynchronizedProcessingTime(AfterProcessingTime):
+    """The continuation of a processing-time trigger (Beam's
+    `_AfterSynchronizedProcessingTime`): downstream of a grouping that fired by processing
+    time, it fires as that grouping's panes arrive, as AfterProcessingTime(0) does."""
+
+    def __init__(self) -> None:
+        super().__init__(0)
+
+    def continuation(self) -> Trigger:
+        return self
+
+    def __repr__(self) -> str:
+        return "AfterSynchronizedProcessingTime()"
+
+
 def AtPeriod(period: float, offset: float = 0) -> AfterProcessingTime:
     """The paper's aligned processing-time trigger: fires at the next boundary of `period`
     (seconds since the epoch of the processing clock, plus `offset`) after the first element."""
@@ -434,6 +473,9 @@ class AfterCount(_Leaf):
 
     def continuation(self) -> Trigger:
         return AfterCount(1)
+
+    def may_lose_data(self, windowing: Any) -> DataLossReason:
+        return DataLossReason.MAY_FINISH
 
     def slot_on_element(self, k, w, i, value, ts) -> None:
         w.ts[i] = (w.ts[i] or 0) + 1
@@ -555,12 +597,20 @@ class AfterAny(_Composite):
     def continuation(self) -> Trigger:
         return type(self)(*(t.continuation() for t in self._subs))
 
+    def may_lose_data(self, windowing: Any) -> DataLossReason:
+        """It finishes when any sub-trigger does."""
+        return loss_if(any(may_finish(t.may_lose_data(windowing)) for t in self._subs))
+
 
 class AfterAll(AfterAny):
     """Fires once every sub-trigger is ready to fire; finishes when all have finished."""
 
     def fires_before_end_of_window(self) -> bool:
         return all(c.fires_before_end_of_window() for c in self.children)
+
+    def may_lose_data(self, windowing: Any) -> DataLossReason:
+        """It finishes only when every sub-trigger has."""
+        return loss_if(all(may_finish(t.may_lose_data(windowing)) for t in self._subs))
 
     def slot_should_fire(self, k, w, i) -> bool:
         return all(w.fin >> (i + o) & 1 or t.slot_should_fire(k, w, i + o)
@@ -618,7 +668,13 @@ class AfterEach(_Composite):
         return self._subs[c].slot_wake(k, w, i + self._offsets[c], domain)
 
     def continuation(self) -> Trigger:
-        return AfterEach(*(t.continuation() for t in self._subs))
+        """Downstream cannot tell which step a pane came from: it fires whenever any step's
+        continuation would, and goes on (Beam Java's)."""
+        return Repeatedly(AfterAny(*(t.continuation() for t in self._subs)))
+
+    def may_lose_data(self, windowing: Any) -> DataLossReason:
+        """It finishes once every step has finished in turn: it may when every step may."""
+        return loss_if(all(may_finish(t.may_lose_data(windowing)) for t in self._subs))
 
 
 class OrFinally(_Composite):
@@ -651,6 +707,10 @@ class OrFinally(_Composite):
 
     def continuation(self) -> Trigger:
         return OrFinally(self._subs[0].continuation(), self._subs[1].continuation())
+
+    def may_lose_data(self, windowing: Any) -> DataLossReason:
+        """It finishes when `until` fires, or when its trigger finishes (Beam counts either)."""
+        return loss_if(any(may_finish(t.may_lose_data(windowing)) for t in self._subs))
 
 
 def RepeatUntil(trigger: Trigger, until: Trigger) -> OrFinally:

@@ -239,12 +239,16 @@ class GroupAlsoByWindow:
         self._overlapping = (Sessions.overlapping if self.merging and
                              type(self.window_fn).merge_new is _SESSIONS_MERGE else None)
         # a bundle's on-time elements are folded per key before they merge (`_fold`)
-        self._folds = self._overlapping is not None and self.trigger.folds_on_time_elements()
+        self.combiner = strategy.timestamp_combiner
+        # what moves an element's time before it is combined (OUTPUT_AT_EARLIEST_TRANSFORMED)
+        self._transform = self.combiner.transform(self.window_fn)
+        # (not under a transform, which takes each element's own time in its final window)
+        self._folds = (self._overlapping is not None and self.trigger.folds_on_time_elements()
+                       and self._transform is None)
         self.lateness = strategy.allowed_lateness_us
         self.mode = strategy.accumulation_mode
         self.discarding = self.mode is AccumulationMode.DISCARDING
         self.retracting = self.mode is AccumulationMode.RETRACTING
-        self.combiner = strategy.timestamp_combiner
         self.eow = self.combiner is TimestampCombiner.OUTPUT_AT_EOW
         self.k = TimeView()
         self.counters = Counters()
@@ -355,7 +359,7 @@ class GroupAlsoByWindow:
                     rec.acc = add(rec.acc, value, wv.diff)
                 rec.pending = True
                 if hold:
-                    self._hold(rec, key, ts, kow)
+                    self._hold(rec, key, ts, kow, wv.window)
                 if plain and rec.pt is None and wm <= rec.window.max_ts:
                     # Fast paths for the plain watermark trigger (Beam's default) while the
                     # watermark has not passed the window, where _on_element (the general
@@ -562,12 +566,17 @@ class GroupAlsoByWindow:
             self._fire(key, rec, out, kow)
         self._schedule(key, rec)
 
-    def _hold(self, rec: WindowRec, key: Any, ts: int, kow: int) -> None:
-        """Where the pending pane will be output, and whether that holds the watermark."""
+    def _hold(self, rec: WindowRec, key: Any, ts: int, kow: int, assigned: Any) -> None:
+        """Where the pending pane will be output, and whether that holds the watermark: an
+        element counts at its time (moved, under OUTPUT_AT_EARLIEST_TRANSFORMED, in the window
+        it was `assigned`, before any merge), or at the window's end if that is behind the
+        watermark."""
         k = self.k
         if self.eow:
             t = rec.window.max_ts
         else:
+            if self._transform is not None:
+                ts = self._transform(assigned, ts)
             t = ts if ts >= k.wm else rec.window.max_ts
             if rec.hold is not None:
                 t = self.combiner.combine(rec.hold, t)

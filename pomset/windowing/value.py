@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, List, Sequence, Union
 
+from .beam_keywords import beam_keywords
 from .pane import NO_FIRING, PaneInfo
 from .time import Timestamp, TimeLike, timestamp_at, to_micros
 from .windows import GLOBAL_WINDOW, BoundedWindow
@@ -17,6 +18,7 @@ class WindowedValue:
 
     __slots__ = ("value", "ts", "window", "pane", "diff")
 
+    @beam_keywords(windows="window", pane_info="pane")
     def __init__(self, value: Any, timestamp: TimeLike,
                  window: Union[BoundedWindow, Sequence[BoundedWindow]] = GLOBAL_WINDOW,
                  pane: PaneInfo = NO_FIRING, diff: int = 1) -> None:
@@ -53,6 +55,11 @@ class WindowedValue:
 
     def with_value(self, value: Any) -> "WindowedValue":
         return WindowedValue.raw(value, self.ts, self.window, self.pane, self.diff)
+
+    @property
+    def pane_info(self) -> PaneInfo:
+        """Beam's name for `pane` (Beam's constructor takes `pane_info=`, and `windows=`)."""
+        return self.pane
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, WindowedValue) and self.value == other.value

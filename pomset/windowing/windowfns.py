@@ -2,46 +2,123 @@
 
 The two halves are the paper's AssignWindows and MergeWindows. Built-ins override
 `assign_micros` (µs in, windows out) so the hot path never builds a `Timestamp`; a user subclass
-overrides `assign_windows(timestamp, element)` and, to merge, `merge_windows(windows)`.
+overrides `assign_windows(timestamp, element)` and, to merge, `merge_windows(windows)`, or
+Beam's protocol: `assign(WindowFn.AssignContext)` and `merge(WindowFn.MergeContext)`
+(`NonMergingWindowFn` for one that does not merge). Each WindowFn answers both protocols.
 """
 from __future__ import annotations
 
 import bisect
 from operator import attrgetter
-from typing import Any, Iterable, List, Sequence, Tuple
+from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
 from .beam_keywords import beam_keywords
 from .pane import NO_FIRING, PaneInfo
 from .time import MICROS_PER_SECOND, MIN_TIMESTAMP, Timestamp, duration_micros, to_micros
 from .value import WindowedValue
 from .windows import GLOBAL_WINDOW, BoundedWindow, IntervalWindow
+from .time import TimeLike
 
 MergeResult = List[Tuple[List[BoundedWindow], BoundedWindow]]
 _max_ts = attrgetter("max_ts")
 
 
+class _AssignContext:
+    """What Beam's `WindowFn.assign` is given: the element's `timestamp` (a `Timestamp`), the
+    `element`, and the `window` it is in (None where the runner does not say)."""
+
+    def __init__(self, timestamp: TimeLike, element: Any = None,
+                 window: Optional[BoundedWindow] = None) -> None:
+        self.timestamp = Timestamp.of(timestamp)
+        self.element = element
+        self.window = window
+
+
+class _MergeContext:
+    """What Beam's `WindowFn.merge` is given: one key's active `windows`; the WindowFn calls
+    `merge(to_be_merged, merge_result)` for each group of them it merges (a subclass says
+    what a merge does)."""
+
+    def __init__(self, windows: Iterable[BoundedWindow]) -> None:
+        self.windows = list(windows)
+
+    def merge(self, to_be_merged: Iterable[BoundedWindow], merge_result: BoundedWindow) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must implement merge(to_be_merged, "
+                                  f"merge_result)")
+
+
+class _Collect(_MergeContext):
+    """A merge context that keeps what a Beam-style `merge` merged, as `merge_windows` gives it."""
+
+    def __init__(self, windows: Iterable[BoundedWindow]) -> None:
+        super().__init__(windows)
+        self.result: MergeResult = []
+
+    def merge(self, to_be_merged: Iterable[BoundedWindow], merge_result: BoundedWindow) -> None:
+        group = list(to_be_merged)
+        if group != [merge_result]:   # a window merged into itself alone is no merge
+            self.result.append((group, merge_result))
+
+
 class WindowFn:
-    """Base class for windowing functions; subclass it for custom windowing."""
+    """Base class for windowing functions; subclass it for custom windowing, with pomset's
+    `assign_windows`/`merge_windows` or Beam's `assign`/`merge` (see the module docstring)."""
+
+    AssignContext = _AssignContext
+    MergeContext = _MergeContext
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        # A subclass (even of a built-in) that overrides the public assign_windows is custom:
-        # the runner must call its override, not an inherited built-in fast path.
-        if "assign_windows" in cls.__dict__ and "assign_micros" not in cls.__dict__:
+        # A subclass (even of a built-in) that overrides the public assign_windows (or Beam's
+        # assign) is custom: the runner must call its override, not an inherited built-in
+        # fast path.
+        if ({"assign_windows", "assign"} & cls.__dict__.keys()
+                and "assign_micros" not in cls.__dict__):
             cls.assign_micros = WindowFn.assign_micros
-        # Likewise a subclass that overrides merge_windows must not inherit a built-in's
-        # incremental merge.
-        if "merge_windows" in cls.__dict__ and "merge_new" not in cls.__dict__:
+        # Likewise a subclass that overrides merge_windows (or Beam's merge) must not inherit
+        # a built-in's incremental merge.
+        if {"merge_windows", "merge"} & cls.__dict__.keys() and "merge_new" not in cls.__dict__:
             cls.merge_new = WindowFn.merge_new
 
     def assign_windows(self, timestamp: Timestamp, element: Any) -> Iterable[BoundedWindow]:
+        if self._assigns_by_context():
+            return list(self.assign(_AssignContext(timestamp, element)))
         if type(self).assign_micros is not WindowFn.assign_micros:   # a built-in: its fast path
             return self.assign_micros(to_micros(timestamp), element)
-        raise NotImplementedError(f"{type(self).__name__} must implement assign_windows(timestamp, element)")
+        raise NotImplementedError(f"{type(self).__name__} must implement "
+                                  f"assign_windows(timestamp, element) (or Beam's "
+                                  f"assign(context))")
+
+    def assign(self, context: _AssignContext) -> List[BoundedWindow]:
+        """Beam's protocol: the windows of the element `context` describes (its timestamp and
+        value)."""
+        return list(self.assign_windows(context.timestamp, context.element))
+
+    def _assigns_by_context(self) -> bool:
+        """Whether this is a Beam-style subclass, whose own `assign` says the windows."""
+        return type(self).assign is not WindowFn.assign
 
     def merge_windows(self, windows: Sequence[BoundedWindow]) -> MergeResult:
         """Group the active windows of one key: [(windows_to_merge, merged_window), ...]."""
+        if type(self).merge is not WindowFn.merge:   # Beam's protocol: what its merge merges
+            context = _Collect(windows)
+            self.merge(context)
+            return context.result
         raise NotImplementedError(f"{type(self).__name__} is not a merging WindowFn")
+
+    def merge(self, context: _MergeContext) -> None:
+        """Beam's protocol: merge `context.windows`, calling `context.merge(to_be_merged,
+        merge_result)` for each group merged (nothing, for a WindowFn that does not merge)."""
+        if self.is_merging():
+            for to_be_merged, result in self.merge_windows(context.windows):
+                context.merge(to_be_merged, result)
+
+    def get_transformed_output_time(self, window: BoundedWindow,
+                                    input_timestamp: Timestamp) -> Timestamp:
+        """The time an element at `input_timestamp` in `window` counts for in its pane's output
+        time under `TimestampCombiner.OUTPUT_AT_EARLIEST_TRANSFORMED` (the earliest of these
+        over the pane's elements): by default the element's own; a subclass may move it."""
+        return input_timestamp
 
     def merge_new(self, active: Sequence[BoundedWindow], new: BoundedWindow) -> MergeResult:
         """merge_windows over one key's active windows (sorted by start), `new` (just added)
@@ -50,7 +127,8 @@ class WindowFn:
         return self.merge_windows(list(active))
 
     def is_merging(self) -> bool:
-        return type(self).merge_windows is not WindowFn.merge_windows
+        return (type(self).merge_windows is not WindowFn.merge_windows
+                or type(self).merge is not WindowFn.merge)
 
     def is_builtin(self) -> bool:
         return type(self).assign_micros is not WindowFn.assign_micros
@@ -76,7 +154,18 @@ class WindowFn:
         return f"{type(self).__name__}({args})"
 
 
-class GlobalWindows(WindowFn):
+class NonMergingWindowFn(WindowFn):
+    """Beam's base of the WindowFns that never merge windows (GlobalWindows, FixedWindows,
+    SlidingWindows): its `merge` merges nothing."""
+
+    def is_merging(self) -> bool:
+        return False
+
+    def merge(self, context: _MergeContext) -> None:
+        """Nothing to merge."""
+
+
+class GlobalWindows(NonMergingWindowFn):
     """Every element in the single global window (the default)."""
 
     _ONE = [GLOBAL_WINDOW]
@@ -103,7 +192,7 @@ class GlobalWindows(WindowFn):
 _CACHE_LIMIT = 4096
 
 
-class FixedWindows(WindowFn):
+class FixedWindows(NonMergingWindowFn):
     """Tumbling windows of `size` seconds, aligned to `offset`."""
 
     # The windows recently assigned, by start µs, each as the (immutable) sequence assign_micros
@@ -132,7 +221,7 @@ class FixedWindows(WindowFn):
         return f"FixedWindows({self.size_us / MICROS_PER_SECOND:g}{_offset(self.offset_us)})"
 
 
-class SlidingWindows(WindowFn):
+class SlidingWindows(NonMergingWindowFn):
     """Windows of `size` seconds starting every `period` seconds; an element is in size/period of them."""
 
     __slots__ = ("_cache",)   # as FixedWindows: recent windows by start µs

@@ -101,6 +101,16 @@ class GlobalWindow(BoundedWindow):
     def contains(self, micros: int) -> bool:
         return True
 
+    @property
+    def start(self) -> Timestamp:
+        """The start of time (Beam's `GlobalWindow().start`)."""
+        return timestamp_at(MIN_MICROS)
+
+    @property
+    def end(self) -> Timestamp:
+        """Just after its last µs, a day before the end of time (Beam's `end`)."""
+        return timestamp_at(self.max_ts + 1)
+
     def __reduce__(self):
         return (GlobalWindow, ())
 
