@@ -9,6 +9,7 @@ from .options import PipelineOptions
 from .ptransform import Primitive, PTransform
 from .pvalue import PBegin, PCollection
 from .runners import get_runner
+from . import type_check
 from .late_data import warn_dropped
 from .running import Controls, RunningPipeline
 
@@ -20,6 +21,8 @@ class Node:
         self.label = label
         self.transform = transform
         self.inputs = inputs
+        #: whether its pipeline checked types when it was applied (sdk/type_check.py)
+        self.type_checked = False
         self.side_inputs = transform.side_inputs()
         self.outputs: Dict[Optional[str], PCollection] = {}
 
@@ -62,6 +65,11 @@ class Pipeline:
         #: `assert_that`s to check once the pipeline has run: (pcoll, matcher, name, elements)
         self.checks: List[Tuple[Any, Any, str, bool]] = []
 
+    @property
+    def _options(self) -> PipelineOptions:
+        """Beam's name for `options` (Beam's tests set type-check options through it)."""
+        return self.options
+
     # --- construction -----------------------------------------------------------------------
     def apply(self, transform: Any, pvalue: Any = None, label: Optional[str] = None) -> Any:
         if pvalue is None:
@@ -70,9 +78,13 @@ class Pipeline:
             raise TypeError(f"expected a PTransform, got {transform!r}")
         name = label or transform.label or transform.default_label()
         full = self._unique("/".join(self._scope + [name]))
+        checked = type_check.checking(self)
+        if checked:
+            type_check.check_input(transform, _pcollections_in(pvalue))
         if isinstance(transform, Primitive):
             inputs = _as_inputs(pvalue)
-            node = Node(full, transform, inputs)
+            node = Node(full, type_check.runtime_checked(self, transform, full), inputs)
+            node.type_checked = checked
             transform.validate(node)
             node.outputs = transform.outputs(node)
             for tag, out in node.outputs.items():
@@ -80,12 +92,18 @@ class Pipeline:
             for pc in node.reads():
                 pc.consumers.append(node)
             self.nodes.append(node)
-            return transform.result(node)
-        self._scope.append(full.rsplit("/", 1)[-1])
-        try:
-            return transform.expand(pvalue)
-        finally:
-            self._scope.pop()
+            result = transform.result(node)
+        else:
+            self._scope.append(full.rsplit("/", 1)[-1])
+            try:
+                result = transform.expand(pvalue)
+            finally:
+                self._scope.pop()
+            if checked:
+                type_check.note_composite(transform, _pcollections_in(pvalue), result)
+        if checked:
+            type_check.check_strictness(self, transform, full)
+        return result
 
     @property
     def applied_labels(self) -> set:
@@ -174,6 +192,17 @@ class Pipeline:
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         if exc_type is None:
             self.run()
+
+
+def _pcollections_in(pvalue: Any) -> List[PCollection]:
+    """The PCollections a transform is applied to (none for anything else)."""
+    if isinstance(pvalue, PCollection):
+        return [pvalue]
+    if isinstance(pvalue, dict):
+        pvalue = list(pvalue.values())
+    if isinstance(pvalue, (list, tuple)):
+        return [p for p in pvalue if isinstance(p, PCollection)]
+    return []
 
 
 def _as_inputs(pvalue: Any) -> List[PCollection]:

@@ -5,15 +5,16 @@ themselves)."""
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple, Union
 
 from ..windowing import MIN_TIMESTAMP, Timestamp
-from .combinefn import CombineFn
+from .combinefn import CombineFn, T
 from .core import CombineGlobally, CombinePerKey, Map
 from .dofn import DoFn
 from .kinds import KV
 from .ptransform import PTransform
 from .pvalue import PCollection
+from .type_hints import callable_hints, with_input_types, with_output_types
 
 
 def WithKeys(key: Any, *args: Any, **kwargs: Any) -> Map:
@@ -32,14 +33,24 @@ def key_with(key: Any) -> Callable[..., Tuple[Any, Any]]:
 
 
 def MapTuple(fn: Callable[..., Any]) -> Map:
-    """Beam's `MapTuple`: `fn(*element)` for each tuple element."""
-    return Map(lambda t: fn(*t), label=f"MapTuple({getattr(fn, '__name__', 'fn')})")
+    """Beam's `MapTuple`: `fn(*element)` for each tuple element (of the type `fn` declares
+    or annotates it returns)."""
+    return Map(_unpacking(fn), label=f"MapTuple({getattr(fn, '__name__', 'fn')})")
 
 
 def FlatMapTuple(fn: Callable[..., Any]) -> Any:
-    """Beam's `FlatMapTuple`: the items of `fn(*element)` for each tuple element."""
+    """Beam's `FlatMapTuple`: the items of `fn(*element)` for each tuple element (of the
+    item type of the iterable `fn` declares or annotates it returns)."""
     from .core import FlatMap
-    return FlatMap(lambda t: fn(*t), label=f"FlatMapTuple({getattr(fn, '__name__', 'fn')})")
+    return FlatMap(_unpacking(fn), label=f"FlatMapTuple({getattr(fn, '__name__', 'fn')})")
+
+
+def _unpacking(fn: Callable[..., Any]) -> Callable[[Any], Any]:
+    """`fn` of a tuple's items, declaring the return type `fn` declares or annotates."""
+    def unpacked(t: Any) -> Any:
+        return fn(*t)
+    returns = callable_hints(fn).simple_output()
+    return unpacked if returns is None else with_output_types(returns)(unpacked)
 
 
 def Reshuffle(num_buckets: Optional[int] = None) -> Map:
@@ -57,6 +68,8 @@ def _same(v: Any) -> Any:
     return v
 
 
+@with_input_types(Tuple[T, Union[int, float, Timestamp]])
+@with_output_types(T)
 class LatestCombineFn(CombineFn):
     """Beam's `LatestCombineFn`: of (value, timestamp) pairs, the value with the latest
     timestamp (the later-added one on a tie); the accumulator is such a pair, starting at
