@@ -254,9 +254,11 @@ class TestDoFn:
         with pytest.raises(AttributeError):
             outs.missing
 
-    def test_par_do_needs_a_dofn(self):
+    def test_par_do_needs_a_dofn_or_a_function(self):
         with pytest.raises(TypeError):
-            pm.ParDo(lambda x: x)
+            pm.ParDo(pm.DoFn)   # the class, not an instance
+        with pytest.raises(TypeError):
+            pm.ParDo(42)
         with pytest.raises(TypeError):
             pm.Map(42)
 

@@ -529,6 +529,14 @@ class GroupByKey(Primitive):
         """(K, V) pairs in, (K, an iterable of V) out."""
         return IOTypeHints(((TypingTuple[K, V],), {}), ((TypingTuple[K, TypingIterable[V]],), {}))
 
+    def type_check_inputs(self, pvalue: Any) -> None:
+        """Raise TypeCheckError when its input is not of (key, value) pairs (Beam's message,
+        then what it needs and where the input comes from)."""
+        actual = pvalue.element_type
+        if not fits(actual, TypingTuple[K, V]):
+            raise generic_violation(self.label or self.default_label(), TypingTuple[K, V],
+                                    actual, pvalue)
+
     def validate(self, node: Any) -> None:
         main = _single_input(node, type(self).__name__)
         label = node.label
@@ -600,7 +608,7 @@ class CombinePerKey(GroupByKey):
             return
         label = self.label or self.default_label()
         if not fits(actual, TypingTuple[K, V]):
-            raise generic_violation(label, TypingTuple[K, V], actual)
+            raise generic_violation(label, TypingTuple[K, V], actual, pvalue)
         raise element_violation(label, hint, pvalue)
 
     def with_hot_key_fanout(self, fanout: Union[int, Callable[[Any], int]]) -> PTransform:

@@ -43,10 +43,15 @@ def check_input(transform: Any, pcolls: List[Any]) -> None:
     transform.type_check_inputs(pcolls[0])
 
 
-def generic_violation(label: str, hint: Any, actual: Any) -> TypeCheckError:
-    """Beam's message for a composite's input that does not fit its hint."""
+def generic_violation(label: str, hint: Any, actual: Any, pcoll: Any = None) -> TypeCheckError:
+    """Beam's message for a composite's input that does not fit its hint; for a grouping's
+    input that is not of pairs (`pcoll`), what it needs and where the input comes from."""
+    why = ""
+    if pcoll is not None:
+        why = (f" ({label} needs (key, value) pairs, but {pcoll.label} holds elements of type "
+               f"{beam_str(actual)}: map them to (key, value) first)")
     return TypeCheckError(f"Input type hint violation at {label}: expected {beam_str(hint)}, "
-                          f"got {beam_str(actual)}")
+                          f"got {beam_str(actual)}{why}")
 
 
 def element_violation(label: str, hint: Any, pcoll: Any) -> TypeCheckError:

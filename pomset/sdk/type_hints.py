@@ -10,14 +10,16 @@ import types
 import typing
 from typing import Any, Callable, Dict, Optional, Tuple
 
+from .errors import PipelineConstructionError
+
 #: Beam's `typehints.TypeVariable`: typing's own TypeVar
 TypeVariable = typing.TypeVar
 
 
-class TypeCheckError(TypeError):
+class TypeCheckError(TypeError, PipelineConstructionError):
     """A pipeline's declared types do not fit: a consumer's input hint is not consistent with
-    what its producer declares or is inferred to give (raised at construction, or at run time
-    with --runtime_type_check)."""
+    what its producer declares or is inferred to give (raised at construction, so a
+    PipelineConstructionError too, or at run time with --runtime_type_check)."""
 
 
 class _KV:
