@@ -54,7 +54,8 @@ def load(names: Sequence[str], lenient: Collection[str] = ()) -> Dict[str, types
 
 
 #: modules a module of beam_src.SUITE imports from Beam's sources, loaded before it
-COMPANIONS = {"transforms/combinefn_lifecycle_test": ["transforms/combinefn_lifecycle_pipeline"]}
+COMPANIONS = {"transforms/combinefn_lifecycle_test": ["transforms/combinefn_lifecycle_pipeline"],
+              "transforms/ptransform_test": ["typehints/typehints_test"]}
 
 
 def load_suite_module(name: str) -> types.ModuleType:

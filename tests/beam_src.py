@@ -30,7 +30,8 @@ SUITE = ("transforms/combiners_test", "transforms/util_test", "transforms/ptrans
 MEMBERS = ("apache_beam/examples/wordcount.py", "apache_beam/examples/wordcount_test.py",
            "apache_beam/examples/complete/game/",
            "apache_beam/transforms/combinefn_lifecycle_pipeline.py",
-           "apache_beam/testing/data/trigger_transcripts.yaml") + tuple(
+           "apache_beam/testing/data/trigger_transcripts.yaml",
+           "apache_beam/typehints/typehints_test.py") + tuple(
                f"apache_beam/{name}.py" for name in SUITE)
 DEFAULT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".beam-src")
 

@@ -310,7 +310,7 @@ class TestUserCodeErrors:
 
     def test_non_key_value_at_run_time(self):
         p = new()
-        untyped = p | pm.Create([1, 2]) | pm.Map(lambda x: x)   # kind unknown at construction
+        untyped = p | pm.Create([1, 2]) | pm.Map(lambda x: abs(x))   # type unknown at construction
         _ = untyped | pm.GroupByKey()
         with pytest.raises(pm.UserCodeError, match="key, value"):
             p.run()

@@ -17,7 +17,9 @@ class SetupOptions(PipelineOptions):
 
 
 class TypeOptions(PipelineOptions):
-    """Beam's `TypeOptions` (`allow_unsafe_triggers`): pomset's own flags."""
+    """Beam's `TypeOptions` (`pipeline_type_check`, `runtime_type_check`,
+    `performance_runtime_type_check`, `type_check_strictness`, `allow_unsafe_triggers`):
+    pomset's own flags."""
 
 
 class GoogleCloudOptions(PipelineOptions):

@@ -2,11 +2,12 @@
 elements into one list, dict (of (key, value) elements) or set."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Dict, List, Optional, Set, Tuple
 
-from .combinefn import CombineFn, ToDict as ToDictCombineFn, ToList as ToListCombineFn
+from .combinefn import CombineFn, K, T, V, ToDict as ToDictCombineFn, ToList as ToListCombineFn
 from .combinefn import ToSet as ToSetCombineFn
 from .core import CombineGlobally, CombinePerKey
+from .type_hints import with_input_types, with_output_types
 
 
 class _Gather(CombineGlobally):
@@ -29,18 +30,24 @@ class _Gather(CombineGlobally):
         return CombinePerKey(cls.fn_class())
 
 
+@with_input_types(T)
+@with_output_types(List[T])
 class ToList(_Gather):
     """A window's elements, as one list."""
 
     fn_class = ToListCombineFn
 
 
+@with_input_types(Tuple[K, V])
+@with_output_types(Dict[K, V])
 class ToDict(_Gather):
     """A window's (key, value) elements, as one dict."""
 
     fn_class = ToDictCombineFn
 
 
+@with_input_types(T)
+@with_output_types(Set[T])
 class ToSet(_Gather):
     """A window's distinct elements, as one set."""
 

@@ -7,9 +7,16 @@ and optionally `retract_input`, the inverse of `add_input` that retracting mode 
 from __future__ import annotations
 
 import heapq
+import numbers
 import operator
 from collections import Counter
-from typing import Any, Callable, Iterable, List, Optional
+from typing import Any, Callable, Dict, Iterable, List, Optional, Set, Tuple, TypeVar
+
+from .type_hints import with_input_types, with_output_types
+
+T = TypeVar("T")
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 class CombineFn:
@@ -98,6 +105,7 @@ class Sum(CombineFn):
         return sum(accs)
 
 
+@with_output_types(int)
 class Count(CombineFn):
     """How many values there are."""
 
@@ -120,6 +128,8 @@ class Count(CombineFn):
         return sum(accs)
 
 
+@with_input_types(numbers.Number)
+@with_output_types(float)
 class Mean(CombineFn):
     """The arithmetic mean of the values (NaN for none)."""
 
@@ -147,6 +157,8 @@ class Mean(CombineFn):
         return acc[0] / acc[1] if acc[1] else float("nan")
 
 
+@with_input_types(T)
+@with_output_types(T)
 class _Extremum(CombineFn):
     """Min or Max over a counted multiset of values, so retractions can remove the extreme."""
 
@@ -191,6 +203,8 @@ class Max(_Extremum):
     pick = max
 
 
+@with_input_types(T)
+@with_output_types(List[T])
 class ToList(CombineFn):
     """All values, as a list."""
 
@@ -268,6 +282,8 @@ class Smallest(Top):
         super().__init__(n, key=key, reverse=True)
 
 
+@with_input_types(Tuple[K, V])
+@with_output_types(Dict[K, V])
 class ToDict(CombineFn):
     """(key, value) pairs as one dict (a later pair of a key replacing an earlier one)."""
 
@@ -285,6 +301,8 @@ class ToDict(CombineFn):
         return out
 
 
+@with_input_types(T)
+@with_output_types(Set[T])
 class ToSet(CombineFn):
     """The distinct values, as a set."""
 

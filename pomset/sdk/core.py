@@ -7,6 +7,7 @@ import logging
 import numbers
 import datetime as _dt
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Union
+from typing import Iterable as TypingIterable, Tuple as TypingTuple
 
 from ..triggers import AccumulationMode, DefaultTrigger, Trigger
 from ..triggers.reducers import BufferReducer, CombineReducer
@@ -14,7 +15,7 @@ from ..windowing import (GLOBAL_WINDOW, NO_FIRING, BoundedWindow, GlobalWindows,
                          TimestampedValue, WindowedValue, WindowFn, AssignedWindows,
                          duration_micros)
 from ..triggers.strategy import WindowingStrategy
-from .combinefn import CombineFn, Count, as_combine_fn, combine_all
+from .combinefn import K, V, CombineFn, Count, as_combine_fn, combine_all
 from .dofn import BatchTypes, DoFn, batch_types
 from .userstate import is_stateful_dofn, validate_stateful_dofn
 from ..windowing.beam_keywords import beam_keywords
@@ -27,6 +28,9 @@ from .pvalue import AsList, AsSingleton, DoOutputsTuple, PCollection, SideInput
 from .schema import Row, SchemaLike, as_schema, conform, infer_schema
 from .type_hints import TypeCheckError
 from .unsafe_triggers import check_safe
+from .fn_types import combine_fn_types, pardo_hints, pardo_output, per_key_hints
+from .type_check import element_violation, fits, generic_violation
+from .type_hints import IOTypeHints, type_of, union_of
 
 
 def default_strategy() -> WindowingStrategy:
@@ -89,6 +93,10 @@ def _plain(value: Any) -> Any:
     return value.value if isinstance(value, _TIMED) else value
 
 
+#: how many of a Create's values its inferred element type looks at
+TYPED_VALUES = 10_000
+
+
 class Create(Source):
     """A bounded PCollection of the given values; `TimestampedValue`s carry their event time,
     other values get the minimum timestamp, all in the global window. With `schema` (a
@@ -137,6 +145,14 @@ class Create(Source):
     def kind(self) -> Optional[str]:
         return kind_of_values(v.value if isinstance(v, (TimestampedValue, WindowedValue)) else v
                               for v in self.values)
+
+    def infer_output_type(self, input_type: Any) -> Any:
+        """The Union of its values' types (Any for none; of the first `TYPED_VALUES` of a
+        larger Create, so building a pipeline stays cheap), unless it declares one."""
+        declared = self.get_type_hints().simple_output()
+        if declared is not None:
+            return declared
+        return union_of(type_of(_plain(v)) for v in self.values[:TYPED_VALUES])
 
     def bundles(self, size: int) -> Iterator[List[WindowedValue]]:
         """Fresh WindowedValues for the values, `size` at a time (made per bundle, so a large
@@ -279,6 +295,23 @@ class ParDo(Primitive):
     def side_inputs(self) -> List[SideInput]:
         return [a for a in list(self.args) + list(self.kwargs.values()) if isinstance(a, SideInput)]
 
+    def default_type_hints(self) -> IOTypeHints:
+        """Its function's (or DoFn's) declared or annotated types."""
+        return pardo_hints(self.call, self.fn)
+
+    def infer_output_type(self, input_type: Any) -> Any:
+        """Its declared output type, else what its function's bytecode shows it returns."""
+        if self.get_type_hints().simple_output() is not None:
+            return super().infer_output_type(input_type)
+        return pardo_output(self.call, self.fn, self.args, input_type)
+
+    def type_check_inputs(self, pvalue: Any) -> None:
+        """Raise TypeCheckError, worded as Beam's, when its input's elements do not fit the
+        type it (or its function) declares it takes."""
+        hint = self.get_type_hints().first_input()
+        if hint is not None and not fits(pvalue.element_type, hint):
+            raise element_violation(self.label or self.default_label(), hint, pvalue)
+
     def validate(self, node: Any) -> None:
         main = _single_input(node, type(self).__name__)
         if self.stateful:
@@ -382,6 +415,14 @@ class Filter(ParDo):
     def default_label(self) -> str:
         return f"Filter({self.expr!r})" if self.expr is not None else super().default_label()
 
+    def infer_output_type(self, input_type: Any) -> Any:
+        """What it takes: its input's element type, or where that is unknown the type its
+        function declares it takes."""
+        if input_type is None or input_type is Any:
+            declared = self.get_type_hints().first_input()
+            return Any if declared is None else declared
+        return input_type
+
 
 def WithTimestamps(fn: Callable[[Any], Any], timestamp_unit: str = "s") -> Map:
     """Sets each element's event time to `fn(element)`: what a `timestamp_field=` may hold
@@ -441,6 +482,10 @@ class WindowInto(Primitive):
 
     def plan_kind(self) -> Optional[str]:
         return plan_kinds.ASSIGN_WINDOWS
+
+    def infer_output_type(self, input_type: Any) -> Any:
+        """Its input's element type: windowing changes no element."""
+        return input_type
 
     @beam_keywords(windowfn="window_fn")
     def __init__(self, window_fn: Optional[WindowFn] = None, trigger: Optional[Trigger] = None,
@@ -511,7 +556,7 @@ def _check_mergeable(strategy: WindowingStrategy, label: str, combine_fn: Option
 
 # --- grouping -----------------------------------------------------------------------------------
 
-class KeyValueInputError(PipelineConstructionError, TypeCheckError):
+class KeyValueInputError(TypeCheckError):
     """A grouping applied to elements that are not (key, value) pairs: a construction error,
     and the type-hint violation Beam reports it as."""
 
@@ -544,6 +589,18 @@ class GroupByKey(Primitive):
 
     def reducer(self) -> Any:
         return BufferReducer() if self.combine_fn is None else CombineReducer(self.combine_fn)
+
+    def default_type_hints(self) -> IOTypeHints:
+        """(K, V) pairs in, (K, an iterable of V) out."""
+        return IOTypeHints(((TypingTuple[K, V],), {}), ((TypingTuple[K, TypingIterable[V]],), {}))
+
+    def type_check_inputs(self, pvalue: Any) -> None:
+        """Raise TypeCheckError when its input is not of (key, value) pairs (Beam's message,
+        then what it needs and where the input comes from)."""
+        actual = pvalue.element_type
+        if not fits(actual, TypingTuple[K, V]):
+            raise generic_violation(self.label or self.default_label(), TypingTuple[K, V],
+                                    actual, pvalue)
 
     def validate(self, node: Any) -> None:
         main = _single_input(node, type(self).__name__)
@@ -611,6 +668,22 @@ class CombinePerKey(GroupByKey):
     def default_label(self) -> str:
         return f"CombinePerKey({self.fn_label})"
 
+    def default_type_hints(self) -> IOTypeHints:
+        """(K, what its CombineFn takes) in, (K, what it gives) out."""
+        return per_key_hints(self.combine_fn)
+
+    def type_check_inputs(self, pvalue: Any) -> None:
+        """Raise TypeCheckError when its input is not of (key, value) pairs (Beam's message
+        for a grouping), or its values do not fit its CombineFn (Beam's for a ParDo)."""
+        hint = self.get_type_hints().first_input()
+        actual = pvalue.element_type
+        if hint is None or fits(actual, hint):
+            return
+        label = self.label or self.default_label()
+        if not fits(actual, TypingTuple[K, V]):
+            raise generic_violation(label, TypingTuple[K, V], actual, pvalue)
+        raise element_violation(label, hint, pvalue)
+
     def with_hot_key_fanout(self, fanout: Union[int, Callable[[Any], int]]) -> PTransform:
         """This combine done in two steps: each key's values first in `fanout` (or
         `fanout(key)`) random parts, then the parts merged (for a key too hot for one
@@ -639,6 +712,11 @@ class CombineGlobally(PTransform):
 
     def default_label(self) -> str:
         return f"CombineGlobally({self.fn_label})"
+
+    def default_type_hints(self) -> IOTypeHints:
+        """What its CombineFn gives (what it takes is its inner CombinePerKey's to check)."""
+        out = combine_fn_types(self.combine_fn)[1]
+        return IOTypeHints(None, None if out is None else ((out,), {}))
 
     def without_defaults(self) -> "CombineGlobally":
         out = copy.copy(self)
@@ -735,6 +813,9 @@ class Flatten(Primitive):
             label = self.label or self.default_label()
             parts = (self.pipeline | f"{label}(nothing)" >> Create([]),)
         return parts, list(parts)
+    def infer_output_type(self, input_type: Any) -> Any:
+        """Its inputs' element types (their Union)."""
+        return input_type
 
     def validate(self, node: Any) -> None:
         if not node.inputs:

@@ -401,6 +401,27 @@ class PipelineOptions:
                                  "False (options.view_as(TypeOptions).allow_unsafe_triggers = "
                                  "False), a grouping refuses a trigger that may finish, as "
                                  "Beam's does by default")
+        parser.add_argument("--pipeline_type_check", dest="pipeline_type_check",
+                            action="store_true", default=True,
+                            help="check, as the pipeline is built, that each transform's "
+                                 "declared input type fits what its input gives (the "
+                                 "default), and infer each PCollection's element_type")
+        parser.add_argument("--no_pipeline_type_check", dest="pipeline_type_check",
+                            action="store_false", help="do not check types as the pipeline "
+                                                       "is built")
+        parser.add_argument("--runtime_type_check", action="store_true",
+                            help="also check, as the pipeline runs, that each element fits "
+                                 "the declared input and output types of the functions "
+                                 "and DoFns it goes through (a cost per element)")
+        parser.add_argument("--performance_runtime_type_check", action="store_true",
+                            help="Beam's flag, accepted: the same check as "
+                                 "--runtime_type_check")
+        parser.add_argument("--type_check_strictness", default="DEFAULT_TO_ANY",
+                            choices=("ALL_REQUIRED", "DEFAULT_TO_ANY"),
+                            help="ALL_REQUIRED: every transform must declare its output type; "
+                                 "DEFAULT_TO_ANY (the default): one that does not gives Any")
+        parser.add_argument("--type_check_additional", default="",
+                            help="Beam's flag, accepted; pomset checks nothing more with it")
         parser.add_argument("--memory_limit", type=_size("--memory_limit"), default=None,
                             metavar="SIZE",
                             help="local runner: the memory a bounded grouping's state may "

@@ -12,6 +12,7 @@ from .overrides import AppliedPTransform, output_pairs
 from .ptransform import Primitive, PTransform, input_parts
 from .pvalue import PBegin, PCollection
 from .runners import get_runner
+from . import type_check
 from .late_data import warn_dropped
 from .running import Controls, RunningPipeline
 
@@ -23,6 +24,8 @@ class Node:
         self.label = label
         self.transform = transform
         self.inputs = inputs
+        #: whether its pipeline checked types when it was applied (sdk/type_check.py)
+        self.type_checked = False
         self.side_inputs = transform.side_inputs()
         self.outputs: Dict[Optional[str], PCollection] = {}
 
@@ -93,9 +96,13 @@ class Pipeline:
             p for p in input_parts(pvalue) if isinstance(p, PCollection)), list(self._scope))
         self.applied.append(applied)   # before what it applies in turn: outermost first
         start = len(self.nodes)
+        checked = type_check.checking(self)
+        if checked:
+            type_check.check_input(transform, _pcollections_in(pvalue))
         if isinstance(transform, Primitive):
             inputs = _as_inputs(pvalue)
-            node = Node(full, transform, inputs)
+            node = Node(full, type_check.runtime_checked(self, transform, full), inputs)
+            node.type_checked = checked
             transform.validate(node)
             node.outputs = transform.outputs(node)
             for tag, out in node.outputs.items():
@@ -110,7 +117,11 @@ class Pipeline:
                 result = transform.expand(pvalue)
             finally:
                 self._scope.pop()
+            if checked:
+                type_check.note_composite(transform, _pcollections_in(pvalue), result)
         applied.result, applied.nodes = result, self.nodes[start:]
+        if checked:
+            type_check.check_strictness(self, transform, full)
         return result
 
     def visit(self, visitor: Any) -> None:
@@ -281,6 +292,17 @@ class Pipeline:
                          '"wait_until_finish" in PipelineResult to block until finished.')
         else:
             self.run()
+
+
+def _pcollections_in(pvalue: Any) -> List[PCollection]:
+    """The PCollections a transform is applied to (none for anything else)."""
+    if isinstance(pvalue, PCollection):
+        return [pvalue]
+    if isinstance(pvalue, dict):
+        pvalue = list(pvalue.values())
+    if isinstance(pvalue, (list, tuple)):
+        return [p for p in pvalue if isinstance(p, PCollection)]
+    return []
 
 
 def _as_inputs(pvalue: Any) -> List[PCollection]:

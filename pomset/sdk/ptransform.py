@@ -4,9 +4,11 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
+import typing
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
-from .type_hints import HINTS_ATTR, IOTypeHints, declared_hints
+from .type_hints import (HINTS_ATTR, IOTypeHints, bind_type_variables, declared_hints,
+                         match_type_variables)
 
 
 class PTransform:
@@ -71,9 +73,36 @@ class PTransform:
         `with_output_types`, or its class's decorators)."""
         return declared_hints(self)
 
+    def default_type_hints(self) -> IOTypeHints:
+        """The input and output types the transform has when none are declared (a Map's
+        are its function's)."""
+        return IOTypeHints()
+
     def get_type_hints(self) -> IOTypeHints:
-        """Beam's name for `type_hints`."""
-        return self.type_hints
+        """The types it declares, each one not declared its default (Beam's name)."""
+        return self.type_hints.with_defaults(self.default_type_hints())
+
+    def infer_output_type(self, input_type: Any) -> Any:
+        """The element type of its output for input elements of `input_type`: its output
+        hint with its TypeVars bound by its input hint's match with `input_type`; Any where
+        it has none."""
+        hints = self.get_type_hints()
+        out = hints.simple_output()
+        if out is None:
+            return typing.Any
+        return bind_type_variables(out, match_type_variables(hints.first_input(), input_type),
+                                   typing.Any)
+
+    def type_check_inputs(self, pvalue: Any) -> None:
+        """Raise TypeCheckError when its input's element type does not fit its input hint
+        (Beam's check, and message, for a transform that takes a PCollection)."""
+        hint = self.get_type_hints().first_input()
+        if hint is None:
+            return
+        from .type_check import fits, generic_violation
+        if not fits(pvalue.element_type, hint):
+            raise generic_violation(self.label or self.default_label(), hint,
+                                    pvalue.element_type)
 
     def with_input_types(self, *hints: Any, **keyword_hints: Any) -> "PTransform":
         """Declare the input's type (and the side inputs', by keyword): the pipeline checks
@@ -235,10 +264,10 @@ class _PTransformFn(PTransform):
         return f"{self._fn.__name__}({text})"
 
     def expand(self, pvalue: Any) -> Any:
-        kwargs = dict(self._kwargs)
+        args = self._args
         if "type_hints" in inspect.signature(self._fn).parameters:
-            kwargs["type_hints"] = self.type_hints
-        return self._fn(pvalue, *self._args, **kwargs)
+            args = (self.get_type_hints(),) + args   # Beam's: after the input, before the rest
+        return self._fn(pvalue, *args, **self._kwargs)
 
 
 def ptransform_fn(fn: Callable[..., Any]) -> Callable[..., PTransform]:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, Optional, Tuple
 from ..triggers.strategy import WindowingStrategy
 from ..windowing.beam_keywords import beam_keywords
 from .fluent import FluentMethods
+from .type_check import UNSET, infer
 
 if TYPE_CHECKING:
     from .pipeline import Node, Pipeline
@@ -42,6 +43,23 @@ class PCollection(PValue, FluentMethods):
         # the data-trace type of this edge, where a template or pm.Typed set it (traces.edges)
         self.trace: Any = None
         self.kept = False   # marked by keep(): the run keeps it for result.collect
+        #: its element type, once worked out or set (sdk/type_check.py); UNSET until then
+        self.known_type: Any = UNSET
+        #: the composites whose output it is, with their inputs, innermost first: where its
+        #: producer gives no type, theirs is its type
+        self.type_fallbacks: list = []
+
+    @property
+    def element_type(self) -> Any:
+        """Beam's type of its elements: what its producer declares (`with_output_types`),
+        else infers from its input's; None where the pipeline does not check types."""
+        if self.known_type is UNSET:
+            return infer(self)
+        return self.known_type
+
+    @element_type.setter
+    def element_type(self, hint: Any) -> None:
+        self.known_type = hint
 
     @property
     def is_bounded(self) -> bool:

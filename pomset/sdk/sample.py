@@ -7,13 +7,16 @@ import heapq
 import random
 from typing import Any, Iterable, List, Tuple
 
-from .combinefn import CombineFn
+from .combinefn import CombineFn, T
+from .type_hints import with_input_types, with_output_types
 from .ptransform import PTransform
 from .pvalue import PCollection
 
 _Accumulator = List[Tuple[float, int, Any]]
 
 
+@with_input_types(T)
+@with_output_types(List[T])
 class SampleCombineFn(CombineFn):
     """A uniform random sample of `n` of the values (all of them when there are fewer), as
     a list in no particular order."""

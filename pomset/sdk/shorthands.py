@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import copy
 import inspect
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple, Union
 
 from ..windowing import MIN_TIMESTAMP, Timestamp
-from .combinefn import CombineFn
+from .combinefn import CombineFn, T
 from .core import CombineGlobally, CombinePerKey, Map
 from .dofn import DoFn
 from .kinds import KV
 from .ptransform import PTransform, label_from_callable
 from .pvalue import PCollection
+from .type_hints import callable_hints, with_input_types, with_output_types
 
 
 def WithKeys(key: Any, *args: Any, **kwargs: Any) -> Map:
@@ -72,7 +73,8 @@ def unpacking(fn: Callable[..., Any]) -> Callable[..., Any]:
          inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL)]
         + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in context]
         + [inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)])
-    return call
+    returns = callable_hints(fn).simple_output()   # the type `fn` declares or annotates
+    return call if returns is None else with_output_types(returns)(call)
 
 
 def Reshuffle(num_buckets: Optional[int] = None) -> Map:
@@ -90,6 +92,8 @@ def _same(v: Any) -> Any:
     return v
 
 
+@with_input_types(Tuple[T, Union[int, float, Timestamp]])
+@with_output_types(T)
 class LatestCombineFn(CombineFn):
     """Beam's `LatestCombineFn`: of (value, timestamp) pairs, the value with the latest
     timestamp (the later-added one on a tie); the accumulator is such a pair, starting at

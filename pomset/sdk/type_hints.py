@@ -5,15 +5,21 @@ construction-time check asks of a producer and its consumer)."""
 from __future__ import annotations
 
 import collections.abc
+import inspect
+import types
 import typing
 from typing import Any, Callable, Dict, Optional, Tuple
 
+from .errors import PipelineConstructionError
+
+#: Beam's `typehints.TypeVariable`: typing's own TypeVar
+TypeVariable = typing.TypeVar
 
 
-class TypeCheckError(TypeError):
+class TypeCheckError(TypeError, PipelineConstructionError):
     """A pipeline's declared types do not fit: a consumer's input hint is not consistent with
-    what its producer declares or is inferred to give (raised at construction, or at run time
-    with --runtime_type_check)."""
+    what its producer declares or is inferred to give (raised at construction, so a
+    PipelineConstructionError too, or at run time with --runtime_type_check)."""
 
 
 class _KV:
@@ -41,10 +47,12 @@ class IOTypeHints:
         self.output_types = output_types
 
     def with_input_types(self, *hints: Any, **keyword_hints: Any) -> "IOTypeHints":
-        return IOTypeHints((hints, keyword_hints), self.output_types)
+        return IOTypeHints((tuple(to_typing(h) for h in hints),
+                            {k: to_typing(h) for k, h in keyword_hints.items()}),
+                           self.output_types)
 
     def with_output_types(self, hint: Any) -> "IOTypeHints":
-        return IOTypeHints(self.input_types, ((hint,), {}))
+        return IOTypeHints(self.input_types, ((to_typing(hint),), {}))
 
     def with_defaults(self, other: Optional["IOTypeHints"]) -> "IOTypeHints":
         """These hints, each missing one taken from `other`."""
@@ -61,7 +69,23 @@ class IOTypeHints:
 
     def simple_output(self) -> Any:
         """The output's hint, or None."""
-        return self.output_types[0][0] if self.output_types else None
+        return self.output_types[0][0] if self.output_types and self.output_types[0] else None
+
+    def simple_output_type(self, context: str = "") -> Any:
+        """Beam's name for `simple_output`."""
+        return self.simple_output()
+
+    def first_input(self, fn: Any = None) -> Any:
+        """The main input's hint: the first positional one, or the keyword one naming the
+        first parameter of `fn` (the function or `process` method that takes the
+        element); None where not declared."""
+        if not self.input_types:
+            return None
+        args, kwargs = self.input_types
+        if args:
+            return args[0]
+        first = first_parameter(fn) if fn is not None else None
+        return kwargs.get(first) if first is not None else None
 
     def __eq__(self, other: Any) -> bool:
         return (isinstance(other, IOTypeHints) and self.input_types == other.input_types
@@ -86,6 +110,39 @@ def declared_hints(obj: Any) -> IOTypeHints:
 
 def _declare(obj: Any, hints: IOTypeHints) -> None:
     setattr(obj, HINTS_ATTR, hints)
+
+
+def first_parameter(fn: Any) -> Optional[str]:
+    """The name of the parameter of `fn` that takes the element (a bound method's first
+    after self), or None when it has none or cannot be inspected."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    for p in params:
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            return p.name
+    return None
+
+
+def callable_hints(fn: Any) -> IOTypeHints:
+    """What a function declares: its `with_input_types`/`with_output_types`, else its
+    annotations (the element's parameter and the return; an annotation of Any says
+    nothing, so what it returns is inferred)."""
+    declared = declared_hints(fn) if hasattr(fn, "__dict__") or isinstance(fn, type) \
+        else IOTypeHints()
+    try:
+        annotations = {} if isinstance(fn, type) else typing.get_type_hints(fn)
+    except Exception:
+        annotations = {}
+    annotations = {k: v for k, v in annotations.items() if v is not typing.Any}
+    first = first_parameter(fn)
+    inputs = None
+    if first is not None and first in annotations:
+        inputs = ((to_typing(annotations[first]),), {})
+    outputs = (((to_typing(annotations["return"]),), {})
+               if "return" in annotations else None)
+    return declared.with_defaults(IOTypeHints(inputs, outputs))
 
 
 def with_input_types(*hints: Any, **keyword_hints: Any) -> Callable[[Any], Any]:
@@ -121,6 +178,116 @@ def validate_hint(hint: Any) -> None:
 
 def _is_alias(hint: Any) -> bool:
     return type(hint).__name__ == "TypeAliasType"
+
+
+_TYPING_OF = {tuple: typing.Tuple, list: typing.List, dict: typing.Dict, set: typing.Set,
+              frozenset: typing.FrozenSet, type: typing.Type,
+              collections.abc.Iterable: typing.Iterable,
+              collections.abc.Iterator: typing.Iterator,
+              collections.abc.Generator: typing.Generator,
+              collections.abc.Sequence: typing.Sequence,
+              collections.abc.Collection: typing.Collection,
+              collections.abc.Mapping: typing.Mapping,
+              collections.abc.MutableMapping: typing.MutableMapping,
+              collections.abc.Set: typing.AbstractSet}
+
+
+def rebuild(hint: Any, args: Tuple[Any, ...]) -> Any:
+    """`hint` (tuple, list, a Union, an abc, a generic class) with parameters `args`, in
+    typing's spelling; a hint of another form is kept as it is."""
+    origin = _origin(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        return typing.Union[args]
+    generic = _TYPING_OF.get(origin)
+    if generic is None:
+        try:
+            return origin[args] if isinstance(origin, type) else hint
+        except TypeError:
+            return hint
+    if generic is typing.Tuple:
+        return typing.Tuple[args] if args else typing.Tuple[()]
+    return generic[args if len(args) > 1 else args[0]]
+
+
+def to_typing(hint: Any) -> Any:
+    """`hint` in typing's spelling, as Beam converts a hint to its own: `tuple[int, str]`
+    is `typing.Tuple[int, str]`, `int | None` is `Optional[int]`, `collections.abc` generics
+    typing's; a type alias's value."""
+    while _is_alias(hint):
+        hint = hint.__value__
+    origin = _origin(hint)
+    args = typing.get_args(hint)
+    if not args or not (origin in _TYPING_OF or origin is typing.Union
+                        or origin is types.UnionType):
+        return hint
+    return rebuild(hint, tuple(a if a is Ellipsis else to_typing(a) for a in args))
+
+
+def match_type_variables(hint: Any, actual: Any) -> Dict[Any, Any]:
+    """The TypeVars of `hint` bound to what they stand for in `actual` (a
+    `Tuple[K, V]` matched with `Tuple[str, int]` binds K to str and V to int; matched with
+    a Union, each to the Union of what it stands for in each member)."""
+    if isinstance(hint, typing.TypeVar):
+        return {} if actual is None or actual is typing.Any else {hint: actual}
+    if _origin(actual) is typing.Union:
+        found: Dict[Any, list] = {}
+        for member in typing.get_args(actual):
+            for var, bound in match_type_variables(hint, member).items():
+                found.setdefault(var, []).append(bound)
+        return {var: union_of(bounds) for var, bounds in found.items()}
+    h_args, a_args = typing.get_args(hint), typing.get_args(actual)
+    if not h_args or not a_args:
+        return {}
+    h_origin, a_origin = _origin(hint), _origin(actual)
+    if h_origin is tuple:
+        if a_origin is not tuple:
+            return {}
+        if Ellipsis in h_args:
+            h_args, a_args = h_args[:1], (element_of_iterable(actual),)
+        elif Ellipsis in a_args:
+            a_args = a_args[:1] * len(h_args)
+        elif len(h_args) != len(a_args):
+            return {}
+    elif len(h_args) == 1:
+        a_args = (element_of_iterable(actual),)
+    elif len(h_args) != len(a_args) or a_origin is tuple:
+        return {}
+    bindings: Dict[Any, Any] = {}
+    for h, a in zip(h_args, a_args):
+        for var, bound in match_type_variables(h, a).items():
+            bindings.setdefault(var, bound)
+    return bindings
+
+
+def bind_type_variables(hint: Any, bindings: Dict[Any, Any], default: Any = None) -> Any:
+    """`hint` with its TypeVars replaced by their `bindings`; an unbound one by `default`
+    where given, else left."""
+    if isinstance(hint, typing.TypeVar):
+        return bindings.get(hint, hint if default is None else default)
+    args = typing.get_args(hint)
+    if not args or _origin(hint) is None:
+        return hint
+    return rebuild(hint, tuple(a if a is Ellipsis else bind_type_variables(a, bindings, default)
+                               for a in args))
+
+
+def beam_str(hint: Any) -> str:
+    """A hint as Beam's messages write it: `<class 'int'>`, `Tuple[<class 'str'>,
+    TypeVariable[V]]`, `Iterable[Any]`."""
+    if hint is None or hint is type(None):
+        return "None"
+    if hint is typing.Any:
+        return "Any"
+    if isinstance(hint, typing.TypeVar):
+        return f"TypeVariable[{hint.__name__}]"
+    origin, args = _origin(hint), typing.get_args(hint)
+    if origin is None or not args:
+        return str(hint)
+    if origin is typing.Union:
+        return f"Union[{', '.join(beam_str(a) for a in args)}]"
+    name = {tuple: "Tuple", list: "List", dict: "Dict", set: "Set", frozenset: "FrozenSet"
+            }.get(origin, getattr(origin, "__name__", str(origin)))
+    return f"{name}[{', '.join('...' if a is Ellipsis else beam_str(a) for a in args)}]"
 
 
 def normalize(hint: Any) -> Any:
@@ -168,6 +335,8 @@ def is_consistent_with(sub: Any, base: Any) -> bool:
             return False
         return len(sub_args) == len(base_args) and all(
             is_consistent_with(s, b) for s, b in zip(sub_args, base_args))
+    if sub_origin is tuple and len(base_args) == 1:   # a tuple as an iterable of its items
+        return all(is_consistent_with(s, base_args[0]) for s in sub_args if s is not Ellipsis)
     if base_origin in _ABSTRACT and len(base_args) >= 1 and sub_origin in (dict,) + tuple(
             c for c in _ABSTRACT if issubclass(c, collections.abc.Mapping)):
         return is_consistent_with(sub_args[0], base_args[0])
@@ -192,12 +361,13 @@ def type_of(value: Any) -> Any:
 
 
 def union_of(hints: typing.Iterable[Any]) -> Any:
-    """The Union of some hints (Any for none, the hint itself for one)."""
+    """The Union of some hints (Any for none or where one is Any, the hint itself for
+    one)."""
     unique: list = []
     for h in hints:
         if h not in unique:
             unique.append(h)
-    if not unique:
+    if not unique or typing.Any in unique:
         return typing.Any
     return unique[0] if len(unique) == 1 else typing.Union[tuple(unique)]
 
@@ -234,6 +404,7 @@ def hint_name(hint: Any) -> str:
 
 
 HINT_NAMES: Dict[str, Any] = {
+    "TypeVariable": TypeVariable,
     "Any": typing.Any, "Union": typing.Union, "Optional": typing.Optional,
     "Tuple": typing.Tuple, "List": typing.List, "Dict": typing.Dict, "Set": typing.Set,
     "FrozenSet": typing.FrozenSet, "Iterable": typing.Iterable, "Iterator": typing.Iterator,

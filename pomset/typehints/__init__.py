@@ -4,6 +4,7 @@ from .._beam_names import missing
 from ..sdk.type_hints import (HINT_NAMES, IOTypeHints, TypeCheckError, is_consistent_with,
                               with_input_types, with_output_types)
 
+TypeVariable = HINT_NAMES["TypeVariable"]
 Any = HINT_NAMES["Any"]
 Union = HINT_NAMES["Union"]
 Optional = HINT_NAMES["Optional"]
@@ -20,8 +21,10 @@ Collection = HINT_NAMES["Collection"]
 Mapping = HINT_NAMES["Mapping"]
 KV = HINT_NAMES["KV"]
 
+from . import decorators, native_type_compatibility, typehints  # noqa: E402 (need the above)
+
 __all__ = ["Any", "Collection", "Dict", "FrozenSet", "Generator", "IOTypeHints", "Iterable",
            "Iterator", "KV", "List", "Mapping", "Optional", "Sequence", "Set", "Tuple",
-           "TypeCheckError", "Union", "is_consistent_with", "with_input_types",
-           "with_output_types"]
+           "TypeCheckError", "TypeVariable", "Union", "decorators", "is_consistent_with",
+           "native_type_compatibility", "typehints", "with_input_types", "with_output_types"]
 __getattr__ = missing(__name__, "apache_beam.typehints")
