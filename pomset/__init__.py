@@ -157,6 +157,7 @@ __all__ += ["ApproximateQuantiles", "ApproximateUnique"]
 from .sdk.core import FlattenWith, Tee  # noqa: E402
 
 __all__ += ["FlattenWith", "Tee"]
+
 # --- Beam's trigger and WindowFn protocols: may_lose_data's reasons, continuations ---
 from .triggers import AfterSynchronizedProcessingTime, DataLossReason  # noqa: E402
 from .windowing import NonMergingWindowFn  # noqa: E402
