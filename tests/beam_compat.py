@@ -11,12 +11,14 @@ placeholder that raises, naming it, when a test uses it. The examples are never 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import importlib.util
+import inspect
 import pathlib
 import sys
 import types
 import unittest
-from typing import Any, Callable, Collection, Dict, Iterator, List, Sequence, Tuple
+from typing import Any, Callable, Collection, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import beam_src
 
@@ -184,10 +186,36 @@ def beam_test_methods(module: types.ModuleType) -> Iterator[Tuple[str, str]]:
                 yield cls_name, method
 
 
-def run_beam_test(module: types.ModuleType, cls_name: str, method: str) -> None:
+def run_beam_test(module: types.ModuleType, cls_name: str, method: str,
+                  fixture: Optional[Callable[[str], Any]] = None) -> None:
     """Run one of the module's test methods as unittest would (setUp, the test, tearDown,
-    cleanups), its failure raised as it is."""
-    getattr(module, cls_name)(method).debug()
+    cleanups), its failure raised as it is. Under pytest, `fixture(name)` gives a pytest
+    fixture's value: the test class's own fixture methods the test uses (autouse, or named by
+    its `usefixtures` mark) are run first on the test's instance, as pytest runs them for
+    Beam's unittest classes (`inject_fixtures(self, caplog)`)."""
+    case = getattr(module, cls_name)(method)
+    with contextlib.ExitStack() as stack:
+        if fixture is not None:
+            for fn in _fixture_methods(type(case), getattr(type(case), method)):
+                names = list(inspect.signature(fn).parameters)[1:]
+                out = fn(case, **{n: fixture(n) for n in names})
+                if inspect.isgenerator(out):
+                    next(out)
+                    stack.callback(next, out, None)
+        case.debug()
+
+
+def _fixture_methods(cls: type, test: Any) -> List[Callable[..., Any]]:
+    """The pytest fixture methods of a test class that a test of it uses."""
+    used = {name for mark in getattr(test, "pytestmark", []) if mark.name == "usefixtures"
+            for name in mark.args}
+    found = []
+    for klass in reversed(cls.__mro__):
+        for name, attr in vars(klass).items():
+            marker = getattr(attr, "_fixture_function_marker", None)
+            if marker is not None and (marker.autouse or name in used):
+                found.append(inspect.unwrap(attr))
+    return found
 
 
 def outputs_of(module: types.ModuleType, cls_name: str, method: str) -> List[List[Any]]:

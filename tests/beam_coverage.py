@@ -1,9 +1,9 @@
 """How much of Beam's own unit-test suite passes on pomset (issue 60): each module in
 beam_src.SUITE loaded as tests/beam_compat.py loads it (the import changed, nothing else),
-every unittest test method in it run on the local runner, one module per subprocess. Prints
-a table of passed/total per module (tests/beam_suite.py's deselected Beam internals not
-counted) and, with --failures, each failing test's first error
-line (what blocks it).
+every test method in it run on the local runner as tests/test_beam_suite.py runs it, under
+pytest, one module per run. Prints a table of passed/total per module (tests/beam_suite.py's
+deselected Beam internals not counted) and, with --failures, what blocks each failing test:
+its first error line, or, for one beam_suite.py expects to fail, the reason given there.
 
     python tests/beam_coverage.py [--failures] [--json FILE] [MODULE ...]"""
 from __future__ import annotations
@@ -11,57 +11,52 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import subprocess
 import sys
-import traceback
-import unittest
+import tempfile
 from typing import Dict, List
+from xml.etree import ElementTree
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import beam_src  # noqa: E402
 import beam_suite  # noqa: E402
 
-TIMEOUT_S = 60
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SUITE_TESTS = "tests/test_beam_suite.py"
 
 
 def run_module(name: str) -> List[Dict[str, str]]:
-    """Each test method of Beam's module `name` (as in beam_src.SUITE), run here: a list of
-    {test, outcome (pass, fail, error, skip), message}."""
-    import beam_compat
-    from pomset.testing.test_pipeline import TestPipeline
-    TestPipeline.pytest_test_pipeline_options = "--runner=local"
-    try:
-        module = beam_compat.load_suite_module(name)
-    except BaseException as e:   # the module does not load: every test blocked
-        return [{"test": "<load>", "outcome": "error",
-                 "message": f"{type(e).__name__}: {e}".splitlines()[0][:300]}]
-    rows = []
-    for cls_name, method in beam_compat.beam_test_methods(module):
-        result = unittest.TestResult()
-
-        def alarm(*_):
-            raise TimeoutError(f"over {TIMEOUT_S} s")
-        signal.signal(signal.SIGALRM, alarm)
-        signal.alarm(TIMEOUT_S)
-        try:
-            getattr(module, cls_name)(method).run(result)
-        except BaseException as e:
-            result.errors.append((None, "".join(traceback.format_exception(e))))
-        finally:
-            signal.alarm(0)
-        outcome, message = "pass", ""
-        for kind, items in (("error", result.errors), ("fail", result.failures),
-                            ("skip", result.skipped)):
-            if items:
-                outcome, text = kind, items[0][1]
+    """Each test of Beam's module `name` (as in beam_src.SUITE) as tests/test_beam_suite.py
+    runs it on the local runner, under pytest (so a test class's pytest fixtures, `caplog`
+    and `capsys`, are set up as Beam's own runs do): a list of {test, outcome (pass, fail),
+    message: the first error line, or the expected failure's reason}."""
+    import test_beam_suite
+    ids = [p.id for p in test_beam_suite._params()
+           if p.values[0] == name and p.values[2] == "local"]
+    if not ids:
+        return []
+    with tempfile.TemporaryDirectory() as tmp:
+        report = os.path.join(tmp, "junit.xml")
+        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        "-o", "addopts=", "-W", "ignore", f"--junitxml={report}",
+                        *[f"{SUITE_TESTS}::test_beam_test[{i}]" for i in ids]],
+                       cwd=ROOT, capture_output=True, text=True)
+        cases = ElementTree.parse(report).getroot().iter("testcase")
+        rows = []
+        for case in cases:
+            test = case.get("name").split(":", 1)[1].rsplit("-", 1)[0]
+            outcome, message = "pass", ""
+            for child in case:
+                text = child.get("message") or (child.text or "")
                 lines = [line for line in text.strip().splitlines() if line.strip()]
-                message = lines[-1][:300] if lines else ""
-                break
-        if result.expectedFailures:
-            outcome = "xfail"
-        rows.append({"test": f"{cls_name}.{method}", "outcome": outcome, "message": message})
+                first = lines[0][:300] if lines else ""
+                if child.tag == "skipped":          # failed, as beam_suite.py expects
+                    outcome, message = "fail", first.removeprefix("expected failure: ")
+                elif child.tag in ("failure", "error"):
+                    if not first.startswith("[XPASS(strict)]"):   # an expected failure passed
+                        outcome, message = "fail", first
+            rows.append({"test": test, "outcome": outcome, "message": message})
     return rows
 
 

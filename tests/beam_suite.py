@@ -302,9 +302,6 @@ GAPS: Dict[str, Dict[str, str]] = {
         "ReshuffleTest.test_reshuffle_windows_unchanged": "NotImplementedError: Beam's apache_bea",
         "GroupIntoBatchesTest.test_in_global_window_with_synthetic_source": "AttributeError: poms",
         "GroupIntoBatchesTest.test_output_typehints": "NotImplementedError: Beam's apache_beam.ty",
-        "LogElementsTest.test_setting_level_uses_appropriate_log_channel": "AttributeError: 'LogE",
-        "LogElementsTest.test_stdout_logs": "AttributeError: 'LogElementsTest' object has no attr",
-        "LogElementsTest.test_stdout_logs_without_rfc3339": "AttributeError: 'LogElementsTest' ob",
         "TeeTest.test_tee": "ModuleNotFoundError: No module named 'pomset.transforms.util_test'",
     },
     "transforms/ptransform_test": {
@@ -350,11 +347,6 @@ GAPS: Dict[str, Dict[str, str]] = {
             "skips itself: Python 3.12 required",
     },
     "transforms/core_test": {
-        "CreateTest.test_dofn_with_explicit_return_none": "AttributeError: 'CreateTest' object ha",
-        "CreateTest.test_dofn_with_implicit_return_none_and_value": "AttributeError: 'CreateTest'",
-        "CreateTest.test_dofn_with_implicit_return_none_missing_return_and_yield":
-            "AttributeError: 'CreateTest' object has no attribute '_caplog'",
-        "CreateTest.test_dofn_with_yield_and_return": "AttributeError: 'CreateTest' object has no",
         "ExceptionHandlingWithOutputsTest.test_exception_handling_compat_version_element_type_set_manually":
             "AttributeError: 'PCollection' object has no attribute 'element_type'",
         "ExceptionHandlingWithOutputsTest.test_with_exception_handling_then_with_outputs":
@@ -376,20 +368,15 @@ GAPS: Dict[str, Dict[str, str]] = {
     "transforms/window_test": {
     },
     "transforms/trigger_test": {
-        "BatchTranscriptTest.test_discarding_early_fixed":
-            BATCH_DISCARDING,
-        "BatchTranscriptTest.test_early_late_sessions":
-            BATCH_LATE,
-        "BatchTranscriptTest.test_fixed_default_late_data":
-            BATCH_LATE,
+        "BatchTranscriptTest.test_discarding_early_fixed": BATCH_DISCARDING,
+        "BatchTranscriptTest.test_early_late_sessions": BATCH_LATE,
+        "BatchTranscriptTest.test_fixed_default_late_data": BATCH_LATE,
         "BatchTranscriptTest.test_fixed_drop_late_data_after_allowed_lateness":
             BATCH_LATE,
-        "BatchTranscriptTest.test_garbage_collection":
-            BATCH_DISCARDING,
+        "BatchTranscriptTest.test_garbage_collection": BATCH_DISCARDING,
         "BatchTranscriptTest.test_known_late_data_no_watermark_hold_possible":
             BATCH_LATE,
-        "BatchTranscriptTest.test_known_late_data_watermark":
-            BATCH_LATE,
+        "BatchTranscriptTest.test_known_late_data_watermark": BATCH_LATE,
         "BatchTranscriptTest.test_timestamp_combiner_custom_timestamping_earliest_1":
             BATCH_TRANSFORMED,
     },

@@ -63,7 +63,7 @@ def test_beam_test(request, monkeypatch, name, test, runner):
                         " ".join(runner_flags(runner)))
     cls, method = test.split(".")
     try:
-        beam_compat.run_beam_test(module, cls, method)
+        beam_compat.run_beam_test(module, cls, method, request.getfixturevalue)
     except (unittest.SkipTest, pytest.skip.Exception) as e:   # it did not run: not a pass
         pytest.fail(f"Beam's test skips itself: {e}")
 

@@ -24,6 +24,7 @@ from .event_time import event_time_micros, time_unit
 from .kinds import KV, NOT_KV, UNKNOWN, element_kind, kind_of_return, kind_of_values
 from .ptransform import Primitive, PTransform, label_from_callable
 from . import plan_kinds
+from .process_returns import warn_of_process_returns
 from .pvalue import AsList, AsSingleton, DoOutputsTuple, PCollection, SideInput
 from .schema import Row, SchemaLike, as_schema, conform, infer_schema
 from .type_hints import TypeCheckError
@@ -200,6 +201,8 @@ class ParDo(Primitive):
             if not callable(fn):
                 raise TypeError(f"ParDo takes a DoFn instance or a function, got {fn!r}")
             self.call = "flat_map"   # as Beam's: a function's outputs are what it returns
+        if self.call == "dofn":
+            warn_of_process_returns(fn)
         if self.call != "dofn" and not callable(fn):
             raise TypeError(f"{type(self).__name__} takes a callable, got {fn!r}")
         self.fn = fn
