@@ -61,10 +61,16 @@ COMPANIONS = {"transforms/combinefn_lifecycle_test": ["transforms/combinefn_life
 def load_suite_module(name: str) -> types.ModuleType:
     """Beam's unit-test module `name` (as beam_src.SUITE names it: `transforms/util_test`),
     loaded lenient, after the modules of Beam's it imports. It stays in sys.modules under its
-    ported name, so a test that imports its own module (`import_module(__name__)`) finds it."""
+    ported name, so a test that imports its own module (`import_module(__name__)`) finds it;
+    what it defines is still pickled by value, as no executor could import it."""
     names = ["apache_beam." + n.replace("/", ".") for n in COMPANIONS.get(name, []) + [name]]
     module = load(names, lenient=names)[names[-1]]
     sys.modules[module.__name__] = module
+    try:
+        from pyspark import cloudpickle
+    except ImportError:   # no Spark: nothing pickles the module's functions by reference
+        return module
+    cloudpickle.register_pickle_by_value(module)
     return module
 
 
