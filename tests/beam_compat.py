@@ -5,7 +5,7 @@ tests.
 
 While the modules load, sys.modules holds them under their new names (so a Beam test's
 `from pomset.examples.complete.game import user_score` finds the loaded example), with their
-packages; afterwards sys.modules is as it was. A module loaded `lenient` (a Beam unit-test
+packages; afterwards sys.modules is as it was, but for a suite module itself. A module loaded `lenient` (a Beam unit-test
 module, most of whose tests use Beam internals) may import Beam names pomset lacks: each is a
 placeholder that raises, naming it, when a test uses it. The examples are never lenient."""
 from __future__ import annotations
@@ -62,9 +62,18 @@ COMPANIONS = {"transforms/combinefn_lifecycle_test": ["transforms/combinefn_life
 
 def load_suite_module(name: str) -> types.ModuleType:
     """Beam's unit-test module `name` (as beam_src.SUITE names it: `transforms/util_test`),
-    loaded lenient, after the modules of Beam's it imports."""
+    loaded lenient, after the modules of Beam's it imports. It stays in sys.modules under its
+    ported name, so a test that imports its own module (`import_module(__name__)`) finds it;
+    what it defines is still pickled by value, as no executor could import it."""
     names = ["apache_beam." + n.replace("/", ".") for n in COMPANIONS.get(name, []) + [name]]
-    return load(names, lenient=names)[names[-1]]
+    module = load(names, lenient=names)[names[-1]]
+    sys.modules[module.__name__] = module
+    try:
+        from pyspark import cloudpickle
+    except ImportError:   # no Spark: nothing pickles the module's functions by reference
+        return module
+    cloudpickle.register_pickle_by_value(module)
+    return module
 
 
 def _register(module: types.ModuleType, hidden: Dict[str, Any]) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from .._beam_names import missing
 from ..sdk.coders import (BooleanCoder, BytesCoder, Coder, FastPrimitivesCoder, FloatCoder,
-                          IterableCoder, ListCoder, PickleCoder, StrUtf8Coder, TupleCoder,
-                          VarIntCoder, registry)
+                          GlobalWindowCoder, IntervalWindowCoder, IterableCoder, ListCoder,
+                          PickleCoder, StrUtf8Coder, TupleCoder, VarIntCoder, registry)
 from . import coders, typecoders
 
 __all__ = ["BooleanCoder", "BytesCoder", "Coder", "FastPrimitivesCoder", "FloatCoder",
-           "IterableCoder", "ListCoder", "PickleCoder", "StrUtf8Coder", "TupleCoder",
+           "GlobalWindowCoder", "IntervalWindowCoder", "IterableCoder", "ListCoder", "PickleCoder", "StrUtf8Coder", "TupleCoder",
            "VarIntCoder", "coders", "registry", "typecoders"]
 __getattr__ = missing(__name__, "apache_beam.coders")

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from .._beam_names import missing
 from ..sdk.coders import (BooleanCoder, BytesCoder, Coder, FastPrimitivesCoder, FloatCoder,
-                          IterableCoder, ListCoder, PickleCoder, StrUtf8Coder, TupleCoder,
-                          VarIntCoder)
+                          GlobalWindowCoder, IntervalWindowCoder, IterableCoder, ListCoder,
+                          PickleCoder, StrUtf8Coder, TupleCoder, VarIntCoder)
 
 __all__ = ["BooleanCoder", "BytesCoder", "Coder", "FastPrimitivesCoder", "FloatCoder",
-           "IterableCoder", "ListCoder", "PickleCoder", "StrUtf8Coder", "TupleCoder",
-           "VarIntCoder"]
+           "GlobalWindowCoder", "IntervalWindowCoder", "IterableCoder", "ListCoder",
+           "PickleCoder", "StrUtf8Coder", "TupleCoder", "VarIntCoder"]
 __getattr__ = missing(__name__, "apache_beam.coders.coders")

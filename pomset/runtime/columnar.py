@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 from ..sdk.combinefn import Count, Max, Mean, Min, Sum
 from ..sdk.core import Filter, GroupByKey, Map, ParDo, WindowInto
 from ..sdk.dofn import context_params
+from ..sdk.group_keys import group_keys
 from ..sdk.relational import (NATIVE_COMBINERS, FieldsCombineFn, FieldsMap, FieldsToRow, KeyFields,
                                key_values)
 from ..sdk.expressions import Col, Expr, col, lit
@@ -38,9 +39,9 @@ class Columns:
     """A bundle of elements as an Arrow table: their fields, `__ts`, and for windowed elements
     `__ws`/`__we` (absent: the global window); every element has `pane` and diff +1. The
     elements are rows of the fields; or, naming `keys` and `values` (after `KeyFields`), (key,
-    tuple of values) pairs (without values, (key row, row)); or, `pairs`, (key, value) pairs
-    of the `__key` and `__value` columns; or, `values` alone, the plain values of the
-    `__value` column."""
+    tuple of values) pairs (without values, (key, row), the key as `group_keys` gives it);
+    or, `pairs`, (key, value) pairs of the `__key` and `__value` columns; or, `values`
+    alone, the plain values of the `__value` column."""
 
     __slots__ = ("table", "pane", "keys", "values", "pairs")
 
@@ -92,7 +93,7 @@ class Columns:
             columns = [pylist(t.column(v)) for v in self.values]
             values = list(zip(keys, zip(*columns)))
         else:
-            keys = rows_of(t.select(self.keys))
+            keys = group_keys(self.keys, [pylist(t.column(k)) for k in self.keys])
             values = list(zip(keys, rows_of(t.select(
                 [n for n in t.column_names if n not in self.keys and not n.startswith("__")]))))
         return [_raw(v, ts, w, pane, 1) for v, ts, w in zip(values, times, windows)]
@@ -142,7 +143,7 @@ def native_step(t: ParDo, schema: Any) -> Optional[Step]:
         return _batched(t)
     if isinstance(t, FieldsMap) and _exprs(t.fields):
         return partial_fields(t.fields, t.keep_input)
-    if isinstance(t, KeyFields) and _exprs(t.keys) and all(
+    if isinstance(t, KeyFields) and t.keys and not t.force_tuple and _exprs(t.keys) and all(
             isinstance(a.values, Expr) for a in t.aggregations):
         return _keyed(t)
     if isinstance(t, FieldsToRow):

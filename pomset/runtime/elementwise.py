@@ -357,10 +357,11 @@ def side_input_args(transform: ParDo, sides: List[Any],
 def assign_windows(transform: WindowInto, bundle: List[WindowedValue], owned: bool,
                    label: str) -> List[WindowedValue]:
     """WindowInto over a bundle: each element in each window its WindowFn assigns (updated in
-    place when `owned` and there is one), or passed through for a re-trigger. A custom
+    place when `owned` and there is one), or passed through for a re-trigger or a WindowFn
+    that keeps windows. A custom
     WindowFn's windows are checked to contain the element's time."""
     fn = transform.window_fn
-    if fn is None:
+    if fn is None or fn.keeps_windows:
         return bundle
     if type(fn) is GlobalWindows:   # one window for all: no call per element
         if owned:

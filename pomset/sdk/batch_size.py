@@ -91,11 +91,13 @@ class BatchSizeEstimator:
         self._data = old[:half // 2] + self._data[half:]
 
     def next_batch_size(self) -> int:
-        """The size of the next batch."""
+        """The size of the next batch: a replayed one (after an ignored timing) or the
+        estimate; each of the first `ignore_first_n_seen_per_batch_size` runs of a size,
+        replays included, is left out of the fit."""
         if self._replay is not None:
             size, self._replay = self._replay, None
-            return size
-        size = self._estimate()
+        else:
+            size = self._estimate()
         seen = self._seen.get(size, 0) + 1
         self._seen[size] = seen
         if seen <= self.ignore_first_n:

@@ -5,7 +5,10 @@ the coder Beam code registers for it."""
 from __future__ import annotations
 
 import pickle
+import struct
 from typing import Any, Dict, Sequence, Type
+
+from ..windowing import GLOBAL_WINDOW, GlobalWindow, IntervalWindow
 
 
 class Coder:
@@ -77,6 +80,28 @@ class PickleCoder(Coder):
 
 class FastPrimitivesCoder(Coder):
     pass
+
+
+class IntervalWindowCoder(Coder):
+    """IntervalWindows, as their start and end in µs (two big-endian signed 64-bit ints)."""
+
+    _LAYOUT = struct.Struct(">qq")
+
+    def encode(self, value: IntervalWindow) -> bytes:
+        return self._LAYOUT.pack(value.start_us, value.max_ts + 1)
+
+    def decode(self, encoded: bytes) -> IntervalWindow:
+        return IntervalWindow.from_micros(*self._LAYOUT.unpack(encoded))
+
+
+class GlobalWindowCoder(Coder):
+    """The global window, as no bytes (there is only one)."""
+
+    def encode(self, value: GlobalWindow) -> bytes:
+        return b""
+
+    def decode(self, encoded: bytes) -> GlobalWindow:
+        return GLOBAL_WINDOW
 
 
 class _Composite(Coder):

@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 from .combinefn import CombineFn, Count, Max, Mean, Min, Sum, as_combine_fn
 from .core import CombinePerKey, GroupByKey, Map
 from .expressions import Expr, col
+from .group_keys import group_key
 from .ptransform import PTransform
 from .pvalue import PCollection
 from .schema import Row, row_type
@@ -180,16 +181,18 @@ class KeyFields(Map):
     """A row as (key, tuple of the aggregations' values), the first step of a `GroupBy`; the
     key is the key field's value, or the tuple of the key fields' values (`key_values`): a
     plain value hashes and pickles several times faster than a row, and the key stays inside
-    the GroupBy. Without aggregations, (key row, row): there the user sees the key."""
+    the GroupBy. Without aggregations, (key, row) pairs, the key as Beam's GroupBy gives it
+    (`group_key`: one field's value, else a named tuple; always one with `force_tuple`)."""
 
-    def __init__(self, keys: Dict[str, Any], aggregations: List[Aggregation]) -> None:
-        self.keys, self.aggregations = keys, aggregations
+    def __init__(self, keys: Dict[str, Any], aggregations: List[Aggregation],
+                 force_tuple: bool = False) -> None:
+        self.keys, self.aggregations, self.force_tuple = keys, aggregations, force_tuple
         super().__init__(self._pair, label="KeyFields")
 
     def _pair(self, row: Any) -> Tuple[Any, Any]:
-        if not self.aggregations:
-            return _evaluate(self.keys, row), row
         fields = [f.eval(row) if isinstance(f, Expr) else f(row) for f in self.keys.values()]
+        if not self.aggregations:
+            return group_key(list(self.keys), fields, self.force_tuple), row
         return (fields[0] if len(fields) == 1 else tuple(fields),
                 tuple(a.values.eval(row) if isinstance(a.values, Expr) else a.values(row)
                       for a in self.aggregations))
@@ -222,23 +225,41 @@ class FieldsToRow(Map):
 
 
 class GroupBy(PTransform):
-    """Group rows by fields (or expressions) and aggregate fields per group and window, as
-    Beam's `GroupBy`: `GroupBy("key").aggregate_field("value", pm.Sum, "total")` gives one
-    Row(key, total) per key and window, fired by the input's trigger. Without aggregations,
-    (key Row, rows) pairs."""
+    """Group elements by fields (names, expressions or functions of the element) and aggregate
+    fields per group and window, as Beam's `GroupBy`:
+    `GroupBy("key").aggregate_field("value", pm.Sum, "total")` gives one Row(key, total) per
+    key and window, fired by the input's trigger. Without aggregations, (key, elements) pairs,
+    the key one field's value or a named tuple of several (`force_tuple_keys` for one always;
+    `GroupBy()` groups everything under `()`)."""
 
-    def __init__(self, *fields: str, label: Optional[str] = None, **named: FieldLike) -> None:
+    def __init__(self, *fields: FieldLike, label: Optional[str] = None,
+                 **named: FieldLike) -> None:
         super().__init__(label)
         keys: Dict[str, Any] = {}
-        for f in fields:
-            if not isinstance(f, str):
-                raise TypeError(f"GroupBy takes field names and name=expression pairs, got {f!r}")
-            keys[f] = col(f)
+        for i, f in enumerate(fields):
+            if isinstance(f, str):
+                keys[f] = col(f)
+            elif isinstance(f, Expr) or callable(f):
+                keys[f"key{i}"] = f
+            else:
+                raise TypeError(f"GroupBy takes field names, functions of the element and "
+                                f"name=expression pairs, got {f!r}")
         keys.update((n, as_expr(f)) for n, f in named.items())
-        if not keys:
-            raise TypeError("GroupBy needs at least one key field")
         self.keys = keys
         self.aggregations: List[Aggregation] = []
+        self.force_tuple = False
+
+    def force_tuple_keys(self, value: bool = True) -> "GroupBy":
+        """A new GroupBy whose keys are named tuples even for one key field (Beam's)."""
+        out = self._copy()
+        out.force_tuple = value
+        return out
+
+    def _copy(self) -> "GroupBy":
+        out = GroupBy.__new__(GroupBy)
+        out.label, out.keys = self.label, self.keys
+        out.aggregations, out.force_tuple = self.aggregations, self.force_tuple
+        return out
 
     def aggregate_field(self, field: FieldLike, combiner: Any, as_: str) -> "GroupBy":
         """A new GroupBy that also aggregates `field` (a name, an expression or a function of
@@ -249,8 +270,7 @@ class GroupBy(PTransform):
         taken = list(self.keys) + [a.name for a in self.aggregations]
         if as_ in taken:
             raise ValueError(f"aggregate_field: output field {as_!r} is already one of {taken}")
-        out = GroupBy.__new__(GroupBy)
-        out.label, out.keys = self.label, self.keys
+        out = self._copy()
         out.aggregations = self.aggregations + [
             Aggregation(as_expr(field), as_combine_fn(combiner), as_)]
         return out
@@ -265,7 +285,7 @@ class GroupBy(PTransform):
             for f in list(self.keys.values()) + [a.values for a in self.aggregations]:
                 if isinstance(f, Expr):
                     f.check(schema, where)
-        keyed = pcoll | KeyFields(self.keys, self.aggregations)
+        keyed = pcoll | KeyFields(self.keys, self.aggregations, self.force_tuple)
         if not self.aggregations:
             return keyed | GroupByKey()
         fn = FieldsCombineFn(self.aggregations)

@@ -14,8 +14,11 @@ from ..sdk.secret import DecryptMessage, GroupByEncryptedKey, Secret
 from ..sdk.shorthands import Reshuffle, WithKeys
 from ..sdk.tostring import ToString
 from ..sdk.wait_on import WaitOn
+from ..windowing import IdentityWindowFn
 
 # Beam's private names for the pieces its tests drive directly
+#: the WindowFn that keeps each element's window (Reshuffle's, in Beam)
+_IdentityWindowFn = IdentityWindowFn
 #: GroupByEncryptedKey's decrypting DoFn (its tests subclass it)
 _DecryptMessage = DecryptMessage
 #: BatchElements' size estimator

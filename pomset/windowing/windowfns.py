@@ -66,6 +66,8 @@ class WindowFn:
 
     AssignContext = _AssignContext
     MergeContext = _MergeContext
+    #: whether a WindowInto with it leaves each element in the window it is in
+    keeps_windows = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -333,6 +335,33 @@ class AssignedWindows(WindowFn):
 
     def assign_micros(self, ts: int, value: Any) -> List[BoundedWindow]:
         raise TypeError("AssignedWindows cannot assign windows from timestamps")
+
+    def side_input_window(self, main_window: BoundedWindow) -> BoundedWindow:
+        return main_window
+
+
+class IdentityWindowFn(NonMergingWindowFn):
+    """Beam's `util._IdentityWindowFn`: keeps the window each element is already in (a
+    WindowInto with it changes no element), windows encoded by `window_coder`."""
+
+    keeps_windows = True
+
+    def __init__(self, window_coder: Any = None) -> None:
+        self._window_coder = window_coder
+
+    def assign(self, context: _AssignContext) -> List[BoundedWindow]:
+        if context.window is None:
+            raise ValueError(f"context.window should not be None: {self!r} keeps the window "
+                             f"an element is in, and this one ({context.element!r}) has none")
+        return [context.window]
+
+    def assign_micros(self, ts: int, value: Any) -> List[BoundedWindow]:
+        raise TypeError("IdentityWindowFn keeps an element's window; it assigns none from a "
+                        "timestamp")
+
+    def get_window_coder(self) -> Any:
+        """The coder of the windows it keeps (as it was given)."""
+        return self._window_coder
 
     def side_input_window(self, main_window: BoundedWindow) -> BoundedWindow:
         return main_window

@@ -258,7 +258,7 @@ def par_do(c: Columnar, t: Any, node: Any) -> Optional[Columnar]:
             columns = [computed.pop(n) if n in computed else _c(n) for n in c.fields()]
         columns += list(computed.values())
         return c.with_df(df.select(*columns, *c.meta()), schema=node.outputs[None].schema)
-    if form == KEY_FIELDS and c.rows and _exprs(
+    if form == KEY_FIELDS and c.rows and t.keys and not t.force_tuple and _exprs(
             list(t.keys.values()) + [a.values for a in t.aggregations]):
         keys = [to_spark(e, c.schema).alias(n) for n, e in t.keys.items()]
         if t.aggregations:
