@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 from ...runtime.elementwise import DoFnRunner, assign_windows, side_input_args
 from ...sdk.errors import UserCodeError
 from ...sdk.user_metrics import USER, merge_snapshots
+from ...runtime.combine_lifecycle import COMBINE_FNS, combine_fns_of
 from ...runtime.collector import collect_rarely
 from ...runtime.fusion import Fusion
 from ...runtime.kernel_host import KernelHost
@@ -396,8 +397,14 @@ class BatchPlan:
         late, dropped = self._counter(label, "late"), self._counter(label, "dropped")
 
         def group(table: pa.Table) -> Iterator[Any]:
-            host = KernelHost(strategy, reducer(), label, keep_late=late_tag is not None)
-            panes = host.run_to_end(codec.decode(table), now_micros())
+            # the task's own copies of the CombineFns, set up for it and torn down after
+            combine_fns = combine_fns_of(t)
+            COMBINE_FNS.acquire(combine_fns)
+            try:
+                host = KernelHost(strategy, reducer(), label, keep_late=late_tag is not None)
+                panes = host.run_to_end(codec.decode(table), now_micros())
+            finally:
+                COMBINE_FNS.release(combine_fns)
             c = host.counters
             late.add(c.late)
             dropped.add(c.dropped_expired + c.dropped_closed)
@@ -566,10 +573,14 @@ def _partial_combine(fn: Any, combiner: Any, label: str
     """A task's elements folded into one partial accumulator per key and window
     (`runtime.lifting`), as keyed rows: what the kernel then merges."""
     def partial(bundles: Iterator[List[WindowedValue]]) -> Iterator[pa.RecordBatch]:
-        fold = PartialFold(fn, combiner, label)
-        for bundle in bundles:
-            fold.add(bundle, [codec.dumps(key_pair(wv.value, label)[0]) for wv in bundle])
-        elements, keys = fold.take()
+        COMBINE_FNS.acquire([fn])
+        try:
+            fold = PartialFold(fn, combiner, label)
+            for bundle in bundles:
+                fold.add(bundle, [codec.dumps(key_pair(wv.value, label)[0]) for wv in bundle])
+            elements, keys = fold.take()
+        finally:
+            COMBINE_FNS.release([fn])
         for i in range(0, len(elements), BATCH_ROWS):
             yield codec.made_by(label, "a partial accumulator (key, accumulator)", codec.encode,
                                 elements[i:i + BATCH_ROWS], keys=keys[i:i + BATCH_ROWS])
