@@ -6,10 +6,11 @@ holders of each distinct object, so one shared by several holders (the threads' 
 stage) is set up by the first and torn down by the last."""
 from __future__ import annotations
 
+import copy
 import threading
 from typing import Any, Dict, List, Sequence, Tuple
 
-from ..sdk.combinefn import CombineFn
+from ..sdk.combinefn import CombineFn, copy_combine_fn
 from ..sdk.dofn import DoFn
 
 
@@ -25,6 +26,26 @@ def combine_fns_of(transform: Any) -> List[CombineFn]:
     if isinstance(dofn, DoFn):
         found.extend(v for v in vars(dofn).values() if isinstance(v, CombineFn))
     return found
+
+
+def with_own_combine_fns(transform: Any) -> Any:
+    """`transform`, or where it holds CombineFns a copy of it holding copies of its own: for
+    a Spark task's function, which may run many times (once per group) on the objects it
+    unpickled once, and sets up and tears down a CombineFn each time."""
+    fn = getattr(transform, "combine_fn", None)
+    dofn = getattr(transform, "fn", None)
+    held = ([name for name, v in vars(dofn).items() if isinstance(v, CombineFn)]
+            if isinstance(dofn, DoFn) else [])
+    if not isinstance(fn, CombineFn) and not held:
+        return transform
+    out = copy.copy(transform)
+    if isinstance(fn, CombineFn):
+        out.combine_fn = copy_combine_fn(fn)
+    if held:
+        out.fn = copy.copy(dofn)
+        for name in held:
+            setattr(out.fn, name, copy_combine_fn(getattr(dofn, name)))
+    return out
 
 
 class CombineFnRegistry:
@@ -59,5 +80,15 @@ class CombineFnRegistry:
                     fn.teardown()
 
 
-#: this process's registry
-COMBINE_FNS = CombineFnRegistry()
+_REGISTRY = CombineFnRegistry()
+
+
+def acquire(fns: Sequence[CombineFn]) -> None:
+    """Hold `fns` in this process's registry, setting up each one not yet held (a module
+    function, so that a Spark task's function refers to its own process's registry)."""
+    _REGISTRY.acquire(fns)
+
+
+def release(fns: Sequence[CombineFn]) -> None:
+    """Let go of `fns` in this process's registry, tearing down each one no longer held."""
+    _REGISTRY.release(fns)

@@ -15,7 +15,8 @@ from ..sdk.errors import UserCodeError
 from ..sdk.pvalue import SideInput
 from ..sdk.user_metrics import MetricsContainer, enter
 from .batches import BatchCaller, metadata, split
-from .combine_lifecycle import COMBINE_FNS, combine_fns_of
+from . import combine_lifecycle
+from .combine_lifecycle import combine_fns_of
 from .isolation import isolate
 
 raw = WindowedValue.raw
@@ -121,7 +122,7 @@ class DoFnRunner:
             self.direct = None
 
     def setup(self) -> None:
-        COMBINE_FNS.acquire(self.combine_fns)
+        combine_lifecycle.acquire(self.combine_fns)
         if self.dofn is not None:
             prev = enter(self.metrics)
             try:
@@ -138,7 +139,7 @@ class DoFnRunner:
                 finally:
                     enter(prev)
         finally:
-            COMBINE_FNS.release(self.combine_fns)
+            combine_lifecycle.release(self.combine_fns)
 
     def process(self, bundle: List[WindowedValue], owned: bool = False,
                 side_args: Optional[SideArgs] = None) -> Outputs:

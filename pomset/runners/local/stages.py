@@ -16,7 +16,8 @@ from ...sdk.errors import UserCodeError
 from ...sdk.user_metrics import USER, MetricsContainer
 from ...runtime import columnar
 from ...runtime.columnar import Columns
-from ...runtime.combine_lifecycle import COMBINE_FNS, combine_fns_of
+from ...runtime import combine_lifecycle
+from ...runtime.combine_lifecycle import combine_fns_of
 from ...runtime.kernel_host import KernelHost
 from ...runtime.stateful_dofn import StatefulDoFnHost
 from ...runtime.metrics import emitted_key
@@ -411,7 +412,7 @@ class GroupStage(Stage):
         self.spilled: Optional[SpilledHost] = None
 
     def start(self) -> None:
-        COMBINE_FNS.acquire(self.combine_fns)
+        combine_lifecycle.acquire(self.combine_fns)
 
     def new_host(self) -> KernelHost:
         """A kernel host for this grouping (one, or one per bucket when it is partitioned)."""
@@ -531,7 +532,7 @@ class GroupStage(Stage):
             if self.spilled is not None:
                 self.spilled.close()
         finally:
-            COMBINE_FNS.release(self.combine_fns)
+            combine_lifecycle.release(self.combine_fns)
 
     def abort(self) -> None:
         self.finish()
