@@ -420,42 +420,6 @@ GAPS: Dict[str, Dict[str, str]] = {
     "transforms/userstate_test": {
     },
     "transforms/combinefn_lifecycle_test": {
-        "CombineFnLifecycleTest.test_combine":
-            "TypeError: TupleCombineFn.create_accumulator() takes 1 posi",
-        "CombineFnLifecycleTest.test_combining_value_state":
-            "AssertionError: setup should have been called",
-        "CombineFnLifecycleTest.test_non_liftable_combine":
-            "TypeError: TupleCombineFn.create_accumulator() t",
-        "LocalCombineFnLifecycleTest_0_dill.test_combine": "skips itself: dill is not installed",
-        "LocalCombineFnLifecycleTest_0_dill.test_combine_deepcopy_fails":
-            "skips itself: dill is not installed",
-        "LocalCombineFnLifecycleTest_0_dill.test_combining_value_state":
-            "skips itself: dill is not installed",
-        "LocalCombineFnLifecycleTest_0_dill.test_non_liftable_combine":
-            "skips itself: dill is not installed",
-        "LocalCombineFnLifecycleTest_1_cloudpickle.test_combine":
-            "TypeError: TupleCombineFn.create_accumulator() takes 1 posi",
-        "LocalCombineFnLifecycleTest_1_cloudpickle.test_combine_deepcopy_fails":
-            "AssertionError: setup should have been called",
-        "LocalCombineFnLifecycleTest_1_cloudpickle.test_combining_value_state":
-            "AssertionError: setup should have been called",
-        "LocalCombineFnLifecycleTest_1_cloudpickle.test_non_liftable_combine":
-            "TypeError: TupleCombineFn.create_accumulator() takes 1 posi",
-        "LocalCombineFnLifecycleTest_2_dill.test_combine": "skips itself: dill is not installed",
-        "LocalCombineFnLifecycleTest_2_dill.test_combine_deepcopy_fails":
-            "skips itself: dill is not installed",
-        "LocalCombineFnLifecycleTest_2_dill.test_combining_value_state":
-            "skips itself: dill is not installed",
-        "LocalCombineFnLifecycleTest_2_dill.test_non_liftable_combine":
-            "skips itself: dill is not installed",
-        "LocalCombineFnLifecycleTest_3_cloudpickle.test_combine":
-            "TypeError: TupleCombineFn.create_accumulator() takes 1 posi",
-        "LocalCombineFnLifecycleTest_3_cloudpickle.test_combine_deepcopy_fails":
-            "AssertionError: setup should have been called",
-        "LocalCombineFnLifecycleTest_3_cloudpickle.test_combining_value_state":
-            "AssertionError: setup should have been called",
-        "LocalCombineFnLifecycleTest_3_cloudpickle.test_non_liftable_combine":
-            "TypeError: TupleCombineFn.create_accumulator() takes 1 posi",
     },
     "testing/util_test": {
     },

@@ -15,6 +15,8 @@ from ..sdk.errors import UserCodeError
 from ..sdk.pvalue import SideInput
 from ..sdk.user_metrics import MetricsContainer, enter
 from .batches import BatchCaller, metadata, split
+from . import combine_lifecycle
+from .combine_lifecycle import combine_fns_of
 from .isolation import isolate
 
 raw = WindowedValue.raw
@@ -96,6 +98,8 @@ class DoFnRunner:
         fn = transform.fn.process if self.call == "dofn" else transform.fn
         self.invoke = make_invoker(fn, bool(transform.args or transform.kwargs))
         self.dofn = transform.fn if self.call == "dofn" else None
+        # the CombineFns its DoFn calls (a stateful DoFn's host adds its combining states')
+        self.combine_fns = combine_fns_of(transform)
         # A Map without side inputs or dead letters runs a lean loop (_map_bundle); the function
         # is called directly when it takes nothing but the element.
         self.lean_map = (self.call == "map" and self.dead_tag is None
@@ -118,6 +122,7 @@ class DoFnRunner:
             self.direct = None
 
     def setup(self) -> None:
+        combine_lifecycle.acquire(self.combine_fns)
         if self.dofn is not None:
             prev = enter(self.metrics)
             try:
@@ -126,12 +131,15 @@ class DoFnRunner:
                 enter(prev)
 
     def teardown(self) -> None:
-        if self.dofn is not None:
-            prev = enter(self.metrics)
-            try:
-                self.dofn.teardown()
-            finally:
-                enter(prev)
+        try:
+            if self.dofn is not None:
+                prev = enter(self.metrics)
+                try:
+                    self.dofn.teardown()
+                finally:
+                    enter(prev)
+        finally:
+            combine_lifecycle.release(self.combine_fns)
 
     def process(self, bundle: List[WindowedValue], owned: bool = False,
                 side_args: Optional[SideArgs] = None) -> Outputs:

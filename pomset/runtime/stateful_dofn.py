@@ -27,6 +27,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
+from ..sdk.combinefn import copy_combine_fn
 from ..sdk.core import ParDo
 from ..sdk.dofn import DoFn
 from ..sdk.errors import CheckpointError
@@ -94,14 +95,20 @@ class _ReadModifyWrite(_Cell):
 
 
 class _Combining(_Cell):
+    """A combining state, folded by its host's copy of the spec's CombineFn."""
+
+    def __init__(self, store: Dict[str, Any], spec: Any, fn: Any) -> None:
+        super().__init__(store, spec)
+        self.fn = fn
+
     def add(self, value: Any) -> None:
-        fn = self.spec.combine_fn
+        fn = self.fn
         acc = self.store.get(self.name)
         self.store[self.name] = fn.add_input(fn.create_accumulator() if acc is None else acc,
                                              value)
 
     def read(self) -> Any:
-        fn = self.spec.combine_fn
+        fn = self.fn
         acc = self.store.get(self.name)
         return fn.extract_output(fn.create_accumulator() if acc is None else acc)
 
@@ -168,6 +175,11 @@ class StatefulDoFnHost:
         self.dofn = transform.fn
         self.lateness = allowed_lateness_us
         self.specs = {s.name: s for s in get_dofn_specs(self.dofn)[0]}
+        # each combining state's CombineFn, a copy of this host's own (the spec is the DoFn
+        # class's), set up and torn down with the DoFn
+        self.combiners = {name: copy_combine_fn(s.combine_fn) for name, s in self.specs.items()
+                          if isinstance(s, CombiningValueStateSpec)}
+        self.runner.combine_fns.extend(self.combiners.values())
         self.callbacks = timer_callbacks(self.dofn)
         self.process = self._binder(self.dofn.process)
         self.on_timer = {name: self._binder(fn) for name, fn in self.callbacks.items()}
@@ -231,7 +243,9 @@ class StatefulDoFnHost:
                 if what == "state":
                     if store is None:
                         store = self._store(key, window)
-                    out[name] = _CELLS[type(spec)](store, spec)
+                    out[name] = (_Combining(store, spec, self.combiners[spec.name])
+                                 if spec.name in self.combiners
+                                 else _CELLS[type(spec)](store, spec))
                 elif what == "timer":
                     out[name] = _Timer(self, key, window, spec)
                 elif what == "ts":

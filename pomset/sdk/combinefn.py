@@ -6,6 +6,7 @@ and optionally `retract_input`, the inverse of `add_input` that retracting mode 
 """
 from __future__ import annotations
 
+import copy
 import heapq
 import numbers
 import operator
@@ -21,6 +22,14 @@ V = TypeVar("V")
 
 class CombineFn:
     """Base class of combiners; subclass it and implement the accumulator methods."""
+
+    def setup(self, *args: Any, **kwargs: Any) -> None:
+        """Called once on each copy of the CombineFn before any other method (Beam's
+        `setup`): acquire what its methods need, such as a connection or a model."""
+
+    def teardown(self, *args: Any, **kwargs: Any) -> None:
+        """Called once on each copy of the CombineFn after its last use (Beam's
+        `teardown`): release what `setup` acquired."""
 
     def create_accumulator(self) -> Any:
         raise NotImplementedError
@@ -56,7 +65,7 @@ class CombineFn:
     def can_merge(self) -> bool:
         return type(self).merge_accumulators is not CombineFn.merge_accumulators
 
-    def compact(self, accumulator: Any) -> Any:
+    def compact(self, accumulator: Any, *args: Any, **kwargs: Any) -> Any:
         """A smaller equivalent of `accumulator`, before it is sent on (Beam's `compact`)."""
         return accumulator
 
@@ -363,3 +372,18 @@ def combine_all(fn: CombineFn, values: Iterable[Any], *args: Any, **kwargs: Any)
     if fn.can_merge():
         acc = fn.merge_accumulators([acc], *args, **kwargs)
     return fn.extract_output(acc, *args, **kwargs)
+
+
+def copy_combine_fn(fn: CombineFn) -> CombineFn:
+    """A copy of `fn` of its own (its own lifecycle, its own state): a deep copy or, where
+    something it holds cannot be deep-copied (a module), a copy sharing just that."""
+    try:
+        return copy.deepcopy(fn)
+    except Exception:
+        out = copy.copy(fn)
+        for name, value in vars(fn).items():
+            try:
+                setattr(out, name, copy.deepcopy(value))
+            except Exception:
+                pass   # shared with `fn`, as a module is
+        return out

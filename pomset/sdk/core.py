@@ -784,13 +784,20 @@ class CombineValues(PTransform):
         self.args, self.kwargs = args, kwargs
 
     def expand(self, pcoll: PCollection) -> PCollection:
-        fn = self.combine_fn
-
-        def combine(kv: Any, *args: Any, **kwargs: Any) -> Any:
-            return (kv[0], combine_all(fn, kv[1], *args, **kwargs))
-        out = pcoll | Map(combine, *self.args, **self.kwargs)
+        out = pcoll | ParDo(_CombineValuesFn(self.combine_fn), *self.args, **self.kwargs)
         out.kind = KV
         return out
+
+
+class _CombineValuesFn(DoFn):
+    """(key, iterable) to (key, the iterable combined by `fn`), which the runner sets up and
+    tears down with the DoFn."""
+
+    def __init__(self, fn: CombineFn) -> None:
+        self.fn = fn
+
+    def process(self, kv: Any, *args: Any, **kwargs: Any) -> Iterable[Any]:
+        return [(kv[0], combine_all(self.fn, kv[1], *args, **kwargs))]
 
 
 class Flatten(Primitive):

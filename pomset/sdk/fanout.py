@@ -9,7 +9,7 @@ import itertools
 from typing import Any, Callable, Iterable, Union
 
 from ..triggers import AccumulationMode
-from .combinefn import CombineFn
+from .combinefn import CombineFn, copy_combine_fn
 from .core import CombinePerKey, Map, WindowInto
 from .kinds import KV
 from .ptransform import PTransform
@@ -19,10 +19,17 @@ Fanout = Union[int, Callable[[Any], int]]
 
 
 class _PartialFn(CombineFn):
-    """`fn`, except that it outputs its accumulator, for `_MergeFn` to finish."""
+    """`fn`, except that it outputs its accumulator, for `_MergeFn` to finish. Each step
+    has a copy of `fn` of its own, set up and torn down on its own, as Beam's are."""
 
     def __init__(self, fn: CombineFn) -> None:
-        self.fn = fn
+        self.fn = copy_combine_fn(fn)
+
+    def setup(self, *args: Any, **kwargs: Any) -> None:
+        self.fn.setup(*args, **kwargs)
+
+    def teardown(self, *args: Any, **kwargs: Any) -> None:
+        self.fn.teardown(*args, **kwargs)
 
     def create_accumulator(self) -> Any:
         return self.fn.create_accumulator()
@@ -44,7 +51,13 @@ class _MergeFn(CombineFn):
     """`fn` over accumulators: merges them, and outputs what `fn` outputs."""
 
     def __init__(self, fn: CombineFn) -> None:
-        self.fn = fn
+        self.fn = copy_combine_fn(fn)
+
+    def setup(self, *args: Any, **kwargs: Any) -> None:
+        self.fn.setup(*args, **kwargs)
+
+    def teardown(self, *args: Any, **kwargs: Any) -> None:
+        self.fn.teardown(*args, **kwargs)
 
     def create_accumulator(self) -> Any:
         return self.fn.create_accumulator()

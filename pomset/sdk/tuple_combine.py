@@ -12,7 +12,8 @@ class TupleCombineFn(CombineFn):
     """Combines tuple inputs component by component: the i-th combiner (a CombineFn or a
     function of an iterable) folds the i-th item of each input; the output is the tuple of
     their outputs. `merge_accumulators_batch_size` accumulator tuples are merged at a time,
-    so a long merge keeps few of them in memory."""
+    so a long merge keeps few of them in memory. The combine's extra arguments go to every
+    combiner, and so do `setup` and `teardown`."""
 
     def __init__(self, *combiners: Any,
                  merge_accumulators_batch_size: Optional[int] = None) -> None:
@@ -25,13 +26,24 @@ class TupleCombineFn(CombineFn):
         return SingleInputTupleCombineFn(*self._combiners,
                                          merge_accumulators_batch_size=self._batch_size)
 
-    def create_accumulator(self) -> Tuple[Any, ...]:
-        return tuple(c.create_accumulator() for c in self._combiners)
+    def setup(self, *args: Any, **kwargs: Any) -> None:
+        for c in self._combiners:
+            c.setup(*args, **kwargs)
 
-    def add_input(self, acc: Tuple[Any, ...], element: Any) -> Tuple[Any, ...]:
-        return tuple(c.add_input(a, e) for c, a, e in zip(self._combiners, acc, element))
+    def teardown(self, *args: Any, **kwargs: Any) -> None:
+        for c in self._combiners:
+            c.teardown(*args, **kwargs)
 
-    def merge_accumulators(self, accs: Iterable[Tuple[Any, ...]]) -> Tuple[Any, ...]:
+    def create_accumulator(self, *args: Any, **kwargs: Any) -> Tuple[Any, ...]:
+        return tuple(c.create_accumulator(*args, **kwargs) for c in self._combiners)
+
+    def add_input(self, acc: Tuple[Any, ...], element: Any, *args: Any,
+                  **kwargs: Any) -> Tuple[Any, ...]:
+        return tuple(c.add_input(a, e, *args, **kwargs)
+                     for c, a, e in zip(self._combiners, acc, element))
+
+    def merge_accumulators(self, accs: Iterable[Tuple[Any, ...]], *args: Any,
+                           **kwargs: Any) -> Tuple[Any, ...]:
         it = iter(accs)
         merged: Optional[Tuple[Any, ...]] = None
         while True:
@@ -40,15 +52,16 @@ class TupleCombineFn(CombineFn):
                 break
             if merged is not None:
                 batch.insert(0, merged)
-            merged = tuple(c.merge_accumulators([a[i] for a in batch])
+            merged = tuple(c.merge_accumulators([a[i] for a in batch], *args, **kwargs)
                            for i, c in enumerate(self._combiners))
-        return self.create_accumulator() if merged is None else merged
+        return self.create_accumulator(*args, **kwargs) if merged is None else merged
 
-    def compact(self, acc: Tuple[Any, ...]) -> Tuple[Any, ...]:
-        return tuple(c.compact(a) for c, a in zip(self._combiners, acc))
+    def compact(self, acc: Tuple[Any, ...], *args: Any, **kwargs: Any) -> Tuple[Any, ...]:
+        return tuple(c.compact(a, *args, **kwargs) for c, a in zip(self._combiners, acc))
 
-    def extract_output(self, acc: Tuple[Any, ...]) -> Tuple[Any, ...]:
-        return tuple(c.extract_output(a) for c, a in zip(self._combiners, acc))
+    def extract_output(self, acc: Tuple[Any, ...], *args: Any,
+                       **kwargs: Any) -> Tuple[Any, ...]:
+        return tuple(c.extract_output(a, *args, **kwargs) for c, a in zip(self._combiners, acc))
 
     def can_merge(self) -> bool:
         return all(c.can_merge() for c in self._combiners)
@@ -57,5 +70,7 @@ class TupleCombineFn(CombineFn):
 class SingleInputTupleCombineFn(TupleCombineFn):
     """Every combiner folds the same inputs; the output is the tuple of their outputs."""
 
-    def add_input(self, acc: Tuple[Any, ...], element: Any) -> Tuple[Any, ...]:
-        return tuple(c.add_input(a, element) for c, a in zip(self._combiners, acc))
+    def add_input(self, acc: Tuple[Any, ...], element: Any, *args: Any,
+                  **kwargs: Any) -> Tuple[Any, ...]:
+        return tuple(c.add_input(a, element, *args, **kwargs)
+                     for c, a in zip(self._combiners, acc))

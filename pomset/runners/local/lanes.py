@@ -20,6 +20,7 @@ import pickle
 import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ...runtime import combine_lifecycle
 from ...runtime.ordered import HybridQueue, PartitionedQueue
 from ...runtime.packing import pack, unpack
 from ...runtime.partitioned import ELEMENTS, PARTIALS, SAVE, Bucket, Job
@@ -275,8 +276,21 @@ def _unpacked_reply(job: Job, reply: Any) -> Any:
 def _serve_lane(pipe: Any, executor: Any, parent: int) -> None:
     """A lane process: its buckets of every partitioned grouping, made on first use. It ends
     when the run's process does, even one killed without a word (other processes forked from
-    it may hold the pipe's other end open)."""
+    it may hold the pipe's other end open). The CombineFns of its groupings are its own copies,
+set up on a grouping's first job and torn down when it ends."""
     buckets: Dict[Tuple[int, int], Bucket] = {}
+    combine_fns: List[Any] = []
+    try:
+        _serve_buckets(pipe, executor, parent, buckets, combine_fns)
+    finally:
+        combine_lifecycle.release(combine_fns)
+
+
+def _serve_buckets(pipe: Any, executor: Any, parent: int, buckets: Dict[Tuple[int, int], Bucket],
+                   combine_fns: List[Any]) -> None:
+    """`_serve_lane`'s loop: jobs until the run ends; the CombineFns it set up into
+    `combine_fns`."""
+    seen: set = set()
     while True:
         while not pipe.poll(1.0):
             if os.getppid() != parent:
@@ -290,6 +304,11 @@ def _serve_lane(pipe: Any, executor: Any, parent: int) -> None:
                 instances = executor.stages[stage].deployment.instances
                 pipe.send((True, [_run_instance(instances[i], c) for i, c in jobs]))
                 continue
+            if stage not in seen:
+                seen.add(stage)
+                fns = executor.stages[stage].combine_fns
+                combine_lifecycle.acquire(fns)
+                combine_fns.extend(fns)
             replies = []
             for b, job in jobs:
                 bucket = buckets.get((stage, b))

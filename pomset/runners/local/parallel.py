@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import copy
 import multiprocessing
+import multiprocessing.util
 import threading
 from concurrent.futures import Executor, ProcessPoolExecutor
 from functools import partial
@@ -196,8 +197,11 @@ _process_worker: Optional[_Worker] = None
 
 
 def _start_process(executor: "ParallelExecutor") -> None:
+    """A worker process's copies of the stateless stages, finished (their DoFns and
+    CombineFns torn down) when the process exits."""
     global _process_worker
     _process_worker = _Worker(executor)
+    multiprocessing.util.Finalize(None, _process_worker.finish, exitpriority=10)
 
 
 def _run_in_process(index: int, tag: Optional[str], bundle: Any) -> Tuple[list, Dict[int, int]]:

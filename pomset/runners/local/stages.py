@@ -16,6 +16,8 @@ from ...sdk.errors import UserCodeError
 from ...sdk.user_metrics import USER, MetricsContainer
 from ...runtime import columnar
 from ...runtime.columnar import Columns
+from ...runtime import combine_lifecycle
+from ...runtime.combine_lifecycle import combine_fns_of
 from ...runtime.kernel_host import KernelHost
 from ...runtime.stateful_dofn import StatefulDoFnHost
 from ...runtime.metrics import emitted_key
@@ -404,9 +406,13 @@ class GroupStage(Stage):
         self.aggregator = (columnar.aggregator(node.transform.combine_fn,
                                                strategy.timestamp_combiner,
                                                tally=not self.final) if node.native else None)
+        self.combine_fns = combine_fns_of(node.transform)
         self.gauge: Optional[StateGauge] = None
         self.temp_dir: Optional[str] = None
         self.spilled: Optional[SpilledHost] = None
+
+    def start(self) -> None:
+        combine_lifecycle.acquire(self.combine_fns)
 
     def new_host(self) -> KernelHost:
         """A kernel host for this grouping (one, or one per bucket when it is partitioned)."""
@@ -522,8 +528,11 @@ class GroupStage(Stage):
         return dict(super().snapshot(), host=self.host.save())
 
     def finish(self) -> None:
-        if self.spilled is not None:
-            self.spilled.close()
+        try:
+            if self.spilled is not None:
+                self.spilled.close()
+        finally:
+            combine_lifecycle.release(self.combine_fns)
 
     def abort(self) -> None:
         self.finish()

@@ -26,8 +26,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ...runtime.elementwise import DoFnRunner, assign_windows, side_input_args
+from ...sdk.combinefn import copy_combine_fn
 from ...sdk.errors import UserCodeError
 from ...sdk.user_metrics import USER, merge_snapshots
+from ...runtime import combine_lifecycle
+from ...runtime.combine_lifecycle import combine_fns_of, with_own_combine_fns
 from ...runtime.collector import collect_rarely
 from ...runtime.fusion import Fusion
 from ...runtime.kernel_host import KernelHost
@@ -335,7 +338,7 @@ class BatchPlan:
             {}, _UserMetrics())
 
         def start() -> Any:
-            runner = DoFnRunner(t, tags, label, schema)
+            runner = DoFnRunner(with_own_combine_fns(t), tags, label, schema)
             side_args = (side_input_args(t, sides, lambda j, w: side_data[j].get(w, []))
                          if sides else None)
             runner.setup()
@@ -388,16 +391,22 @@ class BatchPlan:
         if lifted:
             self.lifted.append(label)
             keyed = _partial_combine(fn, strategy.timestamp_combiner, label)
-            reducer = partial(AccumulatorReducer, fn)
         else:
             keyed = _key_elements(label)
-            reducer = t.reducer
 
         late, dropped = self._counter(label, "late"), self._counter(label, "dropped")
 
         def group(table: pa.Table) -> Iterator[Any]:
-            host = KernelHost(strategy, reducer(), label, keep_late=late_tag is not None)
-            panes = host.run_to_end(codec.decode(table), now_micros())
+            # this group's own copy of the CombineFn, set up for it and torn down after
+            mine = with_own_combine_fns(t)
+            combine_fns = combine_fns_of(mine)
+            reducer = (AccumulatorReducer(mine.combine_fn) if lifted else mine.reducer())
+            combine_lifecycle.acquire(combine_fns)
+            try:
+                host = KernelHost(strategy, reducer, label, keep_late=late_tag is not None)
+                panes = host.run_to_end(codec.decode(table), now_micros())
+            finally:
+                combine_lifecycle.release(combine_fns)
             c = host.counters
             late.add(c.late)
             dropped.add(c.dropped_expired + c.dropped_closed)
@@ -425,7 +434,7 @@ class BatchPlan:
         dropped = self._counter(label, "dropped")
 
         def run(table: pa.Table) -> Iterator[Any]:
-            host = StatefulDoFnHost(t, tags, label, lateness)
+            host = StatefulDoFnHost(with_own_combine_fns(t), tags, label, lateness)
             host.runner.setup()
             try:
                 outs = host.run_to_end(codec.decode(table), now_micros())
@@ -566,10 +575,15 @@ def _partial_combine(fn: Any, combiner: Any, label: str
     """A task's elements folded into one partial accumulator per key and window
     (`runtime.lifting`), as keyed rows: what the kernel then merges."""
     def partial(bundles: Iterator[List[WindowedValue]]) -> Iterator[pa.RecordBatch]:
-        fold = PartialFold(fn, combiner, label)
-        for bundle in bundles:
-            fold.add(bundle, [codec.dumps(key_pair(wv.value, label)[0]) for wv in bundle])
-        elements, keys = fold.take()
+        mine = copy_combine_fn(fn)   # this call's own, set up for it and torn down after
+        combine_lifecycle.acquire([mine])
+        try:
+            fold = PartialFold(mine, combiner, label)
+            for bundle in bundles:
+                fold.add(bundle, [codec.dumps(key_pair(wv.value, label)[0]) for wv in bundle])
+            elements, keys = fold.take()
+        finally:
+            combine_lifecycle.release([mine])
         for i in range(0, len(elements), BATCH_ROWS):
             yield codec.made_by(label, "a partial accumulator (key, accumulator)", codec.encode,
                                 elements[i:i + BATCH_ROWS], keys=keys[i:i + BATCH_ROWS])
