@@ -355,18 +355,6 @@ GAPS: Dict[str, Dict[str, str]] = {
         "CreateTest.test_dofn_with_implicit_return_none_missing_return_and_yield":
             "AttributeError: 'CreateTest' object has no attribute '_caplog'",
         "CreateTest.test_dofn_with_yield_and_return": "AttributeError: 'CreateTest' object has no",
-        "ExceptionHandlingWithOutputsTest.test_exception_handling_compat_version_element_type_set_manually":
-            "AttributeError: 'PCollection' object has no attribute 'element_type'",
-        "ExceptionHandlingWithOutputsTest.test_with_exception_handling_then_with_outputs":
-            "AttributeError: 'PCollection' object has no attribute 'element_type'",
-        "ExceptionHandlingWithOutputsTest.test_with_exception_handling_then_with_outputs_custom_dead_letter_tag":
-            "AttributeError: 'PCollection' object has no attribute 'element_type'",
-        "ExceptionHandlingWithOutputsTest.test_with_output_types_chained_on_pardo":
-            "TypeError: PTransform.with_output_types() got an unexpected keyword argument 'threes",
-        "ExceptionHandlingWithOutputsTest.test_with_outputs_then_with_exception_handling":
-            "AttributeError: 'PCollection' object has no attribute 'element_type'",
-        "ExceptionHandlingWithOutputsTest.test_with_outputs_then_with_exception_handling_custom_dead_letter_tag":
-            "AttributeError: 'PCollection' object has no attribute 'element_type'",
         "CreateInferOutputSchemaTest.test_multiple_types_for_field": "AttributeError: 'Create' ob",
         "CreateInferOutputSchemaTest.test_none_type_for_field_raises_error":
             "AttributeError: 'Create' object has no attribute 'infer_output_type'",
@@ -461,7 +449,6 @@ GAPS: Dict[str, Dict[str, str]] = {
     },
     "pipeline_test": {
         "PipelineTest.test_memory_usage": "Fails on some platforms with new urllib3.",
-        "PipelineTest.test_ptransform_override_type_hints": "NotImplementedError: Beam's apache_b",
         "PipelineTest.test_track_pcoll_unbounded": "NotImplementedError: Beam's apache_beam.io.io",
         "PipelineTest.test_track_pcoll_unbounded_flatten": "NotImplementedError: Beam's apache_be",
         "DoFnTest.test_context_params": "AttributeError: type object 'DoFn' has no attribute 'Bun",

@@ -16,7 +16,7 @@ from ..windowing import (GLOBAL_WINDOW, NO_FIRING, BoundedWindow, GlobalWindows,
                          duration_micros)
 from ..triggers.strategy import WindowingStrategy
 from .combinefn import K, V, CombineFn, Count, as_combine_fn, combine_all
-from .dofn import BatchTypes, DoFn, batch_types
+from .dofn import BatchTypes, DeadLetter, DoFn, batch_types
 from .userstate import is_stateful_dofn, validate_stateful_dofn
 from ..windowing.beam_keywords import beam_keywords
 from .errors import PipelineConstructionError
@@ -305,6 +305,16 @@ class ParDo(Primitive):
             return super().infer_output_type(input_type)
         return pardo_output(self.call, self.fn, self.args, input_type)
 
+    def infer_tagged_output_type(self, tag: str, input_type: Any, options: Any = None) -> Any:
+        """Its dead letters' type, `DeadLetter[input type]` (Any where `options` keep Beam's
+        behaviour before 2.73, `--update_compatibility_version`); else what it, or its DoFn's
+        `process` annotation, declares for the tag."""
+        if tag == self.dead_letter_tag:
+            from .options import compatible_before
+            if compatible_before(options, "2.73.0"):
+                return Any
+            return DeadLetter[input_type]
+        return super().infer_tagged_output_type(tag, input_type, options)
     def type_check_inputs(self, pvalue: Any) -> None:
         """Raise TypeCheckError, worded as Beam's, when its input's elements do not fit the
         type it (or its function) declares it takes."""

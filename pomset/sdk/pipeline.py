@@ -175,7 +175,11 @@ class Pipeline:
         added = self.nodes[before:]   # in the replaced one's place: inputs stay before it
         del self.nodes[before:]
         self.nodes[position:position] = added
-        self._rewire(output_pairs(applied.result, out))
+        pairs = output_pairs(applied.result, out)
+        if transform.get_type_hints().simple_output() is None:   # Beam's: the type stays
+            for old_pc, new_pc in pairs:
+                new_pc.element_type = old_pc.element_type
+        self._rewire(pairs)
 
     def _rewire(self, pairs: List[Tuple[PCollection, PCollection]]) -> None:
         """What read each old PCollection reads its new one instead: steps (as main or side

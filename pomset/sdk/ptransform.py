@@ -111,11 +111,18 @@ class PTransform:
         setattr(self, HINTS_ATTR, self.type_hints.with_input_types(*hints, **keyword_hints))
         return self
 
-    def with_output_types(self, hint: Any) -> "PTransform":
+    def with_output_types(self, hint: Any, **tagged_hints: Any) -> "PTransform":
         """Declare the output's type: the element type of what the transform gives, checked
-        against what its consumers take. Returns self, as Beam's does."""
-        setattr(self, HINTS_ATTR, self.type_hints.with_output_types(hint))
+        against what its consumers take (and, by keyword, its tagged outputs' types). Returns
+        self, as Beam's does."""
+        setattr(self, HINTS_ATTR, self.type_hints.with_output_types(hint, **tagged_hints))
         return self
+
+    def infer_tagged_output_type(self, tag: str, input_type: Any, options: Any = None) -> Any:
+        """The element type of its tagged output `tag` for input elements of `input_type`
+        (in a pipeline of `options`): what it declares for the tag, else Any."""
+        hint = self.get_type_hints().tagged_output(tag)
+        return typing.Any if hint is None else hint
 
     def with_resource_hints(self, **hints: Any) -> "PTransform":
         """Beam's resource hints (`min_ram='4GB'`, `accelerator=...`, a registered
