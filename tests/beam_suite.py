@@ -355,11 +355,6 @@ GAPS: Dict[str, Dict[str, str]] = {
         "CreateTest.test_dofn_with_implicit_return_none_missing_return_and_yield":
             "AttributeError: 'CreateTest' object has no attribute '_caplog'",
         "CreateTest.test_dofn_with_yield_and_return": "AttributeError: 'CreateTest' object has no",
-        "CreateInferOutputSchemaTest.test_multiple_types_for_field": "AttributeError: 'Create' ob",
-        "CreateInferOutputSchemaTest.test_none_type_for_field_raises_error":
-            "AttributeError: 'Create' object has no attribute 'infer_output_type'",
-        "CreateInferOutputSchemaTest.test_optional_type_for_field": "AttributeError: 'Create' obj",
-        "CreateInferOutputSchemaTest.test_single_type_for_field": "AttributeError: 'Create' objec",
     },
     "transforms/window_test": {
     },

@@ -30,6 +30,7 @@ from .type_hints import TypeCheckError
 from .unsafe_triggers import check_safe
 from .fn_types import combine_fn_types, pardo_hints, pardo_output, per_key_hints
 from .type_check import element_violation, fits, generic_violation
+from .row_type import row_type_of
 from .type_hints import IOTypeHints, type_of, union_of
 
 
@@ -148,11 +149,14 @@ class Create(Source):
 
     def infer_output_type(self, input_type: Any) -> Any:
         """The Union of its values' types (Any for none; of the first `TYPED_VALUES` of a
-        larger Create, so building a pipeline stays cheap), unless it declares one."""
+        larger Create, so building a pipeline stays cheap), unless it declares one; of
+        `Row`s of the same fields, their `RowTypeConstraint`."""
         declared = self.get_type_hints().simple_output()
         if declared is not None:
             return declared
-        return union_of(type_of(_plain(v)) for v in self.values[:TYPED_VALUES])
+        values = [_plain(v) for v in self.values[:TYPED_VALUES]]
+        rows = row_type_of(values)
+        return rows if rows is not None else union_of(type_of(v) for v in values)
 
     def bundles(self, size: int) -> Iterator[List[WindowedValue]]:
         """Fresh WindowedValues for the values, `size` at a time (made per bundle, so a large

@@ -322,6 +322,9 @@ def is_consistent_with(sub: Any, base: Any) -> bool:
         return True
     if isinstance(base, typing.TypeVar) or isinstance(sub, typing.TypeVar):
         return True
+    from .row_type import RowTypeConstraint
+    if isinstance(sub, RowTypeConstraint):
+        return sub.consistent_with(base)
     if _origin(sub) is typing.Union:
         return all(is_consistent_with(s, base) for s in typing.get_args(sub))
     if _origin(base) is typing.Union:
