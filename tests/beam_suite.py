@@ -308,8 +308,6 @@ GAPS: Dict[str, Dict[str, str]] = {
         "TeeTest.test_tee": "ModuleNotFoundError: No module named 'pomset.transforms.util_test'",
     },
     "transforms/ptransform_test": {
-        "PTransformTest.test_callable_non_serializable_error_message":
-            "a Map's function is not pickled when the Map is made: RuntimeError not raised",
         "PTransformTest.test_group_by_key_fake_deterministic_coder":
             "AttributeError: 'CoderRegistry' object has no attribute 'register_fallback_coder'",
         "PTransformTest.test_group_by_key_importable_special_types_0":
@@ -330,16 +328,12 @@ GAPS: Dict[str, Dict[str, str]] = {
         "TestGroupBy.test_lambdas": "TypeError: GroupBy needs at least one key field",
         "TestGroupBy.test_pickled_field": "BeamAssertException: assert_that(MapTuple(<lambda>)): ",
         "SelectTest.test_type_inference": "AttributeError: 'PCollection' object has no attribute ",
-        "PTransformLabelsTest.test_ptransformfn_legacy_default_label":
-            "OptionsError: unknown option 'update_compatibility_version'",
         "PTransformTypeCheckTestCase.test_combine_insufficient_type_hint_information":
             "ALL_REQUIRED names CombineGlobally's inner KeyByNone, Beam's its CombinePerKey",
         "PTransformTypeCheckTestCase.test_combine_runtime_type_check_violation_using_decorators":
             "a combine's output is not checked at run time (Beam: 'Mul/CombinePerKey: ...')",
         "PTransformTypeCheckTestCase.test_combine_runtime_type_check_violation_using_methods":
             "the run-time check names Beam's inner step ParDo(SortJoin/KeyWithVoid)",
-        "PTransformTypeCheckTestCase.test_eager_execution_tagged_outputs":
-            "TypeError: eager application of a ParDo with outputs gives a DoOutputsTuple",
         "PTransformTypeCheckTestCase.test_mean_per_key_pipeline_checking_violated":
             "Mean.PerKey is one CombinePerKey labelled by the user, Beam's names CombinePerKey(M",
         "DeadLettersTest_1.test_partial":

@@ -31,6 +31,7 @@ from .unsafe_triggers import check_safe
 from .fn_types import combine_fn_types, pardo_hints, pardo_output, per_key_hints
 from .type_check import element_violation, fits, generic_violation
 from .row_type import row_type_of
+from .serializable import check_picklable
 from .type_hints import IOTypeHints, type_of, union_of
 
 
@@ -206,6 +207,8 @@ class ParDo(Primitive):
             self.call = "flat_map"   # as Beam's: a function's outputs are what it returns
         if self.call != "dofn" and not callable(fn):
             raise TypeError(f"{type(self).__name__} takes a callable, got {fn!r}")
+        if self.call != "dofn":
+            check_picklable(fn)
         self.fn = fn
         self.args = args
         self.kwargs = kwargs

@@ -90,7 +90,7 @@ class Pipeline:
             pvalue = PBegin(self)
         if not isinstance(transform, PTransform):
             raise TypeError(f"expected a PTransform, got {transform!r}")
-        name = label or transform.label or transform.default_label()
+        name = label or transform.label or transform.default_label_for(self.options)
         full = self._unique("/".join(self._scope + [name]), transform)
         applied = AppliedPTransform(full, transform, tuple(
             p for p in input_parts(pvalue) if isinstance(p, PCollection)), list(self._scope))
