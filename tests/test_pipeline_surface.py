@@ -152,3 +152,13 @@ def test_applied_labels_are_the_full_labels_so_far():
     p = Pipeline()
     _ = p | "Read" >> beam.Create([1]) | "Double" >> beam.Map(lambda x: 2 * x)
     assert {"Read", "Double"} <= p.applied_labels
+
+
+def test_an_eager_multi_output_transform_gives_each_output_by_tag():
+    out = [1, 2, 3] | beam.FlatMap(
+        lambda x: [x] if x % 2 else [TaggedOutput("even", x)]).with_outputs("even", main="odd")
+    odd, even = out
+    assert (odd, even) == ([1, 3], [2])
+    assert out.even == out["even"] == [2] and out.odd == [1, 3]
+    with pytest.raises(KeyError, match="'nope' is not a defined output tag"):
+        out.nope

@@ -6,6 +6,7 @@ import pytest
 
 import pomset as beam
 from pomset import typehints
+from pomset.options.pipeline_options import PipelineOptions
 from pomset.testing.test_pipeline import TestPipeline
 from pomset.testing.util import assert_that, equal_to
 from pomset.typehints import with_input_types, with_output_types
@@ -119,3 +120,17 @@ def test_partition_fn_and_labelled_keys():
         kvs = p | "kvs" >> beam.Create([(1, "a"), (2, "b")])
         assert_that(kvs.apply(beam.Keys("k")), equal_to([1, 2]), label="keys")
     assert "k" in p.applied_labels
+
+
+def test_a_default_label_as_an_earlier_beam_release_gave_it():
+    @beam.ptransform_fn
+    def Tag(pcoll, suffix):
+        return pcoll | beam.Map(lambda s: s + suffix)
+
+    long = "x" * 30
+    p = beam.Pipeline()
+    p | beam.Create(["a"]) | Tag(long)
+    assert "Tag(xxxxxxxxxx...xxxxxx)" in p.applied_labels
+    old = beam.Pipeline(options=PipelineOptions(update_compatibility_version="2.67.0"))
+    old | beam.Create(["a"]) | Tag(long)
+    assert f"Tag({long})" in old.applied_labels

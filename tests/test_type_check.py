@@ -131,3 +131,64 @@ def test_a_parallel_do_of_a_function_runs_it_as_a_flat_map():
     with beam.Pipeline() as p:
         out = p | beam.Create([1, 2]) | beam.ParDo(lambda x: [x, -x])
         assert_that(out, equal_to([1, -1, 2, -2]))
+
+
+def test_arithmetic_on_numbers_is_inferred():
+    assert infer_return_type(lambda a: a * 2, [int]) is int
+    assert infer_return_type(lambda a: a / 2, [int]) is float
+    assert infer_return_type(lambda a, b: a - b, [int, float]) is float
+    assert infer_return_type(lambda a: a + "!", [str]) is str
+    assert infer_return_type(lambda a: a % 2, [str]) is typing.Any
+
+
+class _Split(beam.DoFn):
+    def process(self, element: int) -> typing.Iterable[
+            typing.Union[int, beam.TaggedOutput[typing.Literal["odd"], str]]]:
+        if element % 2:
+            yield beam.TaggedOutput("odd", str(element))
+        else:
+            yield 10 // element
+
+
+def test_tagged_outputs_and_dead_letters_carry_their_types():
+    p = beam.Pipeline()
+    nums = p | beam.Create([0, 1, 2])
+    out = nums | "A" >> beam.ParDo(_Split()).with_outputs("odd", main="main")
+    assert out.main.element_type is int and out.odd.element_type is str
+    chained = nums | "B" >> beam.ParDo(lambda x: [x]).with_output_types(int, odd=str) \
+        .with_outputs("odd", main="main")
+    assert chained.main.element_type is int and chained.odd.element_type is str
+    q = beam.Pipeline()
+    good, bad = q | beam.Create([0, 1]) | beam.ParDo(_Split()).with_exception_handling()
+    assert good.element_type is int and bad.element_type == beam.DeadLetter[int]
+    assert_that(bad | beam.Keys(), equal_to([0]))   # a dead letter is a (key, value) pair
+    q.run()
+    legacy = beam.Pipeline(options=PipelineOptions(update_compatibility_version="2.72.0"))
+    _, old_bad = (legacy | beam.Create([1]) | beam.ParDo(_Split()).with_exception_handling())
+    assert old_bad.element_type is typing.Any
+
+
+def test_a_replacement_declaring_no_output_type_keeps_the_replaced_ones():
+    class Double(beam.PTransform):
+        def expand(self, pcoll):
+            return pcoll | beam.Map(lambda a: a * 2)
+
+    class Show(beam.PTransform):
+        def expand(self, pcoll):
+            return pcoll | beam.Map(lambda a: format(a))
+
+    class Override(beam.pipeline.PTransformOverride):
+        def __init__(self, replacement):
+            self.replacement = replacement
+
+        def matches(self, applied):
+            return isinstance(applied.transform, Double)
+
+        def get_replacement_transform_for_applied_ptransform(self, applied):
+            return self.replacement
+
+    for replacement, expected in [(Show(), int), (Show().with_output_types(str), str)]:
+        p = beam.Pipeline()
+        out = p | beam.Create([1, 2]) | "D" >> Double() | "Id" >> beam.Map(lambda x: x)
+        p.replace_all([Override(replacement)])
+        assert out.producer.inputs[0].element_type is expected

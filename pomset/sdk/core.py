@@ -16,7 +16,7 @@ from ..windowing import (GLOBAL_WINDOW, NO_FIRING, BoundedWindow, GlobalWindows,
                          duration_micros)
 from ..triggers.strategy import WindowingStrategy
 from .combinefn import K, V, CombineFn, Count, as_combine_fn, combine_all
-from .dofn import BatchTypes, DoFn, batch_types
+from .dofn import BatchTypes, DeadLetter, DoFn, batch_types
 from .userstate import is_stateful_dofn, validate_stateful_dofn
 from ..windowing.beam_keywords import beam_keywords
 from .errors import PipelineConstructionError
@@ -31,6 +31,7 @@ from .type_hints import TypeCheckError
 from .unsafe_triggers import check_safe
 from .fn_types import combine_fn_types, pardo_hints, pardo_output, per_key_hints
 from .type_check import element_violation, fits, generic_violation
+from .row_type import row_type_of
 from .type_hints import IOTypeHints, type_of, union_of
 
 
@@ -149,11 +150,14 @@ class Create(Source):
 
     def infer_output_type(self, input_type: Any) -> Any:
         """The Union of its values' types (Any for none; of the first `TYPED_VALUES` of a
-        larger Create, so building a pipeline stays cheap), unless it declares one."""
+        larger Create, so building a pipeline stays cheap), unless it declares one; of
+        `Row`s of the same fields, their `RowTypeConstraint`."""
         declared = self.get_type_hints().simple_output()
         if declared is not None:
             return declared
-        return union_of(type_of(_plain(v)) for v in self.values[:TYPED_VALUES])
+        values = [_plain(v) for v in self.values[:TYPED_VALUES]]
+        rows = row_type_of(values)
+        return rows if rows is not None else union_of(type_of(v) for v in values)
 
     def bundles(self, size: int) -> Iterator[List[WindowedValue]]:
         """Fresh WindowedValues for the values, `size` at a time (made per bundle, so a large
@@ -308,6 +312,16 @@ class ParDo(Primitive):
             return super().infer_output_type(input_type)
         return pardo_output(self.call, self.fn, self.args, input_type)
 
+    def infer_tagged_output_type(self, tag: str, input_type: Any, options: Any = None) -> Any:
+        """Its dead letters' type, `DeadLetter[input type]` (Any where `options` keep Beam's
+        behaviour before 2.73, `--update_compatibility_version`); else what it, or its DoFn's
+        `process` annotation, declares for the tag."""
+        if tag == self.dead_letter_tag:
+            from .options import compatible_before
+            if compatible_before(options, "2.73.0"):
+                return Any
+            return DeadLetter[input_type]
+        return super().infer_tagged_output_type(tag, input_type, options)
     def type_check_inputs(self, pvalue: Any) -> None:
         """Raise TypeCheckError, worded as Beam's, when its input's elements do not fit the
         type it (or its function) declares it takes."""

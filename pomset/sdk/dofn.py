@@ -97,7 +97,9 @@ class DoFn:
 
 
 class TaggedOutput:
-    """An output of a DoFn to the side output named `tag` (see `ParDo.with_outputs`)."""
+    """An output of a DoFn to the side output named `tag` (see `ParDo.with_outputs`).
+    `TaggedOutput[Literal['tag'], T]` is the type hint of such an output, in the union a
+    `process` annotates it yields: the side output `tag` then holds `T`s."""
 
     __slots__ = ("tag", "value")
 
@@ -105,6 +107,9 @@ class TaggedOutput:
         if not isinstance(tag, str):
             raise TypeError(f"Attempting to create a TaggedOutput with non-string tag {tag!r}")
         self.tag, self.value = tag, value
+
+    def __class_getitem__(cls, tag_and_type: Any) -> Any:
+        return types.GenericAlias(cls, tag_and_type)
 
     def __repr__(self) -> str:
         return f"TaggedOutput({self.tag!r}, {self.value!r})"

@@ -90,7 +90,9 @@ def _pcollections(out: Any) -> Any:
     if isinstance(out, PCollection):
         yield out
     elif isinstance(out, DoOutputsTuple):
-        yield from out
+        unpacked = list(out)
+        yield from unpacked + [pc for pc in out.by_tag().values()
+                               if all(pc is not u for u in unpacked)]
     elif isinstance(out, dict):
         for v in out.values():
             yield from _pcollections(v)
@@ -105,5 +107,31 @@ def _materialized(out: Any, values: Dict[int, List[Any]]) -> Any:
     if isinstance(out, PCollection):
         return values[id(out)]
     if isinstance(out, DoOutputsTuple):
-        return tuple(values[id(pc)] for pc in out)
+        return EagerOutputs([values[id(pc)] for pc in out],
+                            {tag: values[id(pc)] for tag, pc in out.by_tag().items()})
     return _rebuilt(out, lambda part: _materialized(part, values))
+
+
+class EagerOutputs(tuple):
+    """What an eagerly applied multi-output transform gives: its outputs' elements, unpacked
+    as its outputs are, and each output's by its tag (`out.tag`, `out['tag']`; a KeyError
+    for a tag it has no output of)."""
+
+    def __new__(cls, ordered: List[Any], by_tag: Dict[str, List[Any]]) -> "EagerOutputs":
+        out = super().__new__(cls, ordered)
+        out.outputs_by_tag = by_tag
+        return out
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            try:
+                return self.outputs_by_tag[key]
+            except KeyError:
+                raise KeyError(f"Tag {key!r} is not a defined output tag; the outputs are "
+                               f"{list(self.outputs_by_tag)}") from None
+        return super().__getitem__(key)
+
+    def __getattr__(self, tag: str) -> Any:
+        if tag.startswith("_") or tag == "outputs_by_tag":
+            raise AttributeError(tag)
+        return self[tag]

@@ -4,12 +4,15 @@ else what their bytecode shows), for the construction-time type check (sdk/type_
 from __future__ import annotations
 
 import inspect
+import types
 import typing
 from typing import Any, Optional, Tuple
 
 from .type_hints import (IOTypeHints, TypeCheckError, beam_str, callable_hints, declared_hints,
-                         element_of_iterable, is_consistent_with, to_typing, type_of)
+                         element_of_iterable, is_consistent_with, to_typing, type_of,
+                         union_of)
 from .combinefn import CallableCombineFn, K, V
+from .dofn import TaggedOutput
 from .type_inference import infer_return_type
 
 
@@ -21,8 +24,8 @@ def pardo_hints(call: str, fn: Any) -> IOTypeHints:
         own = declared_hints(fn)
         process = callable_hints(fn.process)
         out = process.simple_output()
-        process = IOTypeHints(process.input_types, None if out is None else (
-            (element_of_iterable(out),), {}))
+        process = IOTypeHints(process.input_types, None if out is None else split_tagged(
+            element_of_iterable(out)))
         hints = own.with_defaults(process)
         if hints.input_types:
             hints = IOTypeHints((positional_hints(hints, fn.process), {}), hints.output_types)
@@ -36,6 +39,24 @@ def pardo_hints(call: str, fn: Any) -> IOTypeHints:
     if out is not None and call == "flat_map":
         out = element_of_iterable(out)
     return IOTypeHints(inputs, None if out is None else ((out,), {}))
+
+
+def split_tagged(hint: Any) -> Tuple[tuple, dict]:
+    """A DoFn's output hints from the type of what its `process` yields: the members of its
+    union that are `TaggedOutput[Literal[tag], T]` give the tagged outputs' types (`{tag:
+    T}`), the others the main output's."""
+    members = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union,
+                                                                  types.UnionType) else (hint,)
+    main, tagged = [], {}
+    for member in members:
+        args = typing.get_args(member)
+        if typing.get_origin(member) is TaggedOutput and len(args) == 2 \
+                and typing.get_origin(args[0]) is typing.Literal:
+            for tag in typing.get_args(args[0]):
+                tagged[tag] = union_of([tagged[tag], args[1]]) if tag in tagged else args[1]
+        else:
+            main.append(member)
+    return (union_of(main),), tagged
 
 
 def positional_hints(hints: IOTypeHints, fn: Any) -> Tuple[Any, ...]:

@@ -95,6 +95,18 @@ _BEAM_RUNNING_MODES = {"in_memory": None, "multi_threading": "threads",
 NEAR_MISS = 0.8
 
 
+def compatible_before(options: Any, version: str) -> bool:
+    """Whether `--update_compatibility_version` asks for Beam's behaviour of a release
+    before `version` ("2.73.0"): what a Beam change kept for pipelines updated from it."""
+    asked = getattr(options, "update_compatibility_version", None)
+    if not asked:
+        return False
+
+    def parts(text: str) -> Tuple[int, ...]:
+        return tuple(int(p) for p in re.findall(r"\d+", str(text))[:3])
+    return parts(asked) < parts(version)
+
+
 def near_misses(unknown: Sequence[str], known: Sequence[str]) -> List[str]:
     """For each of the `unknown` flags whose name is a near-miss of a `known` option's
     (difflib's ratio at least `NEAR_MISS`: `--runer`, `--streming`), a line naming both."""

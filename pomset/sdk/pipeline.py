@@ -90,7 +90,7 @@ class Pipeline:
             pvalue = PBegin(self)
         if not isinstance(transform, PTransform):
             raise TypeError(f"expected a PTransform, got {transform!r}")
-        name = label or transform.label or transform.default_label()
+        name = label or transform.label or transform.default_label_for(self.options)
         full = self._unique("/".join(self._scope + [name]), transform)
         applied = AppliedPTransform(full, transform, tuple(
             p for p in input_parts(pvalue) if isinstance(p, PCollection)), list(self._scope))
@@ -175,7 +175,11 @@ class Pipeline:
         added = self.nodes[before:]   # in the replaced one's place: inputs stay before it
         del self.nodes[before:]
         self.nodes[position:position] = added
-        self._rewire(output_pairs(applied.result, out))
+        pairs = output_pairs(applied.result, out)
+        if transform.get_type_hints().simple_output() is None:   # Beam's: the type stays
+            for old_pc, new_pc in pairs:
+                new_pc.element_type = old_pc.element_type
+        self._rewire(pairs)
 
     def _rewire(self, pairs: List[Tuple[PCollection, PCollection]]) -> None:
         """What read each old PCollection reads its new one instead: steps (as main or side

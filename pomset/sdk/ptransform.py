@@ -64,6 +64,11 @@ class PTransform:
     def default_label(self) -> str:
         return type(self).__name__
 
+    def default_label_for(self, options: Any) -> str:
+        """Its default label in a pipeline of `options` (where `--update_compatibility_version`
+        may ask for an earlier release's): `default_label()` unless it labels itself so."""
+        return self.default_label()
+
     def expand(self, pvalue: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement expand(pvalue)")
 
@@ -111,11 +116,18 @@ class PTransform:
         setattr(self, HINTS_ATTR, self.type_hints.with_input_types(*hints, **keyword_hints))
         return self
 
-    def with_output_types(self, hint: Any) -> "PTransform":
+    def with_output_types(self, hint: Any, **tagged_hints: Any) -> "PTransform":
         """Declare the output's type: the element type of what the transform gives, checked
-        against what its consumers take. Returns self, as Beam's does."""
-        setattr(self, HINTS_ATTR, self.type_hints.with_output_types(hint))
+        against what its consumers take (and, by keyword, its tagged outputs' types). Returns
+        self, as Beam's does."""
+        setattr(self, HINTS_ATTR, self.type_hints.with_output_types(hint, **tagged_hints))
         return self
+
+    def infer_tagged_output_type(self, tag: str, input_type: Any, options: Any = None) -> Any:
+        """The element type of its tagged output `tag` for input elements of `input_type`
+        (in a pipeline of `options`): what it declares for the tag, else Any."""
+        hint = self.get_type_hints().tagged_output(tag)
+        return typing.Any if hint is None else hint
 
     def with_resource_hints(self, **hints: Any) -> "PTransform":
         """Beam's resource hints (`min_ram='4GB'`, `accelerator=...`, a registered
@@ -255,11 +267,19 @@ class _PTransformFn(PTransform):
     def default_label(self) -> str:
         """The function's name, with its first argument where it has one, shortened as
         Beam's labels are: `MyTransform(suffix)`, `F(looooooooo...oooong)`."""
+        return self._label(shorten=True)
+
+    def default_label_for(self, options: Any) -> str:
+        """Before Beam 2.68 (`--update_compatibility_version`), its argument in full."""
+        from .options import compatible_before
+        return self._label(shorten=not compatible_before(options, "2.68.0"))
+
+    def _label(self, shorten: bool) -> str:
         if not self._args:
             return self._fn.__name__
         arg = self._args[0]
         text = getattr(arg, "__name__", None) or str(arg)
-        if len(text) > 20:
+        if shorten and len(text) > 20:
             text = f"{text[:10]}...{text[-6:]}"
         return f"{self._fn.__name__}({text})"
 

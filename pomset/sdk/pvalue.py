@@ -140,6 +140,10 @@ class DoOutputsTuple:
         """Its outputs so far, by tag (None: the main output)."""
         return dict(self._outputs)
 
+    def by_tag(self) -> Dict[str, PCollection]:
+        """Its outputs so far by the tags they are asked by (the main one's, its tag)."""
+        return {self._main_tag if t is None else t: p for t, p in self._outputs.items()}
+
     def _order(self) -> list:
         if self._tags is None:
             return list(self._outputs)

@@ -109,9 +109,10 @@ def infer(pcoll: Any) -> Optional[Any]:
 
 def _own_type(pcoll: Any, node: Any) -> Any:
     """The element type of one of `node`'s outputs, its inputs' already known."""
-    if pcoll.tag is not None:
-        return typing.Any
     in_type = input_type(node.inputs)
+    if pcoll.tag is not None:
+        return node.transform.infer_tagged_output_type(
+            pcoll.tag, typing.Any if in_type is None else in_type, pcoll.pipeline.options)
     out = result_type(node.transform, in_type)
     for transform, inputs in pcoll.type_fallbacks:   # the innermost composite's first
         if out is not None and out is not typing.Any:

@@ -39,7 +39,8 @@ KV = _KV()
 
 class IOTypeHints:
     """What a transform or function declares: `input_types` as (positional hints, keyword
-    hints), `output_types` as ((hint,), {}), each None where not declared (Beam's shape)."""
+    hints), `output_types` as ((hint,), {tag: hint} for the tagged outputs), each None where
+    not declared (Beam's shape)."""
 
     def __init__(self, input_types: Optional[Tuple[tuple, dict]] = None,
                  output_types: Optional[Tuple[tuple, dict]] = None) -> None:
@@ -51,8 +52,9 @@ class IOTypeHints:
                             {k: to_typing(h) for k, h in keyword_hints.items()}),
                            self.output_types)
 
-    def with_output_types(self, hint: Any) -> "IOTypeHints":
-        return IOTypeHints(self.input_types, ((to_typing(hint),), {}))
+    def with_output_types(self, hint: Any, **tagged_hints: Any) -> "IOTypeHints":
+        return IOTypeHints(self.input_types, ((to_typing(hint),),
+                                              {k: to_typing(h) for k, h in tagged_hints.items()}))
 
     def with_defaults(self, other: Optional["IOTypeHints"]) -> "IOTypeHints":
         """These hints, each missing one taken from `other`."""
@@ -70,6 +72,10 @@ class IOTypeHints:
     def simple_output(self) -> Any:
         """The output's hint, or None."""
         return self.output_types[0][0] if self.output_types and self.output_types[0] else None
+
+    def tagged_output(self, tag: str) -> Any:
+        """The hint of the tagged output `tag`, or None."""
+        return self.output_types[1].get(tag) if self.output_types else None
 
     def simple_output_type(self, context: str = "") -> Any:
         """Beam's name for `simple_output`."""
@@ -157,13 +163,14 @@ def with_input_types(*hints: Any, **keyword_hints: Any) -> Callable[[Any], Any]:
     return decorate
 
 
-def with_output_types(hint: Any) -> Callable[[Any], Any]:
+def with_output_types(hint: Any, **tagged_hints: Any) -> Callable[[Any], Any]:
     """Decorator: the function, DoFn, CombineFn or PTransform (class) gives elements of this
-    type."""
-    validate_hint(hint)
+    type (and, a DoFn, to its tagged outputs of the keyword ones)."""
+    for one in [hint] + list(tagged_hints.values()):
+        validate_hint(one)
 
     def decorate(obj: Any) -> Any:
-        _declare(obj, declared_hints(obj).with_output_types(hint))
+        _declare(obj, declared_hints(obj).with_output_types(hint, **tagged_hints))
         return obj
     return decorate
 
@@ -315,6 +322,9 @@ def is_consistent_with(sub: Any, base: Any) -> bool:
         return True
     if isinstance(base, typing.TypeVar) or isinstance(sub, typing.TypeVar):
         return True
+    from .row_type import RowTypeConstraint
+    if isinstance(sub, RowTypeConstraint):
+        return sub.consistent_with(base)
     if _origin(sub) is typing.Union:
         return all(is_consistent_with(s, base) for s in typing.get_args(sub))
     if _origin(base) is typing.Union:

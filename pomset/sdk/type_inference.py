@@ -15,7 +15,7 @@ from .type_hints import union_of
 _NOPS = {"RESUME", "NOP", "CACHE", "PRECALL", "EXTENDED_ARG", "COPY_FREE_VARS", "MAKE_CELL",
          "KW_NAMES"}
 #: opcodes that replace the top n entries of the stack by one of a type not followed
-_TO_ANY = {"BINARY_OP": 2, "LOAD_ATTR": 1, "COMPARE_OP": 2,
+_TO_ANY = {"LOAD_ATTR": 1, "COMPARE_OP": 2,
            "UNARY_NOT": 1, "UNARY_NEGATIVE": 1, "UNARY_INVERT": 1, "CONTAINS_OP": 2,
            "IS_OP": 2, "FORMAT_VALUE": 1, "GET_ITER": 1}
 #: the most instructions followed before giving up
@@ -101,6 +101,9 @@ def _run(fn: Any, code: Any, arg_types: List[Any]) -> Any:
         elif op == "BINARY_SUBSCR":
             index, of = stack.pop(), _t(stack.pop())
             stack.append(_item(of, index.value if isinstance(index, _Const) else None))
+        elif op == "BINARY_OP":
+            right, left = _t(stack.pop()), _t(stack.pop())
+            stack.append(_arithmetic(ins.argrepr.rstrip("="), left, right))
         elif op in _TO_ANY:
             del stack[len(stack) - _TO_ANY[op]:]
             stack.append(typing.Any)
@@ -117,6 +120,21 @@ def _run(fn: Any, code: Any, arg_types: List[Any]) -> Any:
         else:
             raise _GiveUp(op)
     raise _GiveUp("no return")
+
+
+#: the numeric types whose arithmetic is followed, narrowest first
+_NUMBERS = (bool, int, float, complex)
+
+
+def _arithmetic(operator: str, left: Any, right: Any) -> Any:
+    """The type of `left <operator> right` for numbers (the wider of the two; a true
+    division's at least a float) and for str or bytes concatenated; else Any."""
+    if left in _NUMBERS and right in _NUMBERS and operator in ("+", "-", "*", "/", "//", "%"):
+        wide = _NUMBERS[max(_NUMBERS.index(left), _NUMBERS.index(right), 1)]
+        return float if operator == "/" and wide is int else wide
+    if operator == "+" and left is right and left in (str, bytes):
+        return left
+    return typing.Any
 
 
 def _type_of_const(value: Any) -> Any:

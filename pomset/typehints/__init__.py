@@ -21,10 +21,10 @@ Collection = HINT_NAMES["Collection"]
 Mapping = HINT_NAMES["Mapping"]
 KV = HINT_NAMES["KV"]
 
-from . import decorators, native_type_compatibility, typehints  # noqa: E402 (need the above)
+from . import decorators, native_type_compatibility, row_type, typehints  # noqa: E402 (need the above)
 
 __all__ = ["Any", "Collection", "Dict", "FrozenSet", "Generator", "IOTypeHints", "Iterable",
            "Iterator", "KV", "List", "Mapping", "Optional", "Sequence", "Set", "Tuple",
            "TypeCheckError", "TypeVariable", "Union", "decorators", "is_consistent_with",
-           "native_type_compatibility", "typehints", "with_input_types", "with_output_types"]
+           "native_type_compatibility", "row_type", "typehints", "with_input_types", "with_output_types"]
 __getattr__ = missing(__name__, "apache_beam.typehints")
