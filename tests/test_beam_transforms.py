@@ -30,8 +30,8 @@ def test_a_beam_name_pomset_lacks_fails_naming_it_when_used(beam):
     with pytest.raises(NotImplementedError,
                        match=r"Beam's apache_beam\.transforms\.trigger\.GeneralTriggerDriver"):
         beam["trigger_test"].GeneralTriggerDriver(None, None)
-    with pytest.raises(AttributeError, match=r"Beam's apache_beam\.coders\.coders\.IntervalWin"):
-        beam["window_test"].coders.IntervalWindowCoder()   # a module pomset has: its message
+    with pytest.raises(AttributeError, match=r"Beam's apache_beam\.coders\.coders\.ProtoCoder"):
+        beam["window_test"].coders.ProtoCoder()   # a module pomset has: its message
 
 
 def _pomset_answer(beam, method):

@@ -167,4 +167,5 @@ def test_labels_and_descriptions_as_beams():
     _ = out | beam.Map(len) | beam.CombineGlobally(sum)
     assert {"Map(len)", "CombineGlobally(sum)"} <= p.applied_labels
     t = beam.Map(len).with_resource_hints(min_ram="1GB").with_resource_hints(accelerator="x")
-    assert t.get_resource_hints() == {"min_ram": "1GB", "accelerator": "x"}
+    assert t.get_resource_hints() == {"beam:resources:min_ram_bytes:v1": b"1000000000",
+                                      "beam:resources:accelerator:v1": b"x"}

@@ -10,6 +10,6 @@ from ..sdk.coders import (BooleanCoder, BytesCoder, Coder, FastPrimitivesCoder, 
 from . import coders, typecoders
 
 __all__ = ["BooleanCoder", "BytesCoder", "Coder", "FastPrimitivesCoder", "FloatCoder",
-           "GlobalWindowCoder", "IntervalWindowCoder", "IterableCoder", "ListCoder", "PickleCoder", "StrUtf8Coder", "TupleCoder",
-           "VarIntCoder", "coders", "registry", "typecoders"]
+           "GlobalWindowCoder", "IntervalWindowCoder", "IterableCoder", "ListCoder", "PickleCoder",
+           "StrUtf8Coder", "TupleCoder", "VarIntCoder", "coders", "registry", "typecoders"]
 __getattr__ = missing(__name__, "apache_beam.coders")
