@@ -436,6 +436,10 @@ ON_SPARK: Dict[str, Set[str]] = {
         "WindowTest.test_window_assignment_through_multiple_gbk_idempotency",
     },
     "transforms/trigger_test": {"TriggerPipelineTest.test_never"},
+    "transforms/combinefn_lifecycle_test": {
+        "CombineFnLifecycleTest.test_combine", "CombineFnLifecycleTest.test_non_liftable_combine",
+        "CombineFnLifecycleTest.test_combining_value_state",
+    },
     "transforms/ptransform_test": {
         "DeadLettersTest_0.test_error_messages", "DeadLettersTest_0.test_partial",
         "DeadLettersTest_1.test_tuples",

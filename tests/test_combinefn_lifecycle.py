@@ -18,8 +18,8 @@ from pomset.sdk.combinefn import copy_combine_fn
 
 MODES = ["local-sequential", "local-threads", "local-processes", "spark"]
 #: on Spark, one pipeline per kind of task that calls a CombineFn: a grouping (and its lifted
-#: pre-combine), a ParDo, a stateful ParDo
-ON_SPARK = {"combine_per_key", "combine_values", "combining_state"}
+#: pre-combine), a ParDo (with and without --runtime_type_check's wrapping), a stateful ParDo
+ON_SPARK = {"combine_per_key", "combine_values", "combining_state", "type_checked"}
 
 
 class Recording(pm.CombineFn):
@@ -66,8 +66,8 @@ class Recording(pm.CombineFn):
         return acc + sum(args)
 
 
-def _run(mode: str, build: Any) -> List[Any]:
-    p = pm.Pipeline(options=pm.PipelineOptions(runner_flags(mode) + ["--quiet"]))
+def _run(mode: str, build: Any, flags: List[str] = ()) -> List[Any]:
+    p = pm.Pipeline(options=pm.PipelineOptions(runner_flags(mode) + ["--quiet", *flags]))
     out = build(p)
     result = p.run()
     return sorted(wv.value for wv in result.collect(out))
@@ -105,7 +105,11 @@ PIPELINES = {
         pm.combiners.SingleInputTupleCombineFn(Recording(d), Recording(d))), [(15, 15)]),
     "combining_state": (lambda p, d: _keyed(p) | pm.ParDo(_stateful(d)),
                         [("a", 0), ("a", 1), ("a", 2), ("b", 0), ("b", 1)]),
+    "type_checked": (lambda p, d: _keyed(p) | pm.Values() | pm.CombineGlobally(Recording(d), 100),
+                     [115]),
 }
+#: flags a pipeline runs with: the type check wraps each DoFn's process in one that checks it
+FLAGS = {"type_checked": ["--runtime_type_check"]}
 
 
 @pytest.fixture
@@ -125,7 +129,7 @@ def test_each_copy_is_set_up_before_its_use_and_torn_down_after(mode, pipeline, 
     if mode == "spark":
         request.getfixturevalue("by_value")
     build, expected = PIPELINES[pipeline]
-    assert _run(mode, lambda p: build(p, str(tmp_path))) == expected
+    assert _run(mode, lambda p: build(p, str(tmp_path)), FLAGS.get(pipeline, [])) == expected
     lives = _lives(tmp_path)
     assert any("used" in events for events in lives.values())
     for copy, events in lives.items():

@@ -11,7 +11,7 @@ import threading
 from typing import Any, Dict, List, Sequence, Tuple
 
 from ..sdk.combinefn import CombineFn, copy_combine_fn
-from ..sdk.dofn import DoFn
+from ..sdk.dofn import DoFn, copy_dofn
 
 
 def combine_fns_of(transform: Any) -> List[CombineFn]:
@@ -42,7 +42,7 @@ def with_own_combine_fns(transform: Any) -> Any:
     if isinstance(fn, CombineFn):
         out.combine_fn = copy_combine_fn(fn)
     if held:
-        out.fn = copy.copy(dofn)
+        out.fn = copy_dofn(dofn)
         for name in held:
             setattr(out.fn, name, copy_combine_fn(getattr(dofn, name)))
     return out

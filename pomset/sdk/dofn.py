@@ -7,6 +7,7 @@ function asked for (its timestamp, window or pane).
 from __future__ import annotations
 
 import collections.abc
+import copy
 import inspect
 import sys
 import types
@@ -94,6 +95,16 @@ class DoFn:
 
     def default_label(self) -> str:
         return type(self).__name__
+
+
+def copy_dofn(fn: DoFn) -> DoFn:
+    """A shallow copy of `fn` whose methods bound to `fn` itself as attributes (a checked
+    `process`, say) are bound to the copy, so that the copy calls them on its own state."""
+    out = copy.copy(fn)
+    for name, value in vars(fn).items():
+        if isinstance(value, types.MethodType) and value.__self__ is fn:
+            setattr(out, name, types.MethodType(value.__func__, out))
+    return out
 
 
 class TaggedOutput:

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import copy
 import functools
+import types
 import typing
 from typing import Any, Callable, Optional
 
 from ..windowing import TimestampedValue, WindowedValue
-from .dofn import TaggedOutput
+from .dofn import TaggedOutput, copy_dofn
 from .type_hints import (HINTS_ATTR, TypeCheckError, beam_str, declared_hints, first_parameter,
                          normalize)
 
@@ -72,30 +73,50 @@ def _check_output(label: str, hint: Any, item: Any) -> None:
 
 def checked(fn: Callable[..., Any], call: str, label: str, inputs: tuple,
             output: Any) -> Callable[..., Any]:
-    """`fn` (a ParDo's function or its DoFn's `process`) checking its element and extra
-    arguments against `inputs` and what it returns (a Map) or each item of it (a FlatMap,
-    a DoFn) against `output`."""
+    """`fn` (a ParDo's function) checking its element and extra arguments against `inputs`
+    and what it returns (a Map) or each item of it (a FlatMap) against `output`."""
     name = first_parameter(fn)
 
     @functools.wraps(fn, updated=())
     def run(*args: Any, **kwargs: Any) -> Any:
-        for i, (value, hint) in enumerate(zip(args, inputs)):
-            if hint is not None and not holds(value, hint):
-                raise _input_violation(label, name if i == 0 else f"arg {i}", hint, value)
-        result = fn(*args, **kwargs)
-        if output is None or call == "filter":
-            return result
-        if call == "map":
-            _check_output(label, output, result)
-            return result
-        if result is None:
-            return result
-        items = list(result)
-        for item in items:
-            _check_output(label, output, item)
-        return items
+        return _call_checked(fn, args, kwargs, call, label, name, inputs, output)
     setattr(run, HINTS_ATTR, declared_hints(fn))
     return run
+
+
+def checked_process(dofn: Any, label: str, inputs: tuple, output: Any) -> Callable[..., Any]:
+    """`dofn`'s `process` checking its arguments and each output, as `checked` does, bound
+    to `dofn`: a copy of the DoFn (`copy_dofn`) binds it to itself, so that it calls the
+    copy's process, with the copy's attributes."""
+    bound = dofn.process
+    func = bound.__func__
+    name = first_parameter(bound)
+
+    @functools.wraps(func, updated=())
+    def process(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return _call_checked(func.__get__(self), args, kwargs, "dofn", label, name, inputs,
+                             output)
+    setattr(process, HINTS_ATTR, declared_hints(bound))
+    return types.MethodType(process, dofn)
+
+
+def _call_checked(fn: Callable[..., Any], args: tuple, kwargs: dict, call: str, label: str,
+                  name: Optional[str], inputs: tuple, output: Any) -> Any:
+    for i, (value, hint) in enumerate(zip(args, inputs)):
+        if hint is not None and not holds(value, hint):
+            raise _input_violation(label, name if i == 0 else f"arg {i}", hint, value)
+    result = fn(*args, **kwargs)
+    if output is None or call == "filter":
+        return result
+    if call == "map":
+        _check_output(label, output, result)
+        return result
+    if result is None:
+        return result
+    items = list(result)
+    for item in items:
+        _check_output(label, output, item)
+    return items
 
 
 def with_runtime_checks(transform: Any, full_label: str) -> Any:
@@ -109,8 +130,8 @@ def with_runtime_checks(transform: Any, full_label: str) -> Any:
     label = f"ParDo({full_label})"
     out = copy.copy(transform)
     if transform.call == "dofn":
-        dofn = copy.copy(transform.fn)
-        dofn.process = checked(transform.fn.process, "dofn", label, inputs, output)
+        dofn = copy_dofn(transform.fn)
+        dofn.process = checked_process(dofn, label, inputs, output)
         out.fn = dofn
     else:
         out.fn = checked(transform.fn, transform.call, label, inputs, output)
