@@ -16,7 +16,7 @@ import pomset as pm
 from conftest import runner_flags
 from pomset.sdk.combinefn import copy_combine_fn
 
-MODES = ["local-sequential", "local-threads", "local-processes", "spark"]
+MODES = ["local-sequential", "local-threads", "local-processes", "spark", "spark-streaming"]
 #: on Spark, one pipeline per kind of task that calls a CombineFn: a grouping (and its lifted
 #: pre-combine), a ParDo (with and without --runtime_type_check's wrapping), a stateful ParDo
 ON_SPARK = {"combine_per_key", "combine_values", "combining_state", "type_checked"}
@@ -123,10 +123,10 @@ def by_value(spark_session):
 
 
 @pytest.mark.parametrize("mode,pipeline", [(m, p) for m in MODES for p in sorted(PIPELINES)
-                                           if m != "spark" or p in ON_SPARK])
+                                           if not m.startswith("spark") or p in ON_SPARK])
 def test_each_copy_is_set_up_before_its_use_and_torn_down_after(mode, pipeline, tmp_path,
                                                                  request):
-    if mode == "spark":
+    if mode.startswith("spark"):
         request.getfixturevalue("by_value")
     build, expected = PIPELINES[pipeline]
     assert _run(mode, lambda p: build(p, str(tmp_path)), FLAGS.get(pipeline, [])) == expected

@@ -100,7 +100,8 @@ class PartialFold:
 
     def __init__(self, fn: Any, combiner: TimestampCombiner, label: str,
                  tally: bool = False) -> None:
-        self.reducer, self.combiner, self.label = CombineReducer(fn), combiner, label
+        self.fn, self.reducer = fn, CombineReducer(fn)
+        self.combiner, self.label = combiner, label
         self.tally = tally
         self.parts: Dict[Tuple[bytes, Any], list] = {}
 

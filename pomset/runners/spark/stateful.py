@@ -50,7 +50,9 @@ from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 # processors in a Python process of its own that only calls `init` (transformWithState's
 # driver worker, one per stateful step), which should not pay for importing pandas
 
+from ...runtime import combine_lifecycle
 from ...runtime.collector import collect_rarely
+from ...runtime.combine_lifecycle import combine_fns_of, with_own_combine_fns
 from ...runtime.elementwise import DoFnRunner
 from ...runtime.kernel_host import KernelHost
 from ...runtime import timed_combine
@@ -217,19 +219,26 @@ class KernelProcessor(_Host):
     windowed combine under the timed watermark trigger held a window at a time
     (`runtime.timed_combine`), any other grouping as `KernelHost` keeps it, a key at a time."""
 
-    def __init__(self, label: str, strategy: Any, reducer: Any, ins: List[str],
+    def __init__(self, label: str, strategy: Any, transform: Any, ins: List[str],
                  channels: List[List[str]], outs: Dict[Optional[str], str], retained: List[str],
                  out_channel: str, real_clock: bool, late_tag: Optional[str] = None,
                  settle_s: float = 0.0) -> None:
         super().__init__(label, ins, channels, outs, retained, out_channel)
-        self.strategy, self.reducer, self.late_tag = strategy, reducer, late_tag
+        self.strategy, self.transform, self.late_tag = strategy, transform, late_tag
         self.real_clock, self.settle_us = real_clock, int(settle_s * 1e6)
-        self.by_window = timed_combine.fits(strategy, reducer(), late_tag is not None)
+        self.by_window = timed_combine.fits(strategy, transform.reducer(), late_tag is not None)
+        self.combine_fns: List[Any] = []
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         super().init(handle)
         if not self.by_window:   # read whole when a micro-batch needs most shards: alone
             self.keys = handle.getMapState("keys", "shard int", TEXT)
+        mine = with_own_combine_fns(self.transform)   # this task's copies, set up for it
+        self.reducer, self.combine_fns = mine.reducer, combine_fns_of(mine)
+        combine_lifecycle.acquire(self.combine_fns)
+
+    def close(self) -> None:
+        combine_lifecycle.release(self.combine_fns)
 
     def step(self, meta: _Meta, inputs: Dict[int, packs.Bus],
              markers: List[Tuple[int, Marker]]) -> Dict[Optional[str], list]:
