@@ -124,22 +124,22 @@ class DoFnRunner:
     def setup(self) -> None:
         combine_lifecycle.acquire(self.combine_fns)
         if self.dofn is not None:
-            prev = enter(self.metrics)
-            try:
-                self.dofn.setup()
-            finally:
-                enter(prev)
+            self._counting(self.dofn.setup)
 
     def teardown(self) -> None:
         try:
             if self.dofn is not None:
-                prev = enter(self.metrics)
-                try:
-                    self.dofn.teardown()
-                finally:
-                    enter(prev)
+                self._counting(self.dofn.teardown)
         finally:
             combine_lifecycle.release(self.combine_fns)
+
+    def _counting(self, method: Callable[[], Any]) -> Any:
+        """`method()`, the user metrics it updates counted as this transform's."""
+        prev = enter(self.metrics)
+        try:
+            return method()
+        finally:
+            enter(prev)
 
     def process(self, bundle: List[WindowedValue], owned: bool = False,
                 side_args: Optional[SideArgs] = None) -> Outputs:
