@@ -559,7 +559,7 @@ def test_a_grouping_waits_for_a_wake_up_due_soon_rather_than_leave_it_a_micro_ba
     from pomset.windowing import NO_FIRING, WindowedValue, now_micros
     strategy = WindowingStrategy(pm.FixedWindows(60), pm.AfterWatermark(
         early=pm.AfterProcessingTime(early_s)), pm.AccumulationMode.ACCUMULATING, 0)
-    processor = KernelProcessor("sums", strategy, lambda: CombineReducer(pm.Sum()), ["a"],
+    processor = KernelProcessor("sums", strategy, pm.CombinePerKey(pm.Sum()), ["a"],
                                 [["c"]], {None: "o"}, [], "g0", real_clock=True, settle_s=0.5)
     for make in (KernelHost, TimedCombineHost):
         host, out = make(strategy, CombineReducer(pm.Sum()), "sums"), []
@@ -584,11 +584,10 @@ def test_the_planner_unpickles_a_grouping_without_importing_pandas(tmp_path):
     most of a second to import, is left to the tasks that handle frames."""
     from pyspark import cloudpickle
     from pomset.runners.spark.stateful import KernelProcessor
-    from pomset.triggers.reducers import CombineReducer
     from pomset.triggers.strategy import WindowingStrategy
     strategy = WindowingStrategy(pm.Sessions(60), pm.AfterWatermark(
         early=pm.AfterProcessingTime(1)), pm.AccumulationMode.RETRACTING, 0)
-    processor = KernelProcessor("sums", strategy, lambda: CombineReducer(pm.Sum()), ["a"],
+    processor = KernelProcessor("sums", strategy, pm.CombinePerKey(pm.Sum()), ["a"],
                                 [["c"]], {None: "o"}, [], "g0", real_clock=True, settle_s=0.5)
     path = tmp_path / "processor.pkl"
     path.write_bytes(cloudpickle.dumps(processor))
