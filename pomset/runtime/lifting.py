@@ -7,9 +7,10 @@ from __future__ import annotations
 from array import array
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..sdk.combinefn import Count, Mean, Sum
+from ..sdk.combinefn import Count, Mean, Sum, copy_combine_fn
 from ..triggers.reducers import CombineReducer
 from ..windowing import NO_FIRING, GlobalWindows, TimestampCombiner, WindowedValue
+from . import combine_lifecycle
 from .elementwise import user_code_error
 
 # combines whose retract_input undoes an add_input from any accumulator, a fresh one included:
@@ -104,6 +105,23 @@ class PartialFold:
         self.combiner, self.label = combiner, label
         self.tally = tally
         self.parts: Dict[Tuple[bytes, Any], list] = {}
+        self.owned = False
+
+    @classmethod
+    def own(cls, fn: Any, combiner: TimestampCombiner, label: str,
+            tally: bool = False) -> "PartialFold":
+        """A fold with a copy of `fn` of its own, set up now and torn down by `close`: a
+        task's, whose function may run many times on the objects it unpickled once."""
+        fold = cls(copy_combine_fn(fn), combiner, label, tally)
+        combine_lifecycle.acquire([fold.fn])
+        fold.owned = True
+        return fold
+
+    def close(self) -> None:
+        """Tear down the fold's own copy of its CombineFn (`own`), once."""
+        if self.owned:
+            self.owned = False
+            combine_lifecycle.release([self.fn])
 
     def __bool__(self) -> bool:
         return bool(self.parts)

@@ -26,7 +26,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ...runtime.elementwise import DoFnRunner, assign_windows, side_input_args
-from ...sdk.combinefn import copy_combine_fn
 from ...sdk.errors import UserCodeError
 from ...sdk.user_metrics import USER, merge_snapshots
 from ...runtime import combine_lifecycle
@@ -575,15 +574,13 @@ def _partial_combine(fn: Any, combiner: Any, label: str
     """A task's elements folded into one partial accumulator per key and window
     (`runtime.lifting`), as keyed rows: what the kernel then merges."""
     def partial(bundles: Iterator[List[WindowedValue]]) -> Iterator[pa.RecordBatch]:
-        mine = copy_combine_fn(fn)   # this call's own, set up for it and torn down after
-        combine_lifecycle.acquire([mine])
+        fold = PartialFold.own(fn, combiner, label)   # this call's own CombineFn
         try:
-            fold = PartialFold(mine, combiner, label)
             for bundle in bundles:
                 fold.add(bundle, [codec.dumps(key_pair(wv.value, label)[0]) for wv in bundle])
             elements, keys = fold.take()
         finally:
-            combine_lifecycle.release([mine])
+            fold.close()
         for i in range(0, len(elements), BATCH_ROWS):
             yield codec.made_by(label, "a partial accumulator (key, accumulator)", codec.encode,
                                 elements[i:i + BATCH_ROWS], keys=keys[i:i + BATCH_ROWS])

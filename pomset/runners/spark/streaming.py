@@ -42,7 +42,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set,
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...runtime import columnar, combine_lifecycle
+from ...runtime import columnar
 from ...runtime.collector import collect_rarely
 from ...runtime.elementwise import DoFnRunner, assign_windows
 from ...runtime.file_stream import out_of_orderness_us
@@ -50,7 +50,6 @@ from ...runtime.lifting import PartialFold, liftable_in_streams
 from ...runtime.plan import Plan, PlanNode, TranslatorTable, kinds, lower
 from ...runtime.metrics import emitted_key
 from ...runtime.test_stream import stream_steps
-from ...sdk.combinefn import copy_combine_fn
 from ...sdk.user_metrics import USER
 from ...windowing import MAX_MICROS, now_micros
 from . import codec, packs, stream_sources
@@ -458,15 +457,9 @@ def _group(node: PlanNode, plan: StreamingPlan) -> BusStep:
             combine = lambda: columnar.aggregator(fn, combiner, tally=True)   # noqa: E731
         if liftable_in_streams(fn, strategy, bool(node.inputs[0].may_retract), t.late_tag):
             plan.lifted.append(label)
-            fold = lambda: _own_fold(fn, combiner, label)   # noqa: E731
+            fold = lambda: PartialFold.own(fn, combiner, label, tally=True)   # noqa: E731
         return combine, fold
     return BusStep(processor=processor, key_of=_pair_key(label), partials=partials)
-
-
-def _own_fold(fn: Any, combiner: Any, label: str) -> PartialFold:
-    """A task's fold of partial accumulators, with a copy of `fn` of its own, which the task
-    sets up and tears down (`_Keying`)."""
-    return PartialFold(copy_combine_fn(fn), combiner, label, tally=True)
 
 
 def _pair_key(label: str) -> Callable[[Any], Any]:
@@ -649,14 +642,12 @@ class _Keying:
     def start(self) -> None:
         self.aggregator = self.combine() if self.combine is not None else None
         self.folded = self.fold() if self.fold is not None else None
-        if self.folded is not None:
-            combine_lifecycle.acquire([self.folded.fn])
         self.pickled = codec.key_writer()
 
     def close(self) -> None:
         """Tear down the fold's CombineFn, the task's input done (or failed)."""
         if self.folded is not None:
-            combine_lifecycle.release([self.folded.fn])
+            self.folded.close()
 
     def rows(self, bus: packs.Bus) -> pa.RecordBatch:
         elements = list(bus.elements)
